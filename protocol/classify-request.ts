@@ -1,0 +1,66 @@
+import * as v from "valibot";
+import { BadRequest } from "./errors.ts";
+import type { RequestLimits } from "./limits.ts";
+import type { ModelSignature } from "./model-config.ts";
+import { parseOrDescribe, plainObject } from "./schema-message.ts";
+import { checkBatch, type InputRows, writeFloat32 } from "./tensor.ts";
+import { CASCADE_MODES, type CascadeMode } from "./types.ts";
+
+const classifySchema = v.strictObject({
+  model: v.pipe(v.string(), v.nonEmpty("must not be empty")),
+  inputs: v.array(v.unknown()),
+  version: v.optional(v.pipe(v.string(), v.regex(/^\d+$/, 'must be a version number such as "1"'))),
+  id: v.optional(v.string()),
+  parameters: v.optional(plainObject(v.strictObject({ cascade: v.optional(v.picklist(CASCADE_MODES)) }))),
+});
+
+/** A structurally valid `/v1/classify` body; its inputs are checked against the model by `readClassifyInputs`. */
+export interface ClassifyCall {
+  model: string;
+  version?: string;
+  id?: string;
+  cascade: CascadeMode;
+  inputs: unknown[];
+}
+
+/** Check the fields of a `/v1/classify` body (400 naming the field), before the model is looked up. */
+export function parseClassifyRequest(body: unknown): ClassifyCall {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw new BadRequest('body must be a JSON object with "model" and "inputs"');
+  }
+  const parsed = parseOrDescribe(classifySchema, body);
+  if (!parsed.ok) throw new BadRequest(parsed.message);
+  const { model, version, id, parameters, inputs } = parsed.value;
+  return { model, version, id, cascade: parameters?.cascade ?? "auto", inputs };
+}
+
+/**
+ * The rows of a classify call as float32: either one row `[w numbers]` or a batch `[[w numbers], ...]`.
+ * 400 for a wrong row length or a bad value (with its position), 413 for a batch over the limits.
+ */
+export function readClassifyInputs(inputs: unknown[], signature: ModelSignature, limits: RequestLimits): InputRows {
+  const width = signature.width;
+  if (inputs.length === 0) throw new BadRequest(`"inputs" must not be empty; send ${width} numbers or rows of them`);
+  if (!Array.isArray(inputs[0])) {
+    if (inputs.length !== width) {
+      throw new BadRequest(
+        `"inputs" has ${inputs.length} values; model "${signature.name}" expects rows of ${width}` +
+          (inputs.length % width === 0 ? " (send several rows as [[...], [...]])" : ""),
+      );
+    }
+    const data = new Float32Array(width);
+    writeFloat32(inputs, data, 0, (i) => `inputs[${i}]`);
+    return { data, batch: 1, width };
+  }
+  checkBatch(inputs.length, limits, signature.maxBatchSize);
+  const data = new Float32Array(inputs.length * width);
+  for (let r = 0; r < inputs.length; r++) {
+    const row = inputs[r];
+    if (!Array.isArray(row)) throw new BadRequest(`inputs[${r}] must be an array of ${width} numbers`);
+    if (row.length !== width) {
+      throw new BadRequest(`inputs[${r}] has ${row.length} values; model "${signature.name}" expects ${width}`);
+    }
+    writeFloat32(row, data, r * width, (i) => `inputs[${r}][${i}]`);
+  }
+  return { data, batch: inputs.length, width };
+}

@@ -1,0 +1,14 @@
+/** Header names shared by the edge, the regional pools and the scripts. */
+
+/** Unix time in seconds at which the edge signed a call to a region. */
+export const TIMESTAMP_HEADER = "x-edgecascade-timestamp";
+/** Hex HMAC-SHA256 of the signed call (see signing.ts). */
+export const SIGNATURE_HEADER = "x-edgecascade-signature";
+/** Milliseconds the caller still waits for this answer, counted from when the region receives it. */
+export const DEADLINE_HEADER = "x-edgecascade-deadline-ms";
+/** Which tier answered: cache, edge, regional:<name> or degraded. */
+export const SERVED_BY_HEADER = "x-served-by";
+/** Version of the model that produced the answer. */
+export const MODEL_VERSION_HEADER = "x-model-version";
+/** Set on degraded answers: why the regional answer is missing. */
+export const DEGRADED_HEADER = "x-edgecascade-degraded";

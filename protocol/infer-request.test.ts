@@ -1,0 +1,119 @@
+import { describe, expect, it } from "vitest";
+import { ServingError } from "./errors.ts";
+import { parseInferRequest, readInferInputs } from "./infer-request.ts";
+import type { ModelSignature } from "./model-config.ts";
+
+const signature: ModelSignature = {
+  name: "digits",
+  inputName: "pixels",
+  width: 64,
+  outputName: "probabilities",
+  classes: 10,
+  labels: ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"],
+  maxBatchSize: 256,
+};
+const limits = { maxBodyBytes: 1 << 20, maxBatch: 4 };
+const values = (n: number, fill = 1) => Array.from({ length: n }, () => fill);
+const tensor = (over: Record<string, unknown> = {}) => ({
+  name: "pixels",
+  shape: [1, 64],
+  datatype: "FP32",
+  data: values(64),
+  ...over,
+});
+
+function failure(fn: () => unknown): { status: number; message: string } {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ServingError) return { status: err.status, message: err.message };
+    throw err;
+  }
+  throw new Error("expected a ServingError");
+}
+const read = (body: unknown) => readInferInputs(parseInferRequest(body), signature, limits);
+
+describe("v2 infer requests", () => {
+  it("reads flat and nested data into the same rows, and keeps id and cascade", () => {
+    const flat = read({ id: "a", inputs: [tensor({ shape: [2, 64], data: [...values(64, 1), ...values(64, 2)] })] });
+    const nested = read({ inputs: [tensor({ shape: [2, 64], data: [values(64, 1), values(64, 2)] })] });
+    expect(flat.batch).toBe(2);
+    expect(Array.from(flat.data)).toEqual(Array.from(nested.data));
+    const call = parseInferRequest({ id: "a", parameters: { cascade: "regional", other: 1 }, inputs: [tensor()] });
+    expect(call.request.id).toBe("a");
+    expect(call.cascade).toBe("regional");
+    expect(parseInferRequest({ inputs: [tensor()] }).cascade).toBe("auto");
+  });
+
+  it("accepts requested outputs that exist", () => {
+    expect(read({ inputs: [tensor()], outputs: [{ name: "probabilities" }] }).batch).toBe(1);
+  });
+
+  it.each([
+    [[tensor()], 400, 'body must be a JSON object with "inputs"'],
+    [{}, 400, '"inputs" is required'],
+    [{ inputs: [] }, 400, '"inputs" must hold at least one tensor'],
+    [{ inputs: [tensor()], extra: true }, 400, 'unknown field "extra"'],
+    [{ inputs: [tensor({ shape: "1,64" })] }, 400, '"inputs.0.shape" must be an array, got string'],
+    [{ inputs: [tensor({ shape: [1.5, 64] })] }, 400, '"inputs.0.shape.0" must hold integers'],
+    [{ inputs: [tensor({ shape: [-1, 64] })] }, 400, '"inputs.0.shape.0" must not be negative'],
+    [{ inputs: [tensor({ data: "x" })] }, 400, '"inputs.0.data" must be an array, got string'],
+    [{ inputs: [{ name: "pixels", shape: [1, 64], data: [] }] }, 400, '"inputs.0.datatype" is required'],
+    [
+      { inputs: [tensor()], parameters: { cascade: "maybe" } },
+      400,
+      '"parameters.cascade" must be one of "auto", "edge", "regional", got "maybe"',
+    ],
+    [{ inputs: [tensor()], parameters: [1] }, 400, '"parameters" must be an object, got array'],
+    [{ inputs: [tensor(), tensor()] }, 400, 'model "digits" takes 1 input ("pixels"), got 2'],
+    [{ inputs: [tensor({ name: "image" })] }, 400, 'unknown input "image"; model "digits" has input "pixels"'],
+    [
+      { inputs: [tensor({ datatype: "FP8" })] },
+      400,
+      'unsupported datatype "FP8"; the protocol\'s are BOOL, UINT8, UINT16, UINT32, UINT64, INT8, INT16, INT32, INT64, FP16, FP32, FP64, BYTES',
+    ],
+    [
+      { inputs: [tensor({ datatype: "INT32" })] },
+      400,
+      'input "pixels" has datatype INT32; model "digits" expects FP32',
+    ],
+    [
+      { inputs: [tensor({ shape: [1, 63], data: values(63) })] },
+      400,
+      'input "pixels" has shape [1,63]; model "digits" expects [-1,64]',
+    ],
+    [{ inputs: [tensor({ shape: [64] })] }, 400, 'input "pixels" has shape [64]; model "digits" expects [-1,64]'],
+    [
+      { inputs: [tensor({ shape: [0, 64], data: [] })] },
+      400,
+      'input "pixels" has shape [0,64]; the batch must be at least 1',
+    ],
+    [{ inputs: [tensor({ shape: [2, 64] })] }, 400, 'input "pixels" has 64 values; shape [2,64] needs 128'],
+    [{ inputs: [tensor({ data: values(65) })] }, 400, 'input "pixels" has 65 values; shape [1,64] needs 64'],
+    [{ inputs: [tensor({ data: [...values(63), "1"] })] }, 400, 'input "pixels" value 63 must be a number, got string'],
+    [{ inputs: [tensor({ data: [...values(63), 1e300] })] }, 400, 'input "pixels" value 63 (1e+300) overflows float32'],
+    [
+      { inputs: [tensor({ data: [...values(63), Number.NEGATIVE_INFINITY] })] },
+      400,
+      'input "pixels" value 63 is not a finite number',
+    ],
+    [{ inputs: [tensor({ shape: [5, 64], data: values(320) })] }, 413, "batch of 5 rows exceeds the limit of 4"],
+    [
+      { inputs: [tensor({ parameters: { binary_data_size: 256 } })] },
+      400,
+      'binary tensor data is not supported; send the values in "data" as JSON',
+    ],
+    [
+      { inputs: [tensor()], outputs: [{ name: "logits" }] },
+      400,
+      'unknown output "logits"; model "digits" has output "probabilities"',
+    ],
+    [
+      { inputs: [tensor()], outputs: [{ name: "probabilities", parameters: { binary_data: true } }] },
+      400,
+      'binary output data is not supported; omit "binary_data"',
+    ],
+  ])("rejects %#: %s", (body, status, message) => {
+    expect(failure(() => read(body))).toEqual({ status, message });
+  });
+});

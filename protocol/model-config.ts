@@ -1,0 +1,105 @@
+import * as v from "valibot";
+import { parseOrDescribe } from "./schema-message.ts";
+import { DATATYPES } from "./types.ts";
+
+const tensorSpec = v.strictObject({
+  name: v.pipe(v.string(), v.nonEmpty("must not be empty")),
+  datatype: v.picklist(DATATYPES),
+  shape: v.array(v.pipe(v.number(), v.integer("must hold integers"), v.minValue(-1, "must be -1 or more"))),
+});
+
+const calibration = v.object({
+  against: v.object({ model: v.string(), version: v.string() }),
+  threshold: v.pipe(v.number(), v.minValue(0, "must be in [0, 1]"), v.maxValue(1, "must be in [0, 1]")),
+  agreementTarget: v.number(),
+  calibratedOn: v.string(),
+  validation: v.optional(v.record(v.string(), v.number())),
+  test: v.object({ edgeShare: v.number(), agreement: v.number(), cascadeAccuracy: v.number() }),
+});
+
+const versionEntry = v.object({
+  file: v.pipe(v.string(), v.regex(/^[\w.-]+$/, "must be a plain file name")),
+  sha256: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, "must be 64 lowercase hex digits")),
+  bytes: v.pipe(v.number(), v.integer(), v.minValue(1)),
+  weights: v.optional(v.picklist(["fp32", "int8"])),
+  accuracy: v.object({ test: v.number(), validation: v.optional(v.number()) }),
+  cascade: v.optional(calibration),
+});
+
+const modelConfig = v.object({
+  name: v.pipe(v.string(), v.regex(/^[\w.-]+$/, "must be letters, digits, '.', '_' or '-'")),
+  platform: v.literal("onnxruntime_onnx"),
+  description: v.optional(v.string()),
+  standsFor: v.optional(v.string()),
+  inputs: v.pipe(v.array(tensorSpec), v.length(1, "must list exactly one input")),
+  outputs: v.pipe(v.array(tensorSpec), v.length(1, "must list exactly one output")),
+  labels: v.array(v.string()),
+  maxBatchSize: v.pipe(v.number(), v.integer(), v.minValue(1)),
+  version: v.string(),
+  versions: v.record(v.pipe(v.string(), v.regex(/^\d+$/, "must be a positive integer")), versionEntry),
+  dataset: v.optional(v.record(v.string(), v.string())),
+});
+
+/** `models/<name>/config.json`: tensors, labels, the served version and every version's checksum. */
+export type ModelConfig = v.InferOutput<typeof modelConfig>;
+export type ModelVersionEntry = v.InferOutput<typeof versionEntry>;
+export type CascadeCalibration = v.InferOutput<typeof calibration>;
+
+/** A model's config as the servers use it: one FP32 input `[N, width]`, one FP32 output `[N, classes]`. */
+export interface ModelSignature {
+  name: string;
+  inputName: string;
+  width: number;
+  outputName: string;
+  classes: number;
+  labels: string[];
+  maxBatchSize: number;
+}
+
+/** Parse and check a config.json; the error names the file and the field. */
+export function parseModelConfig(raw: unknown, source: string): ModelConfig {
+  const parsed = parseOrDescribe(modelConfig, raw);
+  if (!parsed.ok) throw new Error(`${source}: ${parsed.message}`);
+  const config = parsed.value;
+  const [input] = config.inputs;
+  const [output] = config.outputs;
+  for (const [role, t] of [
+    ["input", input!],
+    ["output", output!],
+  ] as const) {
+    if (t.datatype !== "FP32" || t.shape.length !== 2 || t.shape[0] !== -1 || !(t.shape[1]! > 0)) {
+      throw new Error(`${source}: the ${role} must be FP32 with shape [-1, n]`);
+    }
+  }
+  if (config.labels.length !== output!.shape[1]) {
+    throw new Error(
+      `${source}: "labels" has ${config.labels.length} entries; the output has ${output!.shape[1]} classes`,
+    );
+  }
+  if (!config.versions[config.version]) {
+    throw new Error(`${source}: "version" ${config.version} is not listed in "versions"`);
+  }
+  return config;
+}
+
+/** The tensor signature the validators and sessions need. */
+export function signatureOf(config: ModelConfig): ModelSignature {
+  const input = config.inputs[0]!;
+  const output = config.outputs[0]!;
+  return {
+    name: config.name,
+    inputName: input.name,
+    width: input.shape[1]!,
+    outputName: output.name,
+    classes: output.shape[1]!,
+    labels: config.labels,
+    maxBatchSize: config.maxBatchSize,
+  };
+}
+
+/** The cascade calibration of an edge model's version; throws if the config has none. */
+export function calibrationOf(config: ModelConfig, version = config.version): CascadeCalibration {
+  const cascade = config.versions[version]?.cascade;
+  if (!cascade) throw new Error(`model ${config.name} version ${version} has no cascade calibration`);
+  return cascade;
+}

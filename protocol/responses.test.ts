@@ -1,0 +1,34 @@
+import { describe, expect, it } from "vitest";
+import { fromPredictions, toInferResponse, toPredictions, topClass } from "./responses.ts";
+
+const labels = ["a", "b", "c"];
+const probs = new Float32Array([0.1, 0.7, 0.2, 0.5, 0.25, 0.25]);
+
+describe("responses", () => {
+  it("picks the top class per row (first wins ties)", () => {
+    expect(topClass(probs, 0, 3)).toEqual({ index: 1, confidence: probs[1] });
+    expect(topClass([0.4, 0.4, 0.2], 0, 3).index).toBe(0);
+  });
+
+  it("builds predictions and reads them back", () => {
+    const predictions = toPredictions(probs, 2, labels);
+    expect(predictions.map((p) => [p.class, p.label])).toEqual([
+      [1, "b"],
+      [0, "a"],
+    ]);
+    expect(predictions[1]!.scores).toEqual([0.5, 0.25, 0.25]);
+    expect(Array.from(fromPredictions(predictions, 3))).toEqual(Array.from(probs));
+  });
+
+  it("builds a v2 response with the id only when given", () => {
+    const response = toInferResponse({ model: "digits", version: "1", outputName: "p", probs, batch: 2, classes: 3 });
+    expect(response).toEqual({
+      model_name: "digits",
+      model_version: "1",
+      outputs: [{ name: "p", shape: [2, 3], datatype: "FP32", data: Array.from(probs) }],
+    });
+    expect(
+      toInferResponse({ model: "m", version: "1", id: "x", outputName: "p", probs, batch: 2, classes: 3 }).id,
+    ).toBe("x");
+  });
+});
