@@ -1,7 +1,8 @@
 import { defineConfig } from "vitest/config";
 
 // Suites by layer (docs/architecture.md): pure unit tests beside the code; integration suites under test/.
-// Groups run one after another so that timing-sensitive server suites do not share the 2 cores with others.
+// Groups run one after another, so that the timing-sensitive server suites do not share the 2 cores with
+// each other.
 export default defineConfig({
   test: {
     projects: [
@@ -18,6 +19,33 @@ export default defineConfig({
           include: ["test/models/**/*.test.ts"],
           testTimeout: 60_000,
           sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        test: {
+          name: "regional",
+          include: ["test/regional/**/*.test.ts"],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+          sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        test: {
+          name: "edge",
+          include: ["test/edge/**/*.test.ts"],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+          sequence: { groupOrder: 2 },
+        },
+      },
+      {
+        test: {
+          name: "e2e",
+          include: ["test/e2e/**/*.test.ts"],
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+          sequence: { groupOrder: 3 },
         },
       },
     ],
