@@ -1,0 +1,131 @@
+/**
+ * npm run probe -- --url URL [--duration S] [--rate R] [--json] [--report FILE]
+ *
+ * Synthetic latency probes against any edge URL: a realistic mix (cache repeats, rows the edge model is
+ * sure of, rows it is not), open-loop at a fixed rate; prints p50/p95/p99 per path and overall, the error
+ * rate, and whether the 10 ms p95 target holds; writes an HTML report with a histogram and CDF.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import type { HeldoutSet } from "../protocol/heldout.ts";
+import { calibrationOf, parseModelConfig } from "../protocol/model-config.ts";
+import { probeMix, seededRandom } from "./probe/mix.ts";
+import { runOpenLoop } from "./probe/open-loop.ts";
+import { renderReport } from "./probe/report-html.ts";
+import { PROBE_PATHS, type ProbeSummary, summarize } from "./probe/summary.ts";
+
+const HELP = `Usage: npm run probe -- --url URL [options]
+
+  --url URL          edge base URL (required), e.g. http://localhost:8787
+  --duration S       seconds to run (default 10)
+  --rate R           requests per second, open loop (default 50)
+  --json             print one JSON object instead of the table
+  --report FILE      HTML report path (default bench/probe-report.html)
+  --api-key KEY      API key, if the edge requires one (or EDGECASCADE_API_KEY)
+  --location LAT,LON send x-edgecascade-location (honoured by local stacks only)
+  --seed N           request mix seed (default 1)
+  --timeout-ms N     per-request timeout (default 5000)
+  --target-ms N      p95 target (default 10)
+  --help             this text`;
+
+const root = resolve(dirname(new URL(import.meta.url).pathname), "..");
+
+function number(name: string, value: string | undefined, fallback: number, min: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < min)
+    throw new Error(`--${name} must be a number >= ${min}, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+function table(summary: ProbeSummary): string {
+  const lines = [`path         count    p50 ms    p95 ms    p99 ms    max ms`];
+  const row = (name: string, s: ProbeSummary["overall"]) =>
+    `${name.padEnd(10)} ${String(s.count).padStart(7)} ${s.p50Ms.toFixed(2).padStart(9)} ${s.p95Ms.toFixed(2).padStart(9)} ${s.p99Ms.toFixed(2).padStart(9)} ${s.maxMs.toFixed(2).padStart(9)}`;
+  for (const p of PROBE_PATHS) if (summary.paths[p]) lines.push(row(p, summary.paths[p]!));
+  lines.push(row("overall", summary.overall));
+  const regions = Object.entries(summary.regions)
+    .map(([r, n]) => `${r}=${n}`)
+    .join(" ");
+  lines.push(
+    `sent ${summary.sent}, answered ${summary.completed}, errors ${summary.errors} (${(summary.errorRate * 100).toFixed(2)}%), label mismatches ${summary.mismatches}${regions ? `, regions ${regions}` : ""}`,
+  );
+  lines.push(
+    `p95 target ${summary.target.p95Ms} ms: ${summary.target.holds ? "HOLDS" : "MISSED"} (measured ${summary.target.measuredP95Ms ?? "inf"} ms)`,
+  );
+  for (const e of summary.errorSamples) lines.push(`  error: ${e}`);
+  return lines.join("\n");
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      url: { type: "string" },
+      duration: { type: "string" },
+      rate: { type: "string" },
+      json: { type: "boolean", default: false },
+      report: { type: "string" },
+      "api-key": { type: "string" },
+      location: { type: "string" },
+      seed: { type: "string" },
+      "timeout-ms": { type: "string" },
+      "target-ms": { type: "string" },
+      help: { type: "boolean", default: false },
+    },
+  });
+  if (values.help) {
+    console.log(HELP);
+    return 0;
+  }
+  if (!values.url) throw new Error("--url is required (see --help)");
+  const url = new URL(values.url).toString().replace(/\/$/, "");
+  const durationS = number("duration", values.duration, 10, 0.1);
+  const rate = number("rate", values.rate, 50, 0.1);
+  const reportPath = resolve(values.report ?? resolve(root, "bench/probe-report.html"));
+  const apiKey = values["api-key"] ?? process.env.EDGECASCADE_API_KEY;
+  const headers: Record<string, string> = {};
+  if (apiKey) headers.authorization = `Bearer ${apiKey}`;
+  if (values.location) headers["x-edgecascade-location"] = values.location;
+
+  const heldout: HeldoutSet = JSON.parse(readFileSync(resolve(root, "models/digits-heldout.json"), "utf8"));
+  const edge = parseModelConfig(
+    JSON.parse(readFileSync(resolve(root, "models/digits-edge/config.json"), "utf8")),
+    "digits-edge/config.json",
+  );
+  const next = probeMix(heldout.rows, calibrationOf(edge).threshold, seededRandom(number("seed", values.seed, 1, 0)));
+
+  const startedAt = new Date().toISOString();
+  if (!values.json) console.error(`probing ${url} for ${durationS} s at ${rate} req/s...`);
+  const { results, sent } = await runOpenLoop({
+    url,
+    rate,
+    durationS,
+    next,
+    rows: heldout.rows,
+    headers,
+    timeoutMs: number("timeout-ms", values["timeout-ms"], 5000, 1),
+    onProgress: values.json ? undefined : (done, total) => console.error(`  ${done}/${total} sent`),
+  });
+  const summary = summarize(results, {
+    url,
+    startedAt,
+    durationS,
+    rateRps: rate,
+    sent,
+    targetP95Ms: number("target-ms", values["target-ms"], 10, 0),
+  });
+  mkdirSync(dirname(reportPath), { recursive: true });
+  writeFileSync(reportPath, renderReport(summary, results));
+  if (values.json) console.log(JSON.stringify({ ...summary, report: reportPath }));
+  else console.log(`${table(summary)}\nreport: ${reportPath}`);
+  return 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: Error) => {
+    console.error(`probe: ${err.message}`);
+    process.exit(2);
+  },
+);

@@ -1,0 +1,60 @@
+import { describe, expect, it } from "vitest";
+import type { HeldoutRow } from "../../protocol/heldout.ts";
+import { probeMix, seededRandom } from "./mix.ts";
+
+const row = (confidence: number, fill: number): HeldoutRow => ({
+  input: Array.from({ length: 64 }, () => fill),
+  label: 0,
+  expected: {
+    "digits-edge": [confidence, ...Array.from({ length: 9 }, () => (1 - confidence) / 9)],
+    digits: [0.9, 0.1],
+  },
+});
+// Confident rows (0.95, 0.99), unconfident (0.3), and one too close to the 0.7 threshold to use (0.72).
+const rows = [row(0.95, 1), row(0.3, 2), row(0.99, 3), row(0.72, 4), row(0.3, 5)];
+
+describe("probeMix", () => {
+  it("is reproducible for a seed", () => {
+    const a = probeMix(rows, 0.7, seededRandom(7));
+    const b = probeMix(rows, 0.7, seededRandom(7));
+    for (let i = 0; i < 50; i++) expect(a()).toEqual(b());
+  });
+
+  it("sends the shares asked for, from the right side of the threshold", () => {
+    const next = probeMix(rows, 0.7, seededRandom(1), { repeatShare: 0.5, unconfidentShare: 0.2, hotRows: 1 });
+    const counts = { repeat: 0, confident: 0, unconfident: 0 };
+    for (let i = 0; i < 5000; i++) {
+      const r = next();
+      counts[r.kind]++;
+      if (r.kind === "unconfident") expect([1, 4]).toContain(r.row);
+      else expect([0, 2]).toContain(r.row);
+      if (r.kind === "repeat") expect(r.row).toBe(0);
+      expect(r.row).not.toBe(3);
+    }
+    expect(counts.repeat / 5000).toBeCloseTo(0.5, 1);
+    expect(counts.unconfident / 5000).toBeCloseTo(0.2, 1);
+    expect(counts.confident / 5000).toBeCloseTo(0.3, 1);
+  });
+
+  it("repeats send the row unchanged; fresh rows never repeat an input", () => {
+    const next = probeMix(rows, 0.7, seededRandom(3));
+    const fresh = new Set<string>();
+    for (let i = 0; i < 3000; i++) {
+      const r = next();
+      if (r.kind === "repeat") {
+        expect(r.inputs).toEqual(rows[r.row]!.input);
+        continue;
+      }
+      const key = JSON.stringify(r.inputs);
+      expect(fresh.has(key)).toBe(false);
+      fresh.add(key);
+      const changed = r.inputs.filter((v, i) => v !== rows[r.row]!.input[i]);
+      expect(changed).toHaveLength(1);
+      expect(Math.abs(changed[0]! - rows[r.row]!.input[0]!)).toBeLessThanOrEqual(0.1);
+    }
+  });
+
+  it("refuses rows that do not straddle the threshold", () => {
+    expect(() => probeMix([row(0.95, 1)], 0.7, seededRandom(1))).toThrow("both confident and unconfident");
+  });
+});

@@ -1,0 +1,94 @@
+import { Pool } from "undici";
+import { argmax, type HeldoutRow } from "../../protocol/heldout.ts";
+import type { ProbeRequest } from "./mix.ts";
+import { type ProbeResult, pathOf } from "./summary.ts";
+
+export interface OpenLoopOptions {
+  /** Edge base URL, e.g. http://localhost:8787. */
+  url: string;
+  /** Requests per second, sent on schedule whether or not earlier ones answered. */
+  rate: number;
+  durationS: number;
+  next: () => ProbeRequest;
+  rows: readonly HeldoutRow[];
+  /** Extra request headers (API key, location override). */
+  headers?: Record<string, string>;
+  /** Per-request timeout in ms. Default 5000. */
+  timeoutMs?: number;
+  /** Connections to the edge. Default 64. */
+  connections?: number;
+  /** Called about once a second with the number sent so far. */
+  onProgress?: (sent: number, total: number) => void;
+}
+
+/**
+ * Open-loop load: request i is due at start + i/rate and its latency counts from that moment, so a slow
+ * server shows up as latency rather than as a lower send rate (no coordinated omission).
+ */
+export async function runOpenLoop(options: OpenLoopOptions): Promise<{ results: ProbeResult[]; sent: number }> {
+  const { url, rate, durationS, next, rows, headers = {}, timeoutMs = 5000, connections = 64, onProgress } = options;
+  const pool = new Pool(new URL(url).origin, { connections, pipelining: 1 });
+  const total = Math.max(1, Math.round(rate * durationS));
+  const results: ProbeResult[] = [];
+  const inflight: Promise<void>[] = [];
+  const started = performance.now();
+  let sent = 0;
+  let lastProgress = started;
+
+  const send = async (request: ProbeRequest, dueAt: number) => {
+    try {
+      const response = await pool.request({
+        path: "/v1/classify",
+        method: "POST",
+        headers: { "content-type": "application/json", ...headers },
+        body: JSON.stringify({ model: "digits", inputs: request.inputs }),
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+      });
+      const text = await response.body.text();
+      const latencyMs = performance.now() - dueAt;
+      if (response.statusCode !== 200) {
+        results.push({
+          path: "error",
+          latencyMs,
+          status: response.statusCode,
+          error: `HTTP ${response.statusCode}: ${text.slice(0, 200)}`,
+        });
+        return;
+      }
+      const body = JSON.parse(text) as { servedBy?: string; predictions?: { class: number }[] };
+      const path = pathOf(body.servedBy);
+      const label = body.predictions?.[0]?.class;
+      // The answering model's own expected label for this row: the full model for regional answers.
+      const expected = rows[request.row]!.expected[path === "regional" ? "digits" : "digits-edge"];
+      results.push({
+        path,
+        latencyMs,
+        status: 200,
+        region: path === "regional" ? body.servedBy!.slice("regional:".length) : undefined,
+        correct: expected ? label === argmax(expected) : undefined,
+        error: path === "error" ? `unexpected servedBy ${JSON.stringify(body.servedBy)}` : undefined,
+      });
+    } catch (err) {
+      results.push({ path: "error", latencyMs: performance.now() - dueAt, status: 0, error: (err as Error).message });
+    }
+  };
+
+  while (sent < total) {
+    const now = performance.now();
+    const due = Math.min(total, Math.floor(((now - started) / 1000) * rate) + 1);
+    while (sent < due) {
+      inflight.push(send(next(), started + (sent / rate) * 1000));
+      sent++;
+    }
+    if (onProgress && now - lastProgress >= 1000) {
+      onProgress(sent, total);
+      lastProgress = now;
+    }
+    const nextDue = started + (sent / rate) * 1000;
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, Math.min(50, nextDue - performance.now()))));
+  }
+  await Promise.all(inflight);
+  await pool.close();
+  return { results, sent };
+}

@@ -1,0 +1,126 @@
+/** Which tier answered a probe, from the response's `servedBy`; `error` for failures. */
+export type ProbePath = "cache" | "edge" | "regional" | "degraded" | "error";
+export const PROBE_PATHS: readonly ProbePath[] = ["cache", "edge", "regional", "degraded", "error"];
+
+export function pathOf(servedBy: unknown): ProbePath {
+  if (servedBy === "cache" || servedBy === "edge" || servedBy === "degraded") return servedBy;
+  if (typeof servedBy === "string" && servedBy.startsWith("regional:")) return "regional";
+  return "error";
+}
+
+/** One probe's outcome. Latency is from the scheduled send time, so a stalled server cannot hide queueing. */
+export interface ProbeResult {
+  path: ProbePath;
+  latencyMs: number;
+  /** Region name for regional answers. */
+  region?: string;
+  /** HTTP status, or 0 when no response came. */
+  status: number;
+  /** Whether the label matched what the answering model is expected to say for that row. */
+  correct?: boolean;
+  error?: string;
+}
+
+export interface LatencyStats {
+  count: number;
+  p50Ms: number;
+  p95Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  meanMs: number;
+}
+
+export interface ProbeSummary {
+  url: string;
+  startedAt: string;
+  durationS: number;
+  rateRps: number;
+  sent: number;
+  completed: number;
+  errors: number;
+  errorRate: number;
+  /** Answers whose label differed from the answering model's expected label. */
+  mismatches: number;
+  overall: LatencyStats;
+  paths: Partial<Record<ProbePath, LatencyStats>>;
+  regions: Record<string, number>;
+  /**
+   * The 10 ms p95 target over every request sent, counting failures as never answered (infinitely slow):
+   * it holds when at least 95% of requests were answered within the target.
+   */
+  target: { p95Ms: number; measuredP95Ms: number | null; holds: boolean };
+  /** First few distinct error messages. */
+  errorSamples: string[];
+}
+
+/** Nearest-rank percentile of sorted values (0 for none). */
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))]!;
+}
+
+export function latencyStats(values: readonly number[]): LatencyStats {
+  const sorted = [...values].sort((a, b) => a - b);
+  const sum = sorted.reduce((s, v) => s + v, 0);
+  const round = (v: number) => Math.round(v * 1000) / 1000;
+  return {
+    count: sorted.length,
+    p50Ms: round(percentile(sorted, 50)),
+    p95Ms: round(percentile(sorted, 95)),
+    p99Ms: round(percentile(sorted, 99)),
+    maxMs: round(sorted.at(-1) ?? 0),
+    meanMs: round(sorted.length ? sum / sorted.length : 0),
+  };
+}
+
+/** Summarise a run: latency per path and overall, errors, regions, and the p95 target's verdict. */
+export function summarize(
+  results: readonly ProbeResult[],
+  run: { url: string; startedAt: string; durationS: number; rateRps: number; sent: number; targetP95Ms?: number },
+): ProbeSummary {
+  const { targetP95Ms = 10 } = run;
+  const byPath = new Map<ProbePath, number[]>();
+  const regions: Record<string, number> = {};
+  const errorSamples = new Set<string>();
+  let mismatches = 0;
+  for (const r of results) {
+    const list = byPath.get(r.path) ?? [];
+    list.push(r.latencyMs);
+    byPath.set(r.path, list);
+    if (r.region) regions[r.region] = (regions[r.region] ?? 0) + 1;
+    if (r.correct === false) mismatches++;
+    if (r.error && errorSamples.size < 5) errorSamples.add(r.error);
+  }
+  const paths: Partial<Record<ProbePath, LatencyStats>> = {};
+  for (const path of PROBE_PATHS) {
+    const values = byPath.get(path);
+    if (values) paths[path] = latencyStats(values);
+  }
+  const overall = latencyStats(results.map((r) => r.latencyMs));
+  const errors = byPath.get("error")?.length ?? 0;
+  const answered = results.filter((r) => r.path !== "error").map((r) => r.latencyMs);
+  const withFailures = [...answered.sort((a, b) => a - b), ...new Array<number>(errors).fill(Number.POSITIVE_INFINITY)];
+  const measured = percentile(withFailures, 95);
+  const measuredP95Ms = Number.isFinite(measured) ? Math.round(measured * 1000) / 1000 : null;
+  return {
+    url: run.url,
+    startedAt: run.startedAt,
+    durationS: run.durationS,
+    rateRps: run.rateRps,
+    sent: run.sent,
+    completed: results.length - errors,
+    errors,
+    errorRate: results.length ? Math.round((errors / results.length) * 1e4) / 1e4 : 0,
+    mismatches,
+    overall,
+    paths,
+    regions,
+    target: {
+      p95Ms: targetP95Ms,
+      measuredP95Ms,
+      holds: results.length > 0 && measuredP95Ms !== null && measuredP95Ms <= targetP95Ms,
+    },
+    errorSamples: [...errorSamples],
+  };
+}
