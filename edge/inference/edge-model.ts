@@ -45,6 +45,7 @@ export class EdgeModel {
   readonly calibration: CascadeCalibration;
   readonly #runner: Lazy<Runner>;
   #tail: Promise<unknown> = Promise.resolve();
+  #loads = 0;
 
   constructor(source: EdgeModelSource) {
     this.config = source.config;
@@ -52,6 +53,7 @@ export class EdgeModel {
     this.calibration = calibrationOf(source.config);
     const bytes = source.bytes instanceof Uint8Array ? source.bytes : new Uint8Array(source.bytes);
     this.#runner = new Lazy(async () => {
+      this.#loads++;
       await verifyModelBytes(source.config, bytes);
       return source.createRunner(bytes, this.signature);
     });
@@ -60,6 +62,11 @@ export class EdgeModel {
   /** The edge model's own version (of `digits-edge`). */
   get version(): string {
     return this.config.version;
+  }
+
+  /** How many times loading started (1 once loaded, unless a load failed and was retried). */
+  get loads(): number {
+    return this.#loads;
   }
 
   get ready(): boolean {

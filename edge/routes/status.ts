@@ -13,7 +13,13 @@ status.get("/regions", async (c) => {
   const probe = await rt.latestProbe(Date.now());
   return c.json({
     servedVersion: rt.servedVersion,
-    edgeModel: { name: rt.model.config.name, version: rt.model.version, loaded: rt.model.ready },
+    edgeModel: {
+      name: rt.model.config.name,
+      version: rt.model.version,
+      loaded: rt.model.ready,
+      loads: rt.model.loads,
+      ...(rt.model.loadError ? { loadError: (rt.model.loadError as Error).message } : {}),
+    },
     probe,
     isolate: rt.book.snapshot(),
   });
