@@ -81,3 +81,49 @@ export function expectScores(body: ClassifyResponse, rows: HeldoutRow[], model: 
     for (const [c, p] of expected.entries()) expect(Math.abs(prediction.scores[c]! - p)).toBeLessThanOrEqual(TOLERANCE);
   }
 }
+
+/** Where requests come from, as `request.cf` says (Cloudflare sends coordinates as strings). */
+export const NEW_YORK = { latitude: "40.71", longitude: "-74.01", continent: "NA", colo: "EWR" };
+export const FRANKFURT = { latitude: "50.11", longitude: "8.68", continent: "EU", colo: "FRA" };
+/** Region locations for REGIONS: Ashburn and Frankfurt. */
+export const US_EAST = { latitude: 39.04, longitude: -77.49, continent: "NA" };
+export const EU_CENTRAL = { latitude: 50.11, longitude: 8.68, continent: "EU" };
+
+/** The REGIONS var for pools (or closed ports) at these locations. */
+export function regionsVar(regions: { name: string; url: string; at: { latitude: number; longitude: number } }[]) {
+  return JSON.stringify(regions.map((r) => ({ name: r.name, url: r.url, ...r.at })));
+}
+
+export interface RegionStatus {
+  name: string;
+  breaker: { state: string; until?: number; failures?: number };
+  hedgeDelayMs: number;
+  counters: Record<"admitted" | "answered" | "failed" | "timedOut" | "cancelled" | "refused" | "hedges", number>;
+}
+
+export interface StatusBody {
+  servedVersion: string;
+  probe: {
+    at: number;
+    regions: { name: string; ready: boolean; latencyMs?: number; version?: string; error?: string }[];
+  } | null;
+  isolate: { hedgeTokens: number; regions: RegionStatus[] };
+}
+
+/** This isolate's view of one region (GET /status/regions). */
+export async function regionStatus(worker: EdgeWorker, name: string): Promise<RegionStatus> {
+  const { body } = await getJson<StatusBody>(worker, "/status/regions");
+  const region = body.isolate.regions.find((r) => r.name === name);
+  if (!region) throw new Error(`no region ${name} in /status/regions`);
+  return region;
+}
+
+/** A port nothing listens on: bound once by the OS, then closed. */
+export async function closedPort(): Promise<number> {
+  const { createServer } = await import("node:net");
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
