@@ -36,9 +36,10 @@ app.use(
 app.use(
   timing({
     total: false,
+    enabled: (c) => (c.get("metric")?.headers.length ?? 0) > 0,
     crossOrigin: (c) => {
       const origins = c.var.runtime.options.corsOrigins;
-      return origins === "*" ? "*" : origins.join(" ");
+      return origins === "*" ? "*" : origins.join(", ");
     },
   }),
 );

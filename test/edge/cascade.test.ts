@@ -10,6 +10,7 @@ import {
   expectScores,
   FRANKFURT,
   NEW_YORK,
+  NO_HEDGES,
   regionStatus,
   regionsVar,
   serverTiming,
@@ -32,8 +33,9 @@ describe("cascade to real regional pools", () => {
       { name: "eu", url: eu.url, at: EU_CENTRAL },
     ]);
     // A generous budget: this suite is about who answers, not about time (the resilience suite is).
-    worker = await startEdgeWorker({ vars: { REGIONS, REGIONAL_SHARED_SECRET: SECRET, SLO_BUDGET_MS: "20000" } });
-    wrongSecret = await startEdgeWorker({ vars: { REGIONS, REGIONAL_SHARED_SECRET: "guess", SLO_BUDGET_MS: "20000" } });
+    const vars = { REGIONS, SLO_BUDGET_MS: "20000", ...NO_HEDGES };
+    worker = await startEdgeWorker({ vars: { ...vars, REGIONAL_SHARED_SECRET: SECRET } });
+    wrongSecret = await startEdgeWorker({ vars: { ...vars, REGIONAL_SHARED_SECRET: "guess" } });
   });
   afterAll(async () => {
     await Promise.all([worker?.dispose(), wrongSecret?.dispose()]);

@@ -12,6 +12,7 @@ import {
   EU_CENTRAL,
   getJson,
   NEW_YORK,
+  NO_HEDGES,
   regionStatus,
   regionsVar,
   type StatusBody,
@@ -109,9 +110,8 @@ describe("scheduled region probe", () => {
           { name: "gone", url: gone, at: EU_CENTRAL },
         ]),
         SLO_BUDGET_MS: "20000",
-        // No hedges: a hedge to "gone" would blur whether the probe kept requests away from it.
-        HEDGE_BUDGET_RATIO: "0",
-        HEDGE_BUDGET_BURST: "0",
+        // A hedge to "gone" would blur whether the probe kept requests away from it.
+        ...NO_HEDGES,
       },
     });
   });

@@ -7,6 +7,7 @@ import {
   expectScores,
   getJson,
   NEW_YORK,
+  NO_HEDGES,
   regionStatus,
   regionsVar,
   type StatusBody,
@@ -37,6 +38,7 @@ describe("failover, circuit breaker and degradation", () => {
         SLO_BUDGET_MS: "20000",
         BREAKER_FAILURES: "2",
         BREAKER_COOLDOWN_MS: String(COOLDOWN_MS),
+        ...NO_HEDGES,
       },
     });
   });

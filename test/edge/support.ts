@@ -127,3 +127,9 @@ export async function closedPort(): Promise<number> {
   await new Promise((resolve) => server.close(resolve));
   return port;
 }
+
+/**
+ * Vars that turn hedging off, for suites that assert which region answered: on a loaded machine the nearest
+ * region can take longer than the default hedge delay (5 ms), and a hedge to the next region may then win.
+ */
+export const NO_HEDGES = { HEDGE_BUDGET_RATIO: "0", HEDGE_BUDGET_BURST: "0" };
