@@ -57,38 +57,43 @@ export async function serve(rt: EdgeRuntime, request: ServeRequest): Promise<Ser
   const classes = model.signature.classes;
   const probe = await rt.latestProbe(startedAt);
   const trace: ServeTrace = { cache: { tier: "bypass", ms: 0 }, edge: false };
+  const edgeVersion = rt.servedVersion;
   const useCache = mode === "auto";
   let key: string | undefined;
 
   if (useCache) {
     const lookupStarted = Date.now();
-    key = await cacheKey(rt.modelName, rt.servedVersion, rows.data);
+    key = await cacheKey(rt.modelName, edgeVersion, rows.data);
     const { tier, answer } = await rt.cache.get(key, lookupStarted);
     trace.cache = { tier, ms: Date.now() - lookupStarted };
     if (answer) return { probs: answer.probs, batch: rows.batch, version: answer.version, servedBy: "cache", trace };
   }
 
-  let edgeProbs: Float32Array | undefined;
-  let edgeError: unknown;
-  if (mode !== "regional") {
-    try {
-      edgeProbs = await model.infer(rows.data, rows.batch);
-      trace.edge = true;
-    } catch (err) {
-      if (mode === "edge") throw new NotReady(`edge model not available: ${(err as Error).message}`, 1);
-      edgeError = err;
-    }
-  }
+  // The edge model runs at most once per request: before the decision (auto, edge) or to degrade (regional).
+  let edgeRun: Promise<Float32Array | undefined> | undefined;
+  const runEdge = () => {
+    edgeRun ??= model.infer(rows.data, rows.batch).then(
+      (probs) => {
+        trace.edge = true;
+        return probs;
+      },
+      (err: unknown) => {
+        if (mode === "edge") throw new NotReady(`edge model not available: ${(err as Error).message}`, 1);
+        return undefined; // auto: without the edge model's confidence, the region decides
+      },
+    );
+    return edgeRun;
+  };
 
-  const confidences = edgeProbs
-    ? Array.from({ length: rows.batch }, (_, r) => topClass(edgeProbs!, r, classes).confidence)
-    : [];
-  const edgeVersion = rt.servedVersion;
-  if (edgeProbs && cascadeDecision(confidences, model.calibration.threshold, mode) === "edge") {
-    const pending = key
-      ? rt.cache.put(key, { version: edgeVersion, probs: Array.from(edgeProbs) }, startedAt)
-      : undefined;
-    return { probs: edgeProbs, batch: rows.batch, version: edgeVersion, servedBy: "edge", trace, pending };
+  const edgeProbs = mode === "regional" ? undefined : await runEdge();
+  if (edgeProbs) {
+    const confidences = Array.from({ length: rows.batch }, (_, r) => topClass(edgeProbs, r, classes).confidence);
+    if (cascadeDecision(confidences, model.calibration.threshold, mode) === "edge") {
+      const pending = key
+        ? rt.cache.put(key, { version: edgeVersion, probs: Array.from(edgeProbs) }, startedAt)
+        : undefined;
+      return { probs: edgeProbs, batch: rows.batch, version: edgeVersion, servedBy: "edge", trace, pending };
+    }
   }
 
   const health = rt.book.health(startedAt, Object.fromEntries((probe?.regions ?? []).map((p) => [p.name, p.ready])));
@@ -103,17 +108,10 @@ export async function serve(rt: EdgeRuntime, request: ServeRequest): Promise<Ser
     });
   } catch (err) {
     if (!(err instanceof NoRegionAnswered)) throw err;
-    if (!edgeProbs && !edgeError) {
-      try {
-        edgeProbs = await model.infer(rows.data, rows.batch);
-        trace.edge = true;
-      } catch (e) {
-        edgeError = e;
-      }
-    }
-    if (!edgeProbs) throw new NotReady(`no region answered and the edge model is not available: ${err.message}`, 1);
+    const fallback = await runEdge();
+    if (!fallback) throw new NotReady(`no region answered and the edge model is not available: ${err.message}`, 1);
     return {
-      probs: edgeProbs,
+      probs: fallback,
       batch: rows.batch,
       version: edgeVersion,
       servedBy: "degraded",
@@ -126,8 +124,9 @@ export async function serve(rt: EdgeRuntime, request: ServeRequest): Promise<Ser
   rt.seeVersion(answer.version);
   trace.regional = { region: answer.region, ms: answer.ms, hedged };
   let pending: Promise<void> | undefined;
-  if (useCache) {
-    const answerKey = await cacheKey(rt.modelName, answer.version, rows.data);
+  if (key) {
+    // Stored under the version that answered, which a newer region may have raised past the lookup's.
+    const answerKey = answer.version === edgeVersion ? key : await cacheKey(rt.modelName, answer.version, rows.data);
     pending = rt.cache.put(answerKey, { version: answer.version, probs: Array.from(answer.probs) }, startedAt);
   }
   return {
