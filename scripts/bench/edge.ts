@@ -311,7 +311,10 @@ type Report = {
   date: string;
   machine: Record<string, string | number>;
   settings: Record<string, number>;
-  scenarios: Record<string, Measurement & { what: string; vsHello?: Record<string, number>; tally?: Tally }>;
+  scenarios: Record<
+    string,
+    Measurement & { what: string; vsHello?: Record<string, number>; tally?: Tally; rounds: Measurement[] }
+  >;
   cascade: Record<string, number>;
 };
 
@@ -321,9 +324,13 @@ function markdown(report: Report): string {
     const served = Object.entries(s.tally?.servedBy ?? {})
       .map(([k, v]) => `${k} ${v}`)
       .join(", ");
+    const spread = (f: (m: Measurement) => number, digits: number) => {
+      const xs = s.rounds.map(f);
+      return `${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}`;
+    };
     return (
-      `| ${s.what} | ${s.reqPerSec} | ${s.vsHello?.throughput} | ${s.p50Ms} | ${s.p95Ms} | ${s.p99Ms} | ` +
-      `${s.vsHello?.p99} | ${s.tally?.errors ?? 0} | ${served} |`
+      `| ${s.what} | ${s.reqPerSec} (${spread((m) => m.reqPerSec, 0)}) | ${s.vsHello?.throughput} | ${s.p50Ms} | ` +
+      `${s.p95Ms} | ${s.p99Ms} (${spread((m) => m.p99Ms, 1)}) | ${s.vsHello?.p99} | ${s.tally?.errors ?? 0} | ${served} |`
     );
   });
   const c = report.cascade;
@@ -338,10 +345,11 @@ Node ${m.node}, miniflare ${m.miniflare} (workerd), wrangler ${m.wrangler} (bund
 The edge Worker is the wrangler bundle run by Miniflare on its own socket (not wrangler's dev proxy). Each
 scenario: ${st.warmupS} s warm-up, ${st.durationS} s closed loop with ${st.connections} requests in flight (req/s), then
 ${st.durationS} s open loop at ${st.openLoopRatePerS} req/s (latency, each request timed from when it was due).
-${st.rounds} rounds, scenarios interleaved; medians. Single-row requests cycling through the 360 held-out rows.
+${st.rounds} rounds, scenarios interleaved; medians, with the rounds' range where it shows how noisy a shared
+2-core machine is. Single-row requests cycling through the 360 held-out rows.
 The edge's SLO budget is raised to ${st.sloBudgetMs} ms here so forwards are measured rather than degraded.
 
-| scenario | req/s | vs hello | p50 ms | p95 ms | p99 ms | p99 vs hello | errors | answered by |
+| scenario | req/s (rounds' range) | vs hello | p50 ms | p95 ms | p99 ms (range) | p99 vs hello | errors | answered by |
 |---|---|---|---|---|---|---|---|---|
 ${rows.join("\n")}
 
