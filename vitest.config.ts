@@ -36,6 +36,9 @@ export default defineConfig({
           include: ["test/edge/**/*.test.ts"],
           testTimeout: 60_000,
           hookTimeout: 120_000,
+          // One wrangler build for the whole run; files one at a time (each starts workerd and pools).
+          globalSetup: ["test/edge/global-setup.ts"],
+          fileParallelism: false,
           sequence: { groupOrder: 2 },
         },
       },

@@ -1,0 +1,90 @@
+import { Lru } from "./lru.ts";
+
+/** What the cache keeps of an answer: the model version that produced it and its probabilities. */
+export interface CachedAnswer {
+  version: string;
+  /** `[batch, classes]`, row-major. */
+  probs: number[];
+}
+
+/** Which tier answered a lookup: the isolate's LRU, the Workers Cache API, or neither. */
+export type CacheTier = "l1" | "l2" | "miss";
+
+export interface ResponseCacheOptions {
+  /** Lifetime of an answer, in seconds. */
+  ttlS: number;
+  maxEntries: number;
+  maxBytes: number;
+  /** The colo's shared cache (`caches.default`); undefined runs with the in-isolate tier alone. */
+  shared: Cache | undefined;
+}
+
+/** The Cache API needs a URL; this host is never resolved, it only names entries. */
+export const CACHE_ORIGIN = "https://cache.edgecascade.internal";
+
+interface Stored extends CachedAnswer {
+  expiresAt: number;
+}
+
+function isStored(x: unknown): x is Stored {
+  const s = x as Stored;
+  return (
+    typeof s === "object" &&
+    s !== null &&
+    typeof s.version === "string" &&
+    typeof s.expiresAt === "number" &&
+    Array.isArray(s.probs) &&
+    s.probs.every((p) => typeof p === "number")
+  );
+}
+
+/**
+ * Two tiers: an LRU in the isolate (no I/O, bounded by entries and bytes) in front of the Workers Cache
+ * API (shared by the isolates of a colo). Keys come from protocol/cache-key.ts and include the model
+ * version, so answers of an old version are simply never looked up again. An L2 hit is copied into L1.
+ */
+export class ResponseCache {
+  readonly #lru: Lru<Stored>;
+  readonly #options: ResponseCacheOptions;
+
+  constructor(options: ResponseCacheOptions) {
+    this.#options = options;
+    this.#lru = new Lru({ maxEntries: options.maxEntries, maxBytes: options.maxBytes });
+  }
+
+  get entries(): number {
+    return this.#lru.size;
+  }
+
+  async get(key: string, now: number): Promise<{ tier: CacheTier; answer?: CachedAnswer }> {
+    const local = this.#lru.get(key, now);
+    if (local) return { tier: "l1", answer: local };
+    const shared = this.#options.shared;
+    if (!shared) return { tier: "miss" };
+    const hit = await shared.match(new Request(`${CACHE_ORIGIN}/answers/${key}`));
+    if (!hit) return { tier: "miss" };
+    const stored: unknown = await hit.json().catch(() => undefined);
+    if (!isStored(stored) || now >= stored.expiresAt) return { tier: "miss" };
+    this.#remember(key, stored);
+    return { tier: "l2", answer: stored };
+  }
+
+  /** Store an answer: in L1 at once; the returned promise is the L2 write (hand it to waitUntil). */
+  put(key: string, answer: CachedAnswer, now: number): Promise<void> {
+    const stored: Stored = { ...answer, expiresAt: now + this.#options.ttlS * 1000 };
+    const body = this.#remember(key, stored);
+    const shared = this.#options.shared;
+    if (!shared) return Promise.resolve();
+    const response = new Response(body, {
+      headers: { "content-type": "application/json", "cache-control": `max-age=${this.#options.ttlS}` },
+    });
+    return shared.put(new Request(`${CACHE_ORIGIN}/answers/${key}`), response);
+  }
+
+  #remember(key: string, stored: Stored): string {
+    const body = JSON.stringify(stored);
+    // JSON text length is a fair proxy for the heap an entry holds; keys are 64 hex characters.
+    this.#lru.set(key, stored, body.length + key.length, stored.expiresAt);
+    return body;
+  }
+}

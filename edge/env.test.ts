@@ -1,0 +1,74 @@
+import { describe, expect, it } from "vitest";
+import { type Env, parseEnv } from "./env.ts";
+
+const us = { name: "us", url: "http://127.0.0.1:9001/", latitude: 39.04, longitude: -77.49, continent: "NA" };
+
+describe("parseEnv", () => {
+  it("has documented defaults", () => {
+    const options = parseEnv({});
+    expect(options).toMatchObject({
+      regions: [],
+      sharedSecret: undefined,
+      allowLocationOverride: false,
+      sloBudgetMs: 10,
+      hedgeDelayMs: 5,
+      hedgeBudgetRatio: 0.1,
+      hedgeBudgetBurst: 5,
+      breakerFailures: 5,
+      breakerCooldownMs: 30_000,
+      breakerMaxCooldownMs: 300_000,
+      cacheTtlS: 300,
+      cacheEntries: 10_000,
+      cacheBytes: 8 * 1024 * 1024,
+      rateLimitPeriodS: 60,
+      corsOrigins: "*",
+      probeTimeoutMs: 2000,
+      probeMemoMs: 5000,
+    });
+    expect(options.apiKeys.size).toBe(0);
+  });
+
+  it("reads regions from a JSON string or a wrangler.toml array, trimming the URL's slash", () => {
+    const expected = [{ ...us, url: "http://127.0.0.1:9001" }];
+    expect(parseEnv({ REGIONS: JSON.stringify([us]) }).regions).toEqual(expected);
+    expect(parseEnv({ REGIONS: [us] }).regions).toEqual(expected);
+  });
+
+  it("reads strings and numbers alike, keys and origins as lists", () => {
+    const options = parseEnv({
+      SLO_BUDGET_MS: "25",
+      HEDGE_BUDGET_RATIO: 0.05,
+      API_KEYS: " a, b ,,",
+      CORS_ORIGINS: "https://a.example, https://b.example",
+      ALLOW_LOCATION_OVERRIDE: "true",
+      REGIONAL_SHARED_SECRET: "s3cret",
+    });
+    expect(options.sloBudgetMs).toBe(25);
+    expect(options.hedgeBudgetRatio).toBe(0.05);
+    expect([...options.apiKeys]).toEqual(["a", "b"]);
+    expect(options.corsOrigins).toEqual(["https://a.example", "https://b.example"]);
+    expect(options.allowLocationOverride).toBe(true);
+    expect(options.sharedSecret).toBe("s3cret");
+  });
+
+  it.each<[Env, RegExp]>([
+    [{ REGIONS: "[{" }, /^REGIONS: invalid JSON/],
+    [{ REGIONS: "{}" }, /^REGIONS: body must be an array/],
+    [{ REGIONS: [{ ...us, name: "US East" }] }, /^REGIONS: "0.name" must be 1-32 lowercase/],
+    [{ REGIONS: [{ ...us, url: "ftp://x" }] }, /^REGIONS: "0.url" must be http\(s\)/],
+    [{ REGIONS: [{ ...us, latitude: 91 }] }, /^REGIONS: "0.latitude" must be in \[-90, 90\]/],
+    [{ REGIONS: [{ ...us, zone: "x" }] }, /^REGIONS: unknown field "0.zone"/],
+    [{ REGIONS: [us, us] }, /^REGIONS: region "us" is listed twice/],
+    [{ SLO_BUDGET_MS: "ten" }, /^SLO_BUDGET_MS: must be a number >= 1, got "ten"/],
+    [{ SLO_BUDGET_MS: "0" }, /^SLO_BUDGET_MS: must be a number >= 1/],
+    [{ HEDGE_BUDGET_RATIO: "1.5" }, /^HEDGE_BUDGET_RATIO: must be a number in \[0, 1\]/],
+    [{ BREAKER_FAILURES: "2.5" }, /^BREAKER_FAILURES: must be an integer >= 1/],
+    [
+      { BREAKER_COOLDOWN_MS: "1000", BREAKER_MAX_COOLDOWN_MS: "10" },
+      /^BREAKER_MAX_COOLDOWN_MS: must be a number >= 1000/,
+    ],
+    [{ ALLOW_LOCATION_OVERRIDE: "yes" }, /^ALLOW_LOCATION_OVERRIDE: must be "true" or "false"/],
+  ])("refuses %j naming the variable", (env, message) => {
+    expect(() => parseEnv(env)).toThrow(message);
+  });
+});

@@ -1,0 +1,28 @@
+import { DEADLINE_HEADER } from "../../protocol/headers.ts";
+import { regionTimeout } from "./errors.ts";
+import type { Interceptor } from "./types.ts";
+
+/**
+ * Tell the region how long the edge still waits (`x-edgecascade-deadline-ms`, what is left of the SLO
+ * budget) and give up on it when that runs out. A call that starts with nothing left is not sent.
+ */
+export const deadline: Interceptor = (next) => async (call) => {
+  const remainingMs = Math.floor(call.deadlineAt - Date.now());
+  if (remainingMs <= 0) throw regionTimeout(call.region.name, 0);
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(regionTimeout(call.region.name, remainingMs)), remainingMs);
+  const parent = call.signal;
+  const follow = () => controller.abort(parent?.reason);
+  if (parent?.aborted) follow();
+  else parent?.addEventListener("abort", follow, { once: true });
+  try {
+    return await next({
+      ...call,
+      headers: { ...call.headers, [DEADLINE_HEADER]: String(remainingMs) },
+      signal: controller.signal,
+    });
+  } finally {
+    clearTimeout(timer);
+    parent?.removeEventListener("abort", follow);
+  }
+};

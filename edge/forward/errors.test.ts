@@ -1,0 +1,27 @@
+import { describe, expect, it } from "vitest";
+import { breakerOpen, degradedReason, NoRegionAnswered, RegionError, regionTimeout } from "./errors.ts";
+
+const unavailable = (r: string) => new RegionError("unavailable", r, "connection refused");
+const status = (r: string) => new RegionError("status", r, "HTTP 503");
+
+describe("degradedReason", () => {
+  it.each([
+    ["no regions", [], "no-regions"],
+    ["every breaker open", [breakerOpen("us"), breakerOpen("eu")], "breakers-open"],
+    ["a timeout among failures", [breakerOpen("us"), regionTimeout("eu", 10), unavailable("ap")], "deadline"],
+    ["errors only", [unavailable("us"), status("eu")], "regions-failed"],
+    ["breakers and errors", [breakerOpen("us"), status("eu")], "regions-failed"],
+  ] as const)("%s -> %s", (_, errors, reason) => {
+    expect(degradedReason(errors)).toBe(reason);
+  });
+});
+
+describe("NoRegionAnswered", () => {
+  it("names every region's failure", () => {
+    const err = new NoRegionAnswered([breakerOpen("us"), regionTimeout("eu", 7)]);
+    expect(err.message).toBe(
+      "no region answered: region us: circuit breaker open; region eu: no answer within the remaining budget of 7 ms",
+    );
+    expect(new NoRegionAnswered([]).message).toBe("no regions configured");
+  });
+});

@@ -1,0 +1,66 @@
+import { MODEL_VERSION_HEADER } from "../../protocol/headers.ts";
+import type { Prediction } from "../../protocol/types.ts";
+import { RegionError, regionCancelled } from "./errors.ts";
+import type { RegionDispatch } from "./types.ts";
+
+function badAnswer(region: string, what: string): RegionError {
+  return new RegionError("bad_answer", region, `answer ${what}`);
+}
+
+/** Probabilities from a region's `/v1/classify` answer, checked against the batch and class count. */
+function readProbs(region: string, body: unknown, batch: number, classes: number): Float32Array {
+  const predictions = (body as { predictions?: unknown })?.predictions;
+  if (!Array.isArray(predictions) || predictions.length !== batch) {
+    throw badAnswer(region, `has no "predictions" for ${batch} rows`);
+  }
+  const probs = new Float32Array(batch * classes);
+  for (const [r, p] of (predictions as Prediction[]).entries()) {
+    const scores = p?.scores;
+    if (!Array.isArray(scores) || scores.length !== classes || !scores.every((s) => Number.isFinite(s))) {
+      throw badAnswer(region, `row ${r} has no ${classes} finite scores`);
+    }
+    probs.set(scores, r * classes);
+  }
+  return probs;
+}
+
+/**
+ * The innermost layer: POST the call to the region and read its `/v1/classify` answer. A non-2xx status,
+ * a network error or an answer that does not fit the request is a failure of that region; an abort is
+ * reported with the reason the aborting layer gave (timeout, or cancelled by a hedge).
+ */
+export function fetchRegion(classes: number): RegionDispatch {
+  return async (call) => {
+    const { region, signal } = call;
+    const started = Date.now();
+    const aborted = () => (signal?.reason instanceof RegionError ? signal.reason : regionCancelled(region.name));
+    let response: Response;
+    try {
+      response = await fetch(`${region.url}${call.path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...call.headers },
+        body: call.body,
+        signal,
+      });
+    } catch (err) {
+      if (signal?.aborted) throw aborted();
+      throw new RegionError("unavailable", region.name, `request failed: ${(err as Error).message}`, { cause: err });
+    }
+    let body: unknown;
+    try {
+      const text = await response.text();
+      if (!response.ok) {
+        throw new RegionError("status", region.name, `HTTP ${response.status}: ${text.slice(0, 200)}`);
+      }
+      body = JSON.parse(text);
+    } catch (err) {
+      if (signal?.aborted) throw aborted();
+      if (err instanceof RegionError) throw err;
+      throw badAnswer(region.name, `is not JSON: ${(err as Error).message}`);
+    }
+    const version = response.headers.get(MODEL_VERSION_HEADER) ?? (body as { version?: unknown })?.version;
+    if (typeof version !== "string" || !/^\d+$/.test(version)) throw badAnswer(region.name, "has no model version");
+    const probs = readProbs(region.name, body, call.batch, classes);
+    return { region: region.name, version, probs, ms: Date.now() - started };
+  };
+}

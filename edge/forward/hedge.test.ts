@@ -1,0 +1,111 @@
+import { describe, expect, it } from "vitest";
+import type { Region } from "../regions/region.ts";
+import { NoRegionAnswered, RegionError } from "./errors.ts";
+import { hedged } from "./hedge.ts";
+import type { RegionCall, RegionDispatch } from "./types.ts";
+
+const region = (name: string): Region => ({ name, url: `http://${name}`, latitude: 0, longitude: 0 });
+const [us, eu, ap] = [region("us"), region("eu"), region("ap")];
+const call: Omit<RegionCall, "region"> = {
+  path: "/v1/classify",
+  body: "{}",
+  batch: 1,
+  headers: {},
+  deadlineAt: Date.now() + 60_000,
+};
+
+type Plan = Record<string, { ms: number; fail?: boolean }>;
+
+/**
+ * A dispatch that answers (or fails) after a planned delay and honours aborts the way fetch does.
+ * Delays differ by 10x or more from the hedge delays used, so scheduling noise cannot flip an outcome.
+ */
+function planned(plan: Plan) {
+  const log: { region: string; end: "answered" | "failed" | "aborted"; reason?: unknown }[] = [];
+  const dispatch: RegionDispatch = (c) =>
+    new Promise((resolve, reject) => {
+      const { ms, fail } = plan[c.region.name]!;
+      const timer = setTimeout(() => {
+        log.push({ region: c.region.name, end: fail ? "failed" : "answered" });
+        if (fail) reject(new RegionError("status", c.region.name, "HTTP 503"));
+        else resolve({ region: c.region.name, version: "1", probs: new Float32Array(10), ms });
+      }, ms);
+      c.signal?.addEventListener("abort", () => {
+        clearTimeout(timer);
+        log.push({ region: c.region.name, end: "aborted", reason: c.signal?.reason });
+        reject(c.signal?.reason);
+      });
+    });
+  return { dispatch, log };
+}
+
+const options = (spend = () => true) => ({ delayMs: () => 50, spendHedge: spend });
+
+describe("hedged", () => {
+  it("answers from the first region without a hedge when it is fast", async () => {
+    const { dispatch, log } = planned({ us: { ms: 1 }, eu: { ms: 1 } });
+    const result = await hedged(dispatch, options())([us, eu], call);
+    expect(result.answer.region).toBe("us");
+    expect(result.hedged).toBe(false);
+    await new Promise((r) => setTimeout(r, 100)); // past the hedge delay: still no call to eu
+    expect(log).toEqual([{ region: "us", end: "answered" }]);
+  });
+
+  it("hedges to the next region when the first is slow; the hedge wins and the first is aborted", async () => {
+    const { dispatch, log } = planned({ us: { ms: 5000 }, eu: { ms: 1 } });
+    const hedges: string[] = [];
+    const result = await hedged(dispatch, { ...options(), onHedge: (r) => hedges.push(r.name) })([us, eu, ap], call);
+    expect(result.answer.region).toBe("eu");
+    expect(result.hedged).toBe(true);
+    expect(hedges).toEqual(["eu"]);
+    expect(log.map((l) => [l.region, l.end])).toEqual([
+      ["eu", "answered"],
+      ["us", "aborted"],
+    ]);
+    expect((log[1]!.reason as RegionError).code).toBe("cancelled");
+  });
+
+  it("sends no hedge when the budget refuses", async () => {
+    const { dispatch, log } = planned({ us: { ms: 500 }, eu: { ms: 1 } });
+    const result = await hedged(
+      dispatch,
+      options(() => false),
+    )([us, eu], call);
+    expect(result.answer.region).toBe("us");
+    expect(result.hedged).toBe(false);
+    expect(log).toEqual([{ region: "us", end: "answered" }]);
+  });
+
+  it("fails over to the next region at once when a call fails", async () => {
+    const { dispatch, log } = planned({ us: { ms: 1, fail: true }, eu: { ms: 1, fail: true }, ap: { ms: 1 } });
+    const result = await hedged(dispatch, options())([us, eu, ap], call);
+    expect(result.answer.region).toBe("ap");
+    expect(result.hedged).toBe(false);
+    expect(result.errors.map((e) => e.region)).toEqual(["us", "eu"]);
+    expect(log.map((l) => l.region)).toEqual(["us", "eu", "ap"]);
+  });
+
+  it("rejects with every region's error when none answers", async () => {
+    const { dispatch } = planned({ us: { ms: 1, fail: true }, eu: { ms: 1, fail: true } });
+    const err = await hedged(dispatch, options())([us, eu], call).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NoRegionAnswered);
+    expect((err as NoRegionAnswered).errors.map((e) => [e.region, e.code])).toEqual([
+      ["us", "status"],
+      ["eu", "status"],
+    ]);
+  });
+
+  it("rejects at once when there are no regions", async () => {
+    const { dispatch } = planned({});
+    const err = await hedged(dispatch, options())([], call).catch((e: unknown) => e);
+    expect((err as NoRegionAnswered).errors).toEqual([]);
+  });
+
+  it("waits for the hedge when the first region fails after the hedge went out", async () => {
+    const { dispatch } = planned({ us: { ms: 500, fail: true }, eu: { ms: 1000 } });
+    const result = await hedged(dispatch, options())([us, eu], call);
+    expect(result.answer.region).toBe("eu");
+    expect(result.hedged).toBe(true);
+    expect(result.errors.map((e) => e.region)).toEqual(["us"]);
+  });
+});

@@ -1,0 +1,32 @@
+import type { Region } from "../regions/region.ts";
+
+/** One call to one region, as it passes through the forwarding layers (see compose.ts). */
+export interface RegionCall {
+  region: Region;
+  /** Path on the region, e.g. `/v1/classify`. */
+  path: string;
+  /** JSON body. */
+  body: string;
+  /** Rows in the body; the answer must have as many. */
+  batch: number;
+  headers: Record<string, string>;
+  /** Unix ms at which the caller stops waiting: the request's start plus the SLO budget. */
+  deadlineAt: number;
+  signal?: AbortSignal;
+}
+
+/** A region's answer, checked. */
+export interface RegionAnswer {
+  region: string;
+  /** The full model's version that answered (`x-model-version`). */
+  version: string;
+  /** `[batch, classes]` probabilities. */
+  probs: Float32Array;
+  /** Time from sending to the parsed answer, in ms (I/O time, which is what a Worker can see). */
+  ms: number;
+}
+
+export type RegionDispatch = (call: RegionCall) => Promise<RegionAnswer>;
+
+/** One concern wrapped around the next dispatch, as undici's interceptors are. */
+export type Interceptor = (next: RegionDispatch) => RegionDispatch;

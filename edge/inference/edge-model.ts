@@ -1,0 +1,97 @@
+import { sha256Hex } from "../../protocol/digest.ts";
+import {
+  type CascadeCalibration,
+  calibrationOf,
+  type ModelConfig,
+  type ModelSignature,
+  signatureOf,
+} from "../../protocol/model-config.ts";
+import { Lazy } from "./lazy.ts";
+
+/** Runs the model on `batch` rows of float32 features (row-major) and returns the output matrix. */
+export type Runner = (data: Float32Array, batch: number) => Promise<Float32Array>;
+
+export interface EdgeModelSource {
+  /** The edge model's config.json, parsed. */
+  config: ModelConfig;
+  /** The model file of `config.version` as bundled. */
+  bytes: ArrayBuffer | Uint8Array;
+  /** Builds a runner over verified model bytes (onnxruntime-web in the Worker). */
+  createRunner: (bytes: Uint8Array, signature: ModelSignature) => Promise<Runner>;
+}
+
+/** Refuse model bytes whose size or SHA-256 differ from what the config lists for that version. */
+export async function verifyModelBytes(config: ModelConfig, bytes: Uint8Array, version = config.version) {
+  const entry = config.versions[version];
+  if (!entry) throw new Error(`${config.name}: version ${version} is not in config.json`);
+  const digest = await sha256Hex(bytes);
+  if (bytes.byteLength !== entry.bytes || digest !== entry.sha256) {
+    throw new Error(
+      `${config.name} v${version}: bundled model has ${bytes.byteLength} bytes, sha256 ${digest}; ` +
+        `config.json lists ${entry.bytes} bytes, sha256 ${entry.sha256}`,
+    );
+  }
+}
+
+/**
+ * The edge model of one isolate: verified and loaded once, on first use (see Lazy), then run one call
+ * at a time. onnxruntime-web's wasm backend keeps per-call scratch on one shared wasm stack across awaits,
+ * so overlapping `run` calls could overwrite each other's buffers; a run of this model takes tens of µs,
+ * so a queue costs nothing measurable.
+ */
+export class EdgeModel {
+  readonly config: ModelConfig;
+  readonly signature: ModelSignature;
+  readonly calibration: CascadeCalibration;
+  readonly #runner: Lazy<Runner>;
+  #tail: Promise<unknown> = Promise.resolve();
+  #loads = 0;
+
+  constructor(source: EdgeModelSource) {
+    this.config = source.config;
+    this.signature = signatureOf(source.config);
+    this.calibration = calibrationOf(source.config);
+    const bytes = source.bytes instanceof Uint8Array ? source.bytes : new Uint8Array(source.bytes);
+    this.#runner = new Lazy(async () => {
+      this.#loads++;
+      await verifyModelBytes(source.config, bytes);
+      return source.createRunner(bytes, this.signature);
+    });
+  }
+
+  /** The edge model's own version (of `digits-edge`). */
+  get version(): string {
+    return this.config.version;
+  }
+
+  /** How many times loading started (1 once loaded, unless a load failed and was retried). */
+  get loads(): number {
+    return this.#loads;
+  }
+
+  get ready(): boolean {
+    return this.#runner.ready;
+  }
+
+  /** Why loading failed last, until a load succeeds. */
+  get loadError(): unknown {
+    return this.#runner.lastError;
+  }
+
+  /** Load the model if it is not loaded yet; rejects if loading fails (the next call retries). */
+  async load(): Promise<void> {
+    await this.#runner.get();
+  }
+
+  /** Probabilities `[batch, classes]` for `batch` rows. */
+  async infer(data: Float32Array, batch: number): Promise<Float32Array> {
+    const runner = await this.#runner.get();
+    const result = this.#tail.then(() => runner(data, batch));
+    this.#tail = result.catch(() => undefined);
+    const probs = await result;
+    if (probs.length !== batch * this.signature.classes) {
+      throw new Error(`${this.config.name}: expected ${batch}x${this.signature.classes} outputs, got ${probs.length}`);
+    }
+    return probs;
+  }
+}

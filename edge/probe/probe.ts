@@ -1,0 +1,63 @@
+import { signatureHeaders } from "../../protocol/signing.ts";
+import type { Region } from "../regions/region.ts";
+
+/** What one scheduled probe saw of one region. */
+export interface RegionProbe {
+  name: string;
+  /** `GET /v2/health/ready` answered 200. */
+  ready: boolean;
+  /** Round trip of the readiness call from wherever the cron ran, in ms. */
+  latencyMs?: number;
+  /** Highest version of the full model the region lists (`GET /v2/models/<model>`). */
+  version?: string;
+  error?: string;
+}
+
+export interface ProbeReport {
+  /** Unix ms when the probe ran. */
+  at: number;
+  regions: RegionProbe[];
+}
+
+export interface ProbeOptions {
+  /** Logical model whose versions to read. */
+  model: string;
+  timeoutMs: number;
+  sharedSecret: string | undefined;
+}
+
+async function get(url: string, path: string, options: ProbeOptions): Promise<Response> {
+  const headers = options.sharedSecret
+    ? await signatureHeaders(options.sharedSecret, { method: "GET", path, body: "" })
+    : {};
+  return fetch(`${url}${path}`, { headers, signal: AbortSignal.timeout(options.timeoutMs) });
+}
+
+function highestVersion(metadata: unknown): string | undefined {
+  const versions = (metadata as { versions?: unknown })?.versions;
+  if (!Array.isArray(versions)) return undefined;
+  const numeric = versions.filter((v): v is string => typeof v === "string" && /^\d+$/.test(v));
+  return numeric.sort((a, b) => Number(BigInt(a) - BigInt(b))).at(-1);
+}
+
+async function probeRegion(region: Region, options: ProbeOptions): Promise<RegionProbe> {
+  const started = Date.now();
+  try {
+    const ready = await get(region.url, "/v2/health/ready", options);
+    const latencyMs = Date.now() - started;
+    await ready.body?.cancel();
+    if (!ready.ok) return { name: region.name, ready: false, latencyMs, error: `ready: HTTP ${ready.status}` };
+    const metadata = await get(region.url, `/v2/models/${options.model}`, options);
+    const version = metadata.ok ? highestVersion(await metadata.json().catch(() => undefined)) : undefined;
+    if (!metadata.ok) await metadata.body?.cancel();
+    return { name: region.name, ready: true, latencyMs, ...(version ? { version } : {}) };
+  } catch (err) {
+    return { name: region.name, ready: false, error: (err as Error).message };
+  }
+}
+
+/** Probe every region at once: readiness, round-trip time and the model version it serves. */
+export async function probeRegions(regions: readonly Region[], options: ProbeOptions): Promise<ProbeReport> {
+  const at = Date.now();
+  return { at, regions: await Promise.all(regions.map((r) => probeRegion(r, options))) };
+}

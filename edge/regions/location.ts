@@ -1,0 +1,46 @@
+import type { RequestLocation } from "./region.ts";
+
+/** The parts of `request.cf` that locate a request. Cloudflare sends latitude/longitude as strings. */
+export interface CfLocation {
+  latitude?: string | number;
+  longitude?: string | number;
+  continent?: string;
+  colo?: string;
+}
+
+function coordinate(raw: string | number | undefined, limit: number): number | undefined {
+  if (raw === undefined || raw === "") return undefined;
+  const value = typeof raw === "number" ? raw : Number(raw);
+  return Number.isFinite(value) && Math.abs(value) <= limit ? value : undefined;
+}
+
+/**
+ * The request's location: `request.cf`, or, when `allowOverride` is set (local stack and demo only),
+ * the `x-edgecascade-location: <lat>,<lon>` header instead. A malformed override is ignored rather than
+ * refused: it only steers region choice.
+ */
+export function requestLocation(
+  cf: CfLocation | undefined,
+  override: string | null | undefined,
+  allowOverride: boolean,
+): RequestLocation {
+  const location: RequestLocation = {
+    latitude: coordinate(cf?.latitude, 90),
+    longitude: coordinate(cf?.longitude, 180),
+    continent: cf?.continent || undefined,
+    colo: cf?.colo || undefined,
+  };
+  if (allowOverride && override) {
+    const [lat, lon, extra] = override.split(",");
+    const latitude = coordinate(lat?.trim(), 90);
+    const longitude = coordinate(lon?.trim(), 180);
+    if (extra === undefined && latitude !== undefined && longitude !== undefined) {
+      return { ...location, latitude, longitude };
+    }
+  }
+  if (location.latitude === undefined || location.longitude === undefined) {
+    location.latitude = undefined;
+    location.longitude = undefined;
+  }
+  return location;
+}

@@ -1,0 +1,21 @@
+/** A regional pool the edge forwards to, as configured in `REGIONS`. */
+export interface Region {
+  /** Short name, shown in `servedBy: "regional:<name>"` and Server-Timing. */
+  name: string;
+  /** Base URL, no trailing slash. */
+  url: string;
+  latitude: number;
+  longitude: number;
+  /** Two-letter continent code as in `request.cf.continent` (NA, EU, AS, ...). */
+  continent?: string;
+  /** Cloudflare colos (IATA codes) that prefer this region when a request has no location. */
+  colos?: string[];
+}
+
+/** Where a request comes from, as far as `request.cf` (or the local override) says. */
+export interface RequestLocation {
+  latitude?: number;
+  longitude?: number;
+  continent?: string;
+  colo?: string;
+}

@@ -1,0 +1,29 @@
+import { Hono } from "hono";
+import { MethodNotAllowed } from "../../protocol/errors.ts";
+import type { AppEnv } from "../app-env.ts";
+
+/**
+ * `GET /status/regions`: the latest scheduled probe (shared through the Cache API) and this isolate's own
+ * view of each region: breaker state, hedge delay, call counts. Isolates do not share the latter.
+ */
+export const status = new Hono<AppEnv>();
+
+status.get("/regions", async (c) => {
+  const rt = c.var.runtime;
+  const probe = await rt.latestProbe(Date.now());
+  return c.json({
+    servedVersion: rt.servedVersion,
+    edgeModel: {
+      name: rt.model.config.name,
+      version: rt.model.version,
+      loaded: rt.model.ready,
+      loads: rt.model.loads,
+      ...(rt.model.loadError ? { loadError: (rt.model.loadError as Error).message } : {}),
+    },
+    probe,
+    isolate: rt.book.snapshot(),
+  });
+});
+status.all("/regions", (c) => {
+  throw new MethodNotAllowed(c.req.method, ["GET"]);
+});

@@ -1,0 +1,85 @@
+import { type Context, Hono } from "hono";
+import pkg from "../../package.json";
+import { MethodNotAllowed } from "../../protocol/errors.ts";
+import { parseInferRequest, readInferInputs } from "../../protocol/infer-request.ts";
+import { DEFAULT_LIMITS } from "../../protocol/limits.ts";
+import { toInferResponse } from "../../protocol/responses.ts";
+import type { ModelMetadata, ServerMetadata } from "../../protocol/types.ts";
+import type { AppEnv } from "../app-env.ts";
+import { serve } from "../serve.ts";
+import { applyServed, checkModel, limitBody, locate, readJson } from "./answer.ts";
+
+/** Open Inference Protocol v2 (KServe), REST: server and model metadata, health, inference. */
+export const v2 = new Hono<AppEnv>();
+
+const only = (methods: string[]) => (c: Context<AppEnv>) => {
+  throw new MethodNotAllowed(c.req.method, methods);
+};
+
+v2.get("/", (c) => c.json({ name: "edgecascade-edge", version: pkg.version, extensions: [] } satisfies ServerMetadata));
+v2.all("/", only(["GET"]));
+
+v2.get("/health/live", (c) => c.json({ live: true }));
+v2.all("/health/live", only(["GET"]));
+
+/** Ready once the edge model has loaded; the first call loads it (cold start, about half a second). */
+v2.get("/health/ready", async (c) => {
+  const ready = await c.var.runtime.model.load().then(
+    () => true,
+    () => false,
+  );
+  return c.json({ ready }, ready ? 200 : 503);
+});
+v2.all("/health/ready", only(["GET"]));
+
+const metadata = (c: Context<AppEnv>) => {
+  const rt = c.var.runtime;
+  checkModel(rt, c.req.param("model")!, c.req.param("version"));
+  const { config } = rt.model;
+  return c.json({
+    name: rt.modelName,
+    versions: [rt.servedVersion],
+    platform: config.platform,
+    inputs: config.inputs,
+    outputs: config.outputs,
+  } satisfies ModelMetadata);
+};
+
+const modelReady = async (c: Context<AppEnv>) => {
+  const rt = c.var.runtime;
+  checkModel(rt, c.req.param("model")!, c.req.param("version"));
+  const ready = await rt.model.load().then(
+    () => true,
+    () => false,
+  );
+  return c.json({ name: rt.modelName, ready }, ready ? 200 : 503);
+};
+
+const infer = async (c: Context<AppEnv>) => {
+  const rt = c.var.runtime;
+  const call = parseInferRequest(await readJson(c));
+  checkModel(rt, c.req.param("model")!, c.req.param("version"));
+  const rows = readInferInputs(call, rt.signature, DEFAULT_LIMITS);
+  const served = await serve(rt, { rows, mode: call.cascade, location: locate(c), startedAt: c.var.startedAt });
+  applyServed(c, served);
+  return c.json(
+    toInferResponse({
+      model: rt.modelName,
+      version: served.version,
+      id: call.request.id,
+      outputName: rt.signature.outputName,
+      probs: served.probs,
+      batch: served.batch,
+      classes: rt.signature.classes,
+    }),
+  );
+};
+
+for (const base of ["/models/:model", "/models/:model/versions/:version"]) {
+  v2.get(base, metadata);
+  v2.all(base, only(["GET"]));
+  v2.get(`${base}/ready`, modelReady);
+  v2.all(`${base}/ready`, only(["GET"]));
+  v2.post(`${base}/infer`, limitBody, infer);
+  v2.all(`${base}/infer`, only(["POST"]));
+}

@@ -1,0 +1,140 @@
+import { cacheKey } from "../protocol/cache-key.ts";
+import { NotReady } from "../protocol/errors.ts";
+import { topClass } from "../protocol/responses.ts";
+import type { InputRows } from "../protocol/tensor.ts";
+import type { CascadeMode, ServedBy } from "../protocol/types.ts";
+import type { CacheTier } from "./cache/response-cache.ts";
+import { cascadeDecision } from "./cascade/decision.ts";
+import { type DegradedReason, degradedReason, NoRegionAnswered } from "./forward/errors.ts";
+import type { Forwarded } from "./forward/hedge.ts";
+import { regionOrder } from "./regions/order.ts";
+import type { RequestLocation } from "./regions/region.ts";
+import type { EdgeRuntime } from "./runtime.ts";
+
+export interface ServeRequest {
+  rows: InputRows;
+  mode: CascadeMode;
+  location: RequestLocation;
+  /** Unix ms when the request arrived; the SLO budget counts from here. */
+  startedAt: number;
+}
+
+/** What the tiers did, for Server-Timing. */
+export interface ServeTrace {
+  cache: { tier: CacheTier | "bypass"; ms: number };
+  /** Whether the edge model ran (its time is not measurable inside a Worker; see docs/edge.md). */
+  edge: boolean;
+  regional?: { region: string; ms: number; hedged: boolean };
+}
+
+export interface Served {
+  /** `[batch, classes]`. */
+  probs: ArrayLike<number>;
+  batch: number;
+  version: string;
+  servedBy: ServedBy;
+  degraded?: DegradedReason;
+  trace: ServeTrace;
+  /** The shared-cache write, for `waitUntil`. */
+  pending?: Promise<void>;
+}
+
+function rowsJson(model: string, rows: InputRows): string {
+  const inputs: number[][] = [];
+  for (let r = 0; r < rows.batch; r++)
+    inputs.push(Array.from(rows.data.subarray(r * rows.width, (r + 1) * rows.width)));
+  return JSON.stringify({ model, inputs });
+}
+
+/**
+ * Answer a request through the tiers: cache (auto mode only), the edge model, the cascade decision, the
+ * regions, and degradation to the edge model's answer when no region answers. Only successful,
+ * non-degraded answers of `auto` requests are cached; forced modes neither read nor fill the cache.
+ */
+export async function serve(rt: EdgeRuntime, request: ServeRequest): Promise<Served> {
+  const { rows, mode, location, startedAt } = request;
+  const { model } = rt;
+  const classes = model.signature.classes;
+  const probe = await rt.latestProbe(startedAt);
+  const trace: ServeTrace = { cache: { tier: "bypass", ms: 0 }, edge: false };
+  const edgeVersion = rt.servedVersion;
+  const useCache = mode === "auto";
+  let key: string | undefined;
+
+  if (useCache) {
+    const lookupStarted = Date.now();
+    key = await cacheKey(rt.modelName, edgeVersion, rows.data);
+    const { tier, answer } = await rt.cache.get(key, lookupStarted);
+    trace.cache = { tier, ms: Date.now() - lookupStarted };
+    if (answer) return { probs: answer.probs, batch: rows.batch, version: answer.version, servedBy: "cache", trace };
+  }
+
+  // The edge model runs at most once per request: before the decision (auto, edge) or to degrade (regional).
+  let edgeRun: Promise<Float32Array | undefined> | undefined;
+  const runEdge = () => {
+    edgeRun ??= model.infer(rows.data, rows.batch).then(
+      (probs) => {
+        trace.edge = true;
+        return probs;
+      },
+      (err: unknown) => {
+        if (mode === "edge") throw new NotReady(`edge model not available: ${(err as Error).message}`, 1);
+        return undefined; // auto: without the edge model's confidence, the region decides
+      },
+    );
+    return edgeRun;
+  };
+
+  const edgeProbs = mode === "regional" ? undefined : await runEdge();
+  if (edgeProbs) {
+    const confidences = Array.from({ length: rows.batch }, (_, r) => topClass(edgeProbs, r, classes).confidence);
+    if (cascadeDecision(confidences, model.calibration.threshold, mode) === "edge") {
+      const pending = key
+        ? rt.cache.put(key, { version: edgeVersion, probs: Array.from(edgeProbs) }, startedAt)
+        : undefined;
+      return { probs: edgeProbs, batch: rows.batch, version: edgeVersion, servedBy: "edge", trace, pending };
+    }
+  }
+
+  const health = rt.book.health(startedAt, Object.fromEntries((probe?.regions ?? []).map((p) => [p.name, p.ready])));
+  let forwarded: Forwarded;
+  try {
+    forwarded = await rt.forward(regionOrder(rt.options.regions, location, health), {
+      path: "/v1/classify",
+      body: rowsJson(rt.modelName, rows),
+      batch: rows.batch,
+      headers: {},
+      deadlineAt: startedAt + rt.options.sloBudgetMs,
+    });
+  } catch (err) {
+    if (!(err instanceof NoRegionAnswered)) throw err;
+    const fallback = await runEdge();
+    if (!fallback) throw new NotReady(`no region answered and the edge model is not available: ${err.message}`, 1);
+    return {
+      probs: fallback,
+      batch: rows.batch,
+      version: edgeVersion,
+      servedBy: "degraded",
+      degraded: degradedReason(err.errors),
+      trace,
+    };
+  }
+
+  const { answer, hedged } = forwarded;
+  rt.seeVersion(answer.version);
+  trace.regional = { region: answer.region, ms: answer.ms, hedged };
+  let pending: Promise<void> | undefined;
+  if (key) {
+    // Stored under the version that answered, which a newer region may have raised past the lookup's.
+    const answerKey = answer.version === edgeVersion ? key : await cacheKey(rt.modelName, answer.version, rows.data);
+    pending = rt.cache.put(answerKey, { version: answer.version, probs: Array.from(answer.probs) }, startedAt);
+  }
+  return {
+    probs: answer.probs,
+    batch: rows.batch,
+    version: answer.version,
+    servedBy: `regional:${answer.region}`,
+    trace,
+    pending,
+  };
+}

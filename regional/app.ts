@@ -1,0 +1,41 @@
+import { type Context, Hono } from "hono";
+import { HTTPException } from "hono/http-exception";
+import { errorBody, errorStatus, NotFound, ServingError } from "../protocol/errors.ts";
+import type { AppDeps, RegionalEnv } from "./app-context.ts";
+import { closeConnectionsWhile } from "./middleware/drain.ts";
+import { httpMetrics } from "./middleware/http-metrics.ts";
+import { healthRoutes } from "./routes/health.ts";
+import { inferenceRoutes } from "./routes/inference.ts";
+import { repositoryRoutes } from "./routes/repository.ts";
+
+export type { AppDeps } from "./app-context.ts";
+
+/**
+ * The regional pool's HTTP app. Order of layers, outermost first: response counting by route and status,
+ * `Connection: close` while draining; then the routers (health and metrics open to all; inference behind
+ * the edge signature when a secret is set; model control behind the admin token). Every error becomes
+ * `{"error", "code"}` here, in one place.
+ */
+export function createRegionalApp(deps: AppDeps): Hono<RegionalEnv> {
+  const app = new Hono<RegionalEnv>();
+  app.use("*", httpMetrics(deps.recorder), closeConnectionsWhile(deps.draining));
+
+  app.route("/", healthRoutes(deps));
+  app.route("/", inferenceRoutes(deps));
+  app.route("/", repositoryRoutes(deps));
+
+  const respond = (c: Context, err: ServingError | Error) =>
+    c.json(errorBody(err), errorStatus(err) as 400, err instanceof ServingError ? err.headers : {});
+
+  app.notFound((c) => respond(c, new NotFound(`no route for ${c.req.method} ${new URL(c.req.url).pathname}`)));
+  app.onError((err, c) => {
+    if (err instanceof ServingError) return respond(c, err);
+    // Hono's own HTTP errors (e.g. a body that could not be read) are the client's: keep their 4xx status.
+    if (err instanceof HTTPException && err.status < 500) {
+      return respond(c, new ServingError(err.status, "bad_request", err.message || "bad request"));
+    }
+    deps.log("error", "unhandled error", { method: c.req.method, path: c.req.path, error: err.stack ?? String(err) });
+    return respond(c, err);
+  });
+  return app;
+}

@@ -1,0 +1,38 @@
+import type { ServingError } from "../protocol/errors.ts";
+import type { InputRows } from "../protocol/tensor.ts";
+import type { ModelRecorder } from "./recorder.ts";
+import type { RunRows } from "./session.ts";
+
+/** Microseconds on the monotonic clock that deadlines and queue times use. */
+export const nowUs = (): number => performance.now() * 1000;
+
+/** One request's answer: its own output rows and where its time went. */
+export interface Executed {
+  probs: Float32Array;
+  /** Milliseconds between joining the queue and its run starting. */
+  queueMs: number;
+  /** Milliseconds of the run it was part of. */
+  computeMs: number;
+  /** Rows in that run, its own included. */
+  batchRows: number;
+}
+
+/** How requests reach a model version's session. The pool uses the dynamic batcher; benchmarks swap it. */
+export interface Executor {
+  /** Run `rows` unless `deadlineUs` (on the `nowUs` clock; `Infinity` for none) passes first. */
+  submit(rows: InputRows, deadlineUs: number): Promise<Executed>;
+}
+
+/** What an executor is built from, per model version. */
+export interface ExecutorContext {
+  run: RunRows;
+  /** Most rows per run: the pool's `--max-batch` capped by the model's `maxBatchSize`. */
+  maxBatch: number;
+  /** Requests that may wait; the next one is refused with `queueFull()`. */
+  maxQueue: number;
+  maxQueueDelayUs: number;
+  queueFull: () => ServingError;
+  recorder: ModelRecorder;
+}
+
+export type ExecutorFactory = (context: ExecutorContext) => Executor;

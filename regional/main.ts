@@ -1,0 +1,76 @@
+import cluster from "node:cluster";
+import { runPrimary, workerChannel } from "./cluster.ts";
+import { jsonLogger } from "./log.ts";
+import { HELP, OptionError, parseCommandLine, type RegionalOptions } from "./options.ts";
+import { startRegionalServer } from "./server.ts";
+
+/**
+ * `npm run regional -- --port P --region NAME [...]` (see `--help`). With `--workers 1` the pool runs in this
+ * process; with more, this process is the cluster primary and each worker runs the pool.
+ */
+async function main(): Promise<number | undefined> {
+  let options: RegionalOptions;
+  try {
+    const parsed = parseCommandLine(process.argv.slice(2), process.env);
+    if (parsed.help) {
+      process.stdout.write(HELP);
+      return 0;
+    }
+    options = parsed.options;
+  } catch (err) {
+    if (!(err instanceof OptionError)) throw err;
+    process.stderr.write(`regional: ${err.message}\n(see --help)\n`);
+    return 2;
+  }
+
+  const clustered = options.workers > 1;
+  const log = jsonLogger({
+    region: options.region,
+    pid: process.pid,
+    ...(cluster.isWorker ? { worker: cluster.worker?.id } : {}),
+  });
+  if (clustered && cluster.isPrimary) return runPrimary(options.workers, log);
+
+  let channel: ReturnType<typeof workerChannel> | undefined;
+  const server = await startRegionalServer(options, {
+    log,
+    ...(clustered
+      ? {
+          metricsText: (local) => {
+            channel = workerChannel(local);
+            return channel.metricsText;
+          },
+        }
+      : {}),
+  });
+  channel?.listening(server.url, server.port);
+  void server.firstReady.then(() =>
+    channel ? channel.ready() : log("info", "ready", { url: server.url, port: server.port, workers: 1 }),
+  );
+
+  const stop = (signal: string) => {
+    log("info", `${signal}: shutting down`);
+    void server.shutdown().then(() => process.exit(0));
+  };
+  // Ctrl-C reaches the primary and the workers alike (one process group); the primary forwards SIGTERM too.
+  // Both ask for the same drain, so repeats are harmless.
+  process.on("SIGTERM", () => stop("SIGTERM"));
+  process.on("SIGINT", () => stop("SIGINT"));
+  // A worker whose primary is gone would serve unsupervised.
+  if (cluster.isWorker) process.on("disconnect", () => stop("primary gone"));
+  process.on("SIGHUP", () => {
+    log("info", "SIGHUP: reloading every model from disk");
+    void server.reload();
+  });
+  return undefined;
+}
+
+main().then(
+  (code) => {
+    if (code !== undefined) process.exitCode = code;
+  },
+  (err: Error) => {
+    process.stderr.write(`regional: ${err.message}\n`);
+    process.exit(1);
+  },
+);

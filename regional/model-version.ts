@@ -1,0 +1,85 @@
+import type { ModelConfig, ModelSignature } from "../protocol/model-config.ts";
+import type { InputRows } from "../protocol/tensor.ts";
+import type { Executed, Executor } from "./executor.ts";
+import type { ModelRecorder } from "./recorder.ts";
+import type { OnnxModel } from "./session.ts";
+
+/** A request's hold on the version it started with; the version's session stays open until every lease is released. */
+export interface Lease {
+  readonly model: ModelVersion;
+  release(): void;
+}
+
+/**
+ * One loaded, checked version of a model: its session, its executor (batcher) and a count of the requests
+ * using it. Retiring it (after a swap or an unload) lets those requests finish before the session is released.
+ */
+export class ModelVersion {
+  readonly name: string;
+  readonly version: string;
+  readonly config: ModelConfig;
+  readonly signature: ModelSignature;
+  readonly recorder: ModelRecorder;
+  readonly #session: OnnxModel;
+  readonly #executor: Executor;
+  #leases = 0;
+  #retired = false;
+  #drained: () => void = () => {};
+  readonly #released: Promise<void>;
+
+  constructor(options: {
+    config: ModelConfig;
+    version: string;
+    signature: ModelSignature;
+    session: OnnxModel;
+    executor: Executor;
+    recorder: ModelRecorder;
+  }) {
+    this.name = options.config.name;
+    this.version = options.version;
+    this.config = options.config;
+    this.signature = options.signature;
+    this.recorder = options.recorder;
+    this.#session = options.session;
+    this.#executor = options.executor;
+    const drained = new Promise<void>((resolve) => {
+      this.#drained = resolve;
+    });
+    this.#released = drained.then(() => this.#session.release());
+  }
+
+  /** Requests holding this version now. */
+  get leases(): number {
+    return this.#leases;
+  }
+
+  /** Take a lease; callers must `release()` it when their response is ready. */
+  lease(): Lease {
+    if (this.#retired) throw new Error(`${this.name} version ${this.version} is retired`);
+    this.#leases++;
+    let released = false;
+    return {
+      model: this,
+      release: () => {
+        if (released) return;
+        released = true;
+        this.#leases--;
+        if (this.#retired && this.#leases === 0) this.#drained();
+      },
+    };
+  }
+
+  infer(rows: InputRows, deadlineUs: number): Promise<Executed> {
+    return this.#executor.submit(rows, deadlineUs);
+  }
+
+  /** Take no new leases; release the session once the current ones are done. Resolves when it is released. */
+  retire(): Promise<void> {
+    if (!this.#retired) {
+      this.#retired = true;
+      this.recorder.ready(false);
+      if (this.#leases === 0) this.#drained();
+    }
+    return this.#released;
+  }
+}

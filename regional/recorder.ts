@@ -1,0 +1,33 @@
+/**
+ * What the serving code reports about itself. Only metrics.ts knows these become Prometheus series; the
+ * batcher, the repository and the routes call this interface.
+ */
+
+/** How an inference request that reached a model ended. */
+export type InferenceOutcome = "success" | "rejected" | "expired" | "failed";
+
+/** Reports for one model version (label lookups done once, outside the request path). */
+export interface ModelRecorder {
+  /** A request was accepted by the model (+1) or answered (-1). */
+  pending(delta: 1 | -1): void;
+  /** Requests waiting in the batcher's queue now. */
+  queueDepth(depth: number): void;
+  /** A request left the queue for a run after waiting `seconds`. */
+  queued(seconds: number): void;
+  /** One `session.run` of `rows` rows took `seconds`. */
+  executed(rows: number, seconds: number): void;
+  /** A request ended, `seconds` after the pool received it. */
+  request(outcome: InferenceOutcome, seconds: number): void;
+  /** Whether this version serves. */
+  ready(ready: boolean): void;
+}
+
+export interface Recorder {
+  model(name: string, version: string): ModelRecorder;
+  /** A load attempt of a model ended. */
+  modelLoad(name: string, outcome: "success" | "failure"): void;
+  /** The execution provider sessions run on. */
+  executionProvider(provider: string): void;
+  /** Any HTTP response, by the route pattern that answered it. */
+  httpResponse(method: string, route: string, status: number): void;
+}

@@ -1,0 +1,481 @@
+import { readdir, readFile, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { sha256Hex } from "../protocol/digest.ts";
+import { NotFound, NotReady, ServingError } from "../protocol/errors.ts";
+import type { HeldoutSet } from "../protocol/heldout.ts";
+import { type ModelConfig, type ModelSignature, parseModelConfig, signatureOf } from "../protocol/model-config.ts";
+import type { ModelMetadata } from "../protocol/types.ts";
+import { DynamicBatcher } from "./batcher.ts";
+import type { ExecutionProvider } from "./execution-provider.ts";
+import type { ExecutorFactory } from "./executor.ts";
+import { checkFixtureOutputs } from "./fixture-check.ts";
+import type { Logger } from "./log.ts";
+import { type Lease, ModelVersion } from "./model-version.ts";
+import type { Recorder } from "./recorder.ts";
+import { createOnnxModel, type OnnxModel } from "./session.ts";
+
+export interface RepositoryOptions {
+  /** Triton layout: `<name>/config.json`, `<name>/<version>/<file>`. */
+  modelsDir: string;
+  /** Held-out rows (`models/digits-heldout.json` format) every version is checked on before it serves. */
+  fixture: string;
+  provider: ExecutionProvider;
+  /** Most rows per run; each model's `maxBatchSize` also caps it. */
+  maxBatch: number;
+  /** Requests waiting per version before `queueFull()`. */
+  maxQueue: number;
+  maxQueueDelayUs: number;
+  queueFull: () => ServingError;
+  /** A warm-up inference must finish within this many milliseconds (best of 3) before a version serves. Default 200. */
+  warmupBudgetMs?: number;
+  /** How far fixture accuracy may fall below the accuracy the config states for the version. Default 0.01. */
+  accuracyTolerance?: number;
+  /** How requests reach each version's session. Default: the dynamic batcher. */
+  executor?: ExecutorFactory;
+  /** Called once, the first time every wanted model serves. */
+  onFirstReady?: () => void;
+}
+
+/** Triton's model states, as the repository index reports them. */
+export type ModelState = "READY" | "LOADING" | "UNLOADING" | "UNAVAILABLE";
+
+export interface IndexEntry {
+  name: string;
+  version?: string;
+  state: ModelState;
+  reason?: string;
+}
+
+/** What a successful load did and checked. */
+export interface LoadReport {
+  name: string;
+  version: string;
+  state: "READY";
+  /** The version it replaced, if any. */
+  previous: string | null;
+  provider: ExecutionProvider;
+  sha256: string;
+  warmupMs: number;
+  fixture: { rows: number; accuracy: number; required: number };
+}
+
+/** 400 for a load that failed; the message says why and what keeps serving. */
+export class LoadFailed extends ServingError {
+  constructor(message: string) {
+    super(400, "load_failed", message);
+  }
+}
+
+const WARMUP_ATTEMPTS = 3;
+/** Directory names a model may have: no path separators, never `.` or `..`. */
+const MODEL_NAME = /^[A-Za-z0-9_][\w.-]*$/;
+
+interface Fixture {
+  matrix: Float32Array;
+  width: number;
+  labels: number[];
+}
+
+interface Entry {
+  name: string;
+  serving?: ModelVersion;
+  /** Versions swapped out that still finish requests. */
+  draining: Set<ModelVersion>;
+  /** The latest load queued, so that identical concurrent loads share it. `version` undefined: the config's. */
+  loading?: { version: string | undefined; promise: Promise<LoadReport> };
+  /** Loads and unloads of one model run one after another. */
+  tail: Promise<void>;
+  /** False after an unload: readiness neither waits for it nor reloads it. */
+  wanted: boolean;
+  lastError?: string;
+}
+
+/**
+ * The model repository: finds models, loads versions (checksum, session, warm-up, fixture check, atomic
+ * swap), unloads them, and hands out leases so that a swapped-out version finishes its requests before its
+ * session is released.
+ */
+export class ModelRepository {
+  readonly #options: RepositoryOptions & { warmupBudgetMs: number; accuracyTolerance: number };
+  readonly #recorder: Recorder;
+  readonly #log: Logger;
+  readonly #entries = new Map<string, Entry>();
+  #fixture: Promise<Fixture> | undefined;
+  #announced = false;
+
+  constructor(options: RepositoryOptions, recorder: Recorder, log: Logger) {
+    this.#options = { warmupBudgetMs: 200, accuracyTolerance: 0.01, ...options };
+    this.#recorder = recorder;
+    this.#log = log;
+  }
+
+  /** Find the model directories; throws when the repository is missing or holds no model. */
+  async discover(): Promise<string[]> {
+    const names = await this.#discover();
+    if (names.length === 0) throw new Error(`model repository ${this.#options.modelsDir}: no <name>/config.json found`);
+    for (const name of names) this.#entryFor(name);
+    return names;
+  }
+
+  /** Load every wanted model; resolves when every load has ended (failures are logged and kept as reasons). */
+  async loadAll(): Promise<void> {
+    const names = [...this.#entries.values()].filter((e) => e.wanted).map((e) => e.name);
+    await Promise.allSettled(names.map((name) => this.load(name)));
+  }
+
+  /** Start a load for every wanted model that neither serves nor is loading (readiness checks call this). */
+  ensureLoading(name?: string): void {
+    for (const entry of name ? [this.#get(name)] : this.#entries.values()) {
+      if (entry.wanted && !entry.serving && !entry.loading) this.load(entry.name).catch(() => {});
+    }
+  }
+
+  /** Every wanted model serves (and there is at least one). */
+  ready(): boolean {
+    const wanted = [...this.#entries.values()].filter((e) => e.wanted);
+    return wanted.length > 0 && wanted.every((e) => e.serving);
+  }
+
+  /** Why the repository is not ready, one line per model. */
+  notReadyReasons(): string[] {
+    const wanted = [...this.#entries.values()].filter((e) => e.wanted && !e.serving);
+    if (this.#entries.size === 0) return ["no models found"];
+    return wanted.map((e) => `${e.name}: ${e.loading ? "loading" : (e.lastError ?? "not loaded")}`);
+  }
+
+  /** Whether `name` (at `version`, if given) serves; 404 for an unknown model. */
+  modelReady(name: string, version?: string): boolean {
+    const serving = this.#get(name).serving;
+    return !!serving && (version === undefined || serving.version === version);
+  }
+
+  /**
+   * A lease on the version serving `name` (or exactly `version`): 404 for an unknown model or a version not
+   * served, 503 while the model is not loaded.
+   */
+  acquire(name: string, version?: string): Lease {
+    const entry = this.#get(name);
+    const serving = entry.serving;
+    if (!serving) {
+      const why = entry.wanted ? (entry.loading ? "loading" : (entry.lastError ?? "not loaded")) : "unloaded";
+      throw new NotReady(`model "${name}" is not ready: ${why}`, 1);
+    }
+    if (version !== undefined && version !== serving.version) {
+      throw new NotFound(`model "${name}" version ${version} is not served; version ${serving.version} is`);
+    }
+    return serving.lease();
+  }
+
+  /** v2 model metadata of the serving version. */
+  metadata(name: string, version?: string): ModelMetadata {
+    const lease = this.acquire(name, version);
+    lease.release();
+    const { config } = lease.model;
+    return {
+      name,
+      versions: [lease.model.version],
+      platform: config.platform,
+      inputs: config.inputs.map((t) => ({ ...t, shape: [...t.shape] })),
+      outputs: config.outputs.map((t) => ({ ...t, shape: [...t.shape] })),
+    };
+  }
+
+  /** Every model and version the repository knows, with its state. */
+  index(): IndexEntry[] {
+    const out: IndexEntry[] = [];
+    for (const entry of [...this.#entries.values()].sort((a, b) => a.name.localeCompare(b.name))) {
+      const { name } = entry;
+      if (entry.serving) out.push({ name, version: entry.serving.version, state: "READY" });
+      for (const old of entry.draining) out.push({ name, version: old.version, state: "UNLOADING" });
+      if (entry.loading) {
+        out.push({ name, ...(entry.loading.version ? { version: entry.loading.version } : {}), state: "LOADING" });
+      }
+      if (!entry.serving && !entry.loading) {
+        out.push({ name, state: "UNAVAILABLE", reason: entry.wanted ? (entry.lastError ?? "not loaded") : "unloaded" });
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Load `version` of `name` (default: the version its config.json names, re-read from disk) and swap it in.
+   * Concurrent identical loads share one attempt. On failure the serving version keeps serving and the
+   * error says why (`LoadFailed`, 400); 404 when the repository has no such model.
+   */
+  async load(name: string, version?: string): Promise<LoadReport> {
+    const entry = await this.#discoverOne(name);
+    if (entry.loading && entry.loading.version === version) return entry.loading.promise;
+    entry.wanted = true;
+    const promise = this.#serially(entry, () => this.#loadNow(entry, version));
+    entry.loading = { version, promise };
+    const clear = () => {
+      if (entry.loading?.promise === promise) entry.loading = undefined;
+    };
+    promise.then(clear, clear);
+    return promise;
+  }
+
+  /** Stop serving `name`; requests already holding it finish first. 404 when unknown. */
+  async unload(name: string): Promise<IndexEntry> {
+    const entry = this.#get(name);
+    entry.wanted = false;
+    await this.#serially(entry, async () => {
+      const old = entry.serving;
+      if (!old) return;
+      entry.serving = undefined;
+      old.recorder.ready(false);
+      this.#retire(entry, old);
+      this.#log("info", "model unloaded", { model: name, version: old.version, inFlight: old.leases });
+    });
+    return { name, state: "UNAVAILABLE", reason: "unloaded" };
+  }
+
+  /** SIGHUP: load every wanted model again from disk, including directories added since start. */
+  async reloadAll(): Promise<PromiseSettledResult<LoadReport>[]> {
+    for (const name of await this.#discover()) this.#entryFor(name);
+    const wanted = [...this.#entries.values()].filter((e) => e.wanted);
+    return Promise.allSettled(wanted.map((e) => this.load(e.name)));
+  }
+
+  /** Retire every version and wait until their sessions are released. */
+  async close(): Promise<void> {
+    const released: Promise<void>[] = [];
+    for (const entry of this.#entries.values()) {
+      entry.wanted = false;
+      if (entry.serving) released.push(entry.serving.retire());
+      entry.serving = undefined;
+      for (const old of entry.draining) released.push(old.retire());
+    }
+    await Promise.all(released);
+  }
+
+  #get(name: string): Entry {
+    const entry = this.#entries.get(name);
+    if (!entry) throw new NotFound(`model "${name}" is not in the repository`);
+    return entry;
+  }
+
+  #entryFor(name: string): Entry {
+    let entry = this.#entries.get(name);
+    if (!entry) {
+      entry = { name, draining: new Set(), tail: Promise.resolve(), wanted: true };
+      this.#entries.set(name, entry);
+    }
+    return entry;
+  }
+
+  /** Names of the directories holding a config.json. */
+  async #discover(): Promise<string[]> {
+    const dirents = await readdir(this.#options.modelsDir, { withFileTypes: true }).catch((err: Error) => {
+      throw new Error(`model repository ${this.#options.modelsDir}: ${err.message}`);
+    });
+    const names: string[] = [];
+    for (const d of dirents) {
+      if (d.isDirectory() && MODEL_NAME.test(d.name) && (await this.#hasConfig(d.name))) names.push(d.name);
+    }
+    return names.sort();
+  }
+
+  async #hasConfig(name: string): Promise<boolean> {
+    return stat(join(this.#options.modelsDir, name, "config.json")).then(
+      (s) => s.isFile(),
+      () => false,
+    );
+  }
+
+  /** The entry for `name`, adding a model directory created since start (Triton's explicit model control). */
+  async #discoverOne(name: string): Promise<Entry> {
+    const known = this.#entries.get(name);
+    if (known) return known;
+    if (!MODEL_NAME.test(name) || !(await this.#hasConfig(name))) {
+      throw new NotFound(`model "${name}" is not in the repository`);
+    }
+    return this.#entryFor(name);
+  }
+
+  #serially<T>(entry: Entry, op: () => Promise<T>): Promise<T> {
+    const result = entry.tail.then(op);
+    entry.tail = result.then(
+      () => {},
+      () => {},
+    );
+    return result;
+  }
+
+  #retire(entry: Entry, old: ModelVersion): void {
+    entry.draining.add(old);
+    void old.retire().then(() => {
+      entry.draining.delete(old);
+      this.#log("info", "model version released", { model: entry.name, version: old.version });
+    });
+  }
+
+  async #loadNow(entry: Entry, requested: string | undefined): Promise<LoadReport> {
+    const { name } = entry;
+    const started = performance.now();
+    let session: OnnxModel | undefined;
+    let version = requested;
+    try {
+      const config = await this.#readConfig(name);
+      version = requested ?? config.version;
+      const listed = config.versions[version];
+      if (!listed) throw new Error(`version ${version} is not listed in config.json`);
+      const file = join(this.#options.modelsDir, name, version, listed.file);
+      const bytes = await readFile(file).catch((err: Error) => {
+        throw new Error(`cannot read ${name}/${version}/${listed.file}: ${err.message}`);
+      });
+      const sha256 = await sha256Hex(bytes);
+      if (sha256 !== listed.sha256 || bytes.length !== listed.bytes) {
+        throw new Error(
+          `checksum mismatch: ${name}/${version}/${listed.file} has sha256 ${sha256} (${bytes.length} bytes), ` +
+            `config.json says ${listed.sha256} (${listed.bytes} bytes); the file will not be served`,
+        );
+      }
+      const signature = signatureOf(config);
+      session = await createOnnxModel(bytes, signature, this.#options.provider, listed.weights).catch((err: Error) => {
+        throw new Error(`cannot create a session: ${err.message}`);
+      });
+      const fixture = await this.#loadFixture();
+      const warmupMs = await this.#warmUp(session, fixture, signature);
+      const required = Math.max(0, listed.accuracy.test - this.#options.accuracyTolerance);
+      const accuracy = await this.#checkFixture(session, fixture, signature, config, required);
+
+      const maxBatch = Math.min(this.#options.maxBatch, config.maxBatchSize);
+      const recorder = this.#recorder.model(name, version);
+      const executor = (this.#options.executor ?? ((c) => new DynamicBatcher(c)))({
+        run: session.run,
+        maxBatch,
+        maxQueue: this.#options.maxQueue,
+        maxQueueDelayUs: this.#options.maxQueueDelayUs,
+        queueFull: this.#options.queueFull,
+        recorder,
+      });
+      const model = new ModelVersion({ config, version, signature, session, executor, recorder });
+      // The swap: one assignment. Requests that took a lease on the old version keep it until they answer.
+      const previous = entry.serving;
+      entry.serving = model;
+      entry.lastError = undefined;
+      if (previous && previous.version !== version) previous.recorder.ready(false);
+      recorder.ready(true);
+      if (previous) this.#retire(entry, previous);
+      this.#recorder.modelLoad(name, "success");
+      const report: LoadReport = {
+        name,
+        version,
+        state: "READY",
+        previous: previous?.version ?? null,
+        provider: this.#options.provider,
+        sha256,
+        warmupMs,
+        fixture: { rows: fixture.labels.length, accuracy, required },
+      };
+      this.#log("info", "model version serving", { ...report, loadMs: performance.now() - started });
+      if (!this.#announced && this.ready()) {
+        this.#announced = true;
+        this.#options.onFirstReady?.();
+      }
+      return report;
+    } catch (err) {
+      await session?.release();
+      const reason = (err as Error).message;
+      entry.lastError = reason;
+      this.#recorder.modelLoad(name, "failure");
+      const serving = entry.serving?.version;
+      this.#log("warn", "model load failed", {
+        model: name,
+        version: version ?? null,
+        reason,
+        serving: serving ?? null,
+      });
+      const keeps = serving ? `version ${serving} keeps serving` : "the model is not served";
+      throw new LoadFailed(
+        `loading model "${name}"${version ? ` version ${version}` : ""} failed: ${reason}; ${keeps}`,
+      );
+    }
+  }
+
+  async #readConfig(name: string): Promise<ModelConfig> {
+    const source = `${name}/config.json`;
+    const text = await readFile(join(this.#options.modelsDir, name, "config.json"), "utf8").catch((err: Error) => {
+      throw new Error(`cannot read ${source}: ${err.message}`);
+    });
+    let raw: unknown;
+    try {
+      raw = JSON.parse(text);
+    } catch (err) {
+      throw new Error(`${source}: invalid JSON: ${(err as Error).message}`);
+    }
+    const config = parseModelConfig(raw, source);
+    if (config.name !== name) throw new Error(`${source} names the model "${config.name}", not "${name}"`);
+    return config;
+  }
+
+  /** The held-out fixture, read once; a failed read is retried on the next load. */
+  #loadFixture(): Promise<Fixture> {
+    this.#fixture ??= readFixture(this.#options.fixture).catch((err: Error) => {
+      this.#fixture = undefined;
+      throw new Error(`fixture ${this.#options.fixture}: ${err.message}`);
+    });
+    return this.#fixture;
+  }
+
+  /** Milliseconds of the fastest of up to 3 one-row inferences; fails when none is within the budget. */
+  async #warmUp(session: OnnxModel, fixture: Fixture, signature: ModelSignature): Promise<number> {
+    if (fixture.width !== signature.width) {
+      throw new Error(`the fixture's rows have ${fixture.width} values; the model takes ${signature.width}`);
+    }
+    const row = fixture.matrix.slice(0, fixture.width);
+    let best = Number.POSITIVE_INFINITY;
+    for (let attempt = 0; attempt < WARMUP_ATTEMPTS; attempt++) {
+      const t0 = performance.now();
+      await session.run(row, 1);
+      best = Math.min(best, performance.now() - t0);
+      if (best <= this.#options.warmupBudgetMs) return best;
+    }
+    throw new Error(
+      `warm-up inference took ${best.toFixed(3)} ms at best (${WARMUP_ATTEMPTS} tries), over the ${this.#options.warmupBudgetMs} ms budget`,
+    );
+  }
+
+  async #checkFixture(
+    session: OnnxModel,
+    fixture: Fixture,
+    signature: ModelSignature,
+    config: ModelConfig,
+    required: number,
+  ): Promise<number> {
+    const rows = fixture.labels.length;
+    const chunk = config.maxBatchSize;
+    const probs = new Float32Array(rows * signature.classes);
+    for (let start = 0; start < rows; start += chunk) {
+      const n = Math.min(chunk, rows - start);
+      const out = await session.run(fixture.matrix.subarray(start * fixture.width, (start + n) * fixture.width), n);
+      if (out.length !== n * signature.classes) {
+        throw new Error(
+          `the model returned ${out.length} values for ${n} rows; the config says ${signature.classes} classes`,
+        );
+      }
+      probs.set(out, start * signature.classes);
+    }
+    const verdict = checkFixtureOutputs(probs, fixture.labels, signature.classes, required);
+    if (!verdict.ok) throw new Error(verdict.reason);
+    return verdict.accuracy;
+  }
+}
+
+async function readFixture(path: string): Promise<Fixture> {
+  const set = JSON.parse(await readFile(path, "utf8")) as HeldoutSet;
+  const rows = Array.isArray(set?.rows) ? set.rows : [];
+  const width = rows[0]?.input?.length ?? 0;
+  if (rows.length === 0 || width === 0) throw new Error("no rows with inputs");
+  const matrix = new Float32Array(rows.length * width);
+  const labels: number[] = [];
+  rows.forEach((row, r) => {
+    if (!Array.isArray(row.input) || row.input.length !== width || !Number.isInteger(row.label)) {
+      throw new Error(`row ${r} needs ${width} inputs and an integer label`);
+    }
+    matrix.set(row.input, r * width);
+    labels.push(row.label);
+  });
+  return { matrix, width, labels };
+}

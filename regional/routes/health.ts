@@ -1,0 +1,68 @@
+import { readFileSync } from "node:fs";
+import { Hono } from "hono";
+import type { ServerMetadata } from "../../protocol/types.ts";
+import type { AppDeps, RegionalEnv } from "../app-context.ts";
+import { refuseOtherMethods } from "./method-not-allowed.ts";
+
+const PACKAGE = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+
+/**
+ * Server and model metadata, liveness and readiness (open to everyone, like /metrics: probes and scrapers
+ * carry no credentials). Readiness checks also start the load of any wanted model that is neither serving nor
+ * loading; concurrent checks share that one load.
+ */
+export function healthRoutes(deps: AppDeps): Hono<RegionalEnv> {
+  const { repository } = deps;
+  const app = new Hono<RegionalEnv>();
+
+  app.get("/v2", (c) =>
+    c.json({
+      name: "edgecascade-regional",
+      version: PACKAGE.version,
+      extensions: ["model_repository"],
+      region: deps.region,
+      executionProvider: deps.provider,
+    } satisfies ServerMetadata & Record<string, unknown>),
+  );
+
+  app.get("/v2/health/live", (c) => c.json({ live: true }));
+
+  app.get("/v2/health/ready", (c) => {
+    if (deps.draining()) return c.json({ ready: false, reasons: ["draining"] }, 503);
+    repository.ensureLoading();
+    return repository.ready()
+      ? c.json({ ready: true })
+      : c.json({ ready: false, reasons: repository.notReadyReasons() }, 503);
+  });
+
+  const modelReady = (name: string, version: string | undefined) => {
+    repository.ensureLoading(name);
+    return repository.modelReady(name, version);
+  };
+  app.get("/v2/models/:model/ready", (c) => {
+    const name = c.req.param("model");
+    return modelReady(name, undefined) ? c.json({ name, ready: true }) : c.json({ name, ready: false }, 503);
+  });
+  app.get("/v2/models/:model/versions/:version/ready", (c) => {
+    const { model: name, version } = c.req.param();
+    return modelReady(name, version) ? c.json({ name, ready: true }) : c.json({ name, ready: false }, 503);
+  });
+
+  app.get("/v2/models/:model", (c) => c.json(repository.metadata(c.req.param("model"))));
+  app.get("/v2/models/:model/versions/:version", (c) =>
+    c.json(repository.metadata(c.req.param("model"), c.req.param("version"))),
+  );
+
+  app.get("/metrics", async (c) => c.body(await deps.metricsText(), 200, { "content-type": deps.metricsContentType }));
+
+  return refuseOtherMethods(app, {
+    "/v2": ["GET"],
+    "/v2/health/live": ["GET"],
+    "/v2/health/ready": ["GET"],
+    "/v2/models/:model/ready": ["GET"],
+    "/v2/models/:model/versions/:version/ready": ["GET"],
+    "/v2/models/:model": ["GET"],
+    "/v2/models/:model/versions/:version": ["GET"],
+    "/metrics": ["GET"],
+  });
+}

@@ -1,0 +1,124 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { type Context, Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { setMetric, timing } from "hono/timing";
+import { parseClassifyRequest, readClassifyInputs } from "../../protocol/classify-request.ts";
+import { PayloadTooLarge, ServingError } from "../../protocol/errors.ts";
+import { MODEL_VERSION_HEADER, SERVED_BY_HEADER } from "../../protocol/headers.ts";
+import { parseInferRequest, readInferInputs } from "../../protocol/infer-request.ts";
+import { parseJsonBody } from "../../protocol/json-body.ts";
+import { toInferResponse, toPredictions } from "../../protocol/responses.ts";
+import type { InputRows } from "../../protocol/tensor.ts";
+import type { ClassifyResponse, ServedBy } from "../../protocol/types.ts";
+import type { AppDeps, RegionalEnv } from "../app-context.ts";
+import { type Executed, nowUs } from "../executor.ts";
+import { deadline } from "../middleware/deadline.ts";
+import { edgeSignature } from "../middleware/signature-auth.ts";
+import type { Lease } from "../model-version.ts";
+import type { InferenceOutcome } from "../recorder.ts";
+import { refuseOtherMethods } from "./method-not-allowed.ts";
+
+function outcomeOf(err: unknown): InferenceOutcome {
+  if (err instanceof ServingError && err.code === "deadline_exceeded") return "expired";
+  if (err instanceof ServingError && err.code === "queue_full") return "rejected";
+  return "failed";
+}
+
+/**
+ * `/v1/classify` and v2 `infer`. Layers, outermost first: Server-Timing, deadline clock, body limit (413),
+ * edge signature (401, when a secret is set); then parse, lease the serving version, validate the rows
+ * against it, and run them through its batcher.
+ */
+export function inferenceRoutes(deps: AppDeps): Hono<RegionalEnv> {
+  const { repository, limits } = deps;
+  const servedBy: ServedBy = `regional:${deps.region}`;
+  const app = new Hono<RegionalEnv>();
+
+  const paths = ["/v1/classify", "/v2/models/:model/infer", "/v2/models/:model/versions/:version/infer"];
+  for (const path of paths) {
+    app.use(
+      path,
+      timing({ totalDescription: "regional" }),
+      deadline(),
+      bodyLimit({
+        maxSize: limits.maxBodyBytes,
+        onError: () => {
+          throw new PayloadTooLarge(`body exceeds ${limits.maxBodyBytes} bytes`);
+        },
+      }),
+    );
+    if (deps.sharedSecret) app.use(path, edgeSignature({ secret: deps.sharedSecret }));
+  }
+
+  /** Run `rows` on the leased version; counts the outcome and sets the answer's headers. */
+  async function run(c: Context<RegionalEnv>, lease: Lease, rows: InputRows): Promise<Executed> {
+    const { recorder, version } = lease.model;
+    recorder.pending(1);
+    let outcome: InferenceOutcome = "failed";
+    try {
+      if (deps.delayMs > 0) {
+        await sleep(deps.delayMs);
+        setMetric(c, "delay", deps.delayMs, "simulated distance");
+      }
+      const result = await lease.model.infer(rows, c.var.deadlineUs);
+      outcome = "success";
+      setMetric(c, "queue", result.queueMs);
+      setMetric(c, "compute", result.computeMs, `batch of ${result.batchRows}`);
+      c.header(SERVED_BY_HEADER, servedBy);
+      c.header(MODEL_VERSION_HEADER, version);
+      return result;
+    } catch (err) {
+      outcome = outcomeOf(err);
+      throw err;
+    } finally {
+      recorder.pending(-1);
+      recorder.request(outcome, (nowUs() - c.var.receivedUs) / 1e6);
+    }
+  }
+
+  app.post("/v1/classify", async (c) => {
+    const call = parseClassifyRequest(parseJsonBody(await c.req.text(), c.req.header("content-type")));
+    const lease = repository.acquire(call.model, call.version);
+    try {
+      const { signature, version } = lease.model;
+      const rows = readClassifyInputs(call.inputs, signature, limits);
+      const { probs } = await run(c, lease, rows);
+      return c.json({
+        model: call.model,
+        version,
+        ...(call.id !== undefined ? { id: call.id } : {}),
+        predictions: toPredictions(probs, rows.batch, signature.labels),
+        servedBy,
+      } satisfies ClassifyResponse);
+    } finally {
+      lease.release();
+    }
+  });
+
+  const infer = async (c: Context<RegionalEnv>, model: string, version?: string) => {
+    const call = parseInferRequest(parseJsonBody(await c.req.text(), c.req.header("content-type")));
+    const lease = repository.acquire(model, version);
+    try {
+      const { signature } = lease.model;
+      const rows = readInferInputs(call, signature, limits);
+      const { probs } = await run(c, lease, rows);
+      return c.json(
+        toInferResponse({
+          model,
+          version: lease.model.version,
+          id: call.request.id,
+          outputName: signature.outputName,
+          probs,
+          batch: rows.batch,
+          classes: signature.classes,
+        }),
+      );
+    } finally {
+      lease.release();
+    }
+  };
+  app.post("/v2/models/:model/infer", (c) => infer(c, c.req.param("model")));
+  app.post("/v2/models/:model/versions/:version/infer", (c) => infer(c, c.req.param("model"), c.req.param("version")));
+
+  return refuseOtherMethods(app, Object.fromEntries(paths.map((p) => [p, ["POST"]])));
+}

@@ -1,0 +1,72 @@
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import * as v from "valibot";
+import { BadRequest, PayloadTooLarge } from "../../protocol/errors.ts";
+import { parseJsonBody } from "../../protocol/json-body.ts";
+import { parseOrDescribe, plainObject } from "../../protocol/schema-message.ts";
+import type { AppDeps, RegionalEnv } from "../app-context.ts";
+import { adminToken } from "../middleware/admin-auth.ts";
+import { refuseOtherMethods } from "./method-not-allowed.ts";
+
+const loadSchema = v.strictObject({
+  parameters: v.optional(
+    plainObject(
+      v.strictObject({
+        version: v.optional(v.pipe(v.string(), v.regex(/^\d+$/, 'must be a version number such as "2"'))),
+      }),
+    ),
+  ),
+});
+const indexSchema = v.strictObject({ ready: v.optional(v.boolean()) });
+
+/** An optional JSON body: empty means `{}`; anything else must be JSON matching `schema` (400/415 otherwise). */
+async function optionalBody<const S extends v.GenericSchema>(
+  text: string,
+  contentType: string | undefined,
+  schema: S,
+): Promise<v.InferOutput<S>> {
+  const raw = text.trim() === "" ? {} : parseJsonBody(text, contentType);
+  const parsed = parseOrDescribe(plainObject(schema), raw);
+  if (!parsed.ok) throw new BadRequest(parsed.message);
+  return parsed.value;
+}
+
+/**
+ * Triton's model repository extension, behind the admin token: index, load (default: re-read config.json and
+ * load the version it names; `{"parameters": {"version": "2"}}` for another) and unload.
+ */
+export function repositoryRoutes(deps: AppDeps): Hono<RegionalEnv> {
+  const { repository } = deps;
+  const app = new Hono<RegionalEnv>();
+  const paths = ["/v2/repository/index", "/v2/repository/models/:model/load", "/v2/repository/models/:model/unload"];
+  for (const path of paths) {
+    app.use(
+      path,
+      adminToken({ token: deps.adminToken }),
+      bodyLimit({
+        maxSize: 16 * 1024,
+        onError: () => {
+          throw new PayloadTooLarge("model control bodies are at most 16 KiB");
+        },
+      }),
+    );
+  }
+
+  app.post("/v2/repository/index", async (c) => {
+    const { ready } = await optionalBody(await c.req.text(), c.req.header("content-type"), indexSchema);
+    const entries = repository.index();
+    return c.json(ready ? entries.filter((e) => e.state === "READY") : entries);
+  });
+
+  app.post("/v2/repository/models/:model/load", async (c) => {
+    const body = await optionalBody(await c.req.text(), c.req.header("content-type"), loadSchema);
+    return c.json(await repository.load(c.req.param("model"), body.parameters?.version));
+  });
+
+  app.post("/v2/repository/models/:model/unload", async (c) => {
+    await optionalBody(await c.req.text(), c.req.header("content-type"), v.strictObject({}));
+    return c.json(await repository.unload(c.req.param("model")));
+  });
+
+  return refuseOtherMethods(app, Object.fromEntries(paths.map((p) => [p, ["POST"]])));
+}

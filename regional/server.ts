@@ -1,0 +1,160 @@
+import type { Server } from "node:http";
+import { STATUS_CODES } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
+import { createAdaptorServer } from "@hono/node-server";
+import { NotReady, RateLimited, ServingError } from "../protocol/errors.ts";
+import { DEFAULT_LIMITS } from "../protocol/limits.ts";
+import { createRegionalApp } from "./app.ts";
+import { chooseProvider } from "./execution-provider.ts";
+import type { ExecutorFactory } from "./executor.ts";
+import type { Logger } from "./log.ts";
+import { createMetrics, type Metrics } from "./metrics.ts";
+import type { RegionalOptions } from "./options.ts";
+import { type LoadReport, ModelRepository, type RepositoryOptions } from "./repository.ts";
+import { probeProvider } from "./session.ts";
+
+/** Things an embedding process (the CLI, a cluster worker, a test, a benchmark) supplies. */
+export interface ServerHooks {
+  log: Logger;
+  /** What `/metrics` answers; default: this process's metrics. A cluster worker aggregates all workers'. */
+  metricsText?: (local: Metrics) => () => Promise<string>;
+  /** Default: the dynamic batcher. Benchmarks swap in their baselines. */
+  executor?: ExecutorFactory;
+  /** Overrides of the load checks (tests). */
+  loadChecks?: Pick<RepositoryOptions, "warmupBudgetMs" | "accuracyTolerance">;
+}
+
+export interface RegionalServer {
+  url: string;
+  port: number;
+  repository: ModelRepository;
+  metrics: Metrics;
+  /** Resolves when every model's first load has ended, successfully or not. */
+  loaded: Promise<void>;
+  /** Resolves the first time every model serves (readiness 200). */
+  firstReady: Promise<void>;
+  /** SIGHUP: reload every model from disk. */
+  reload(): Promise<PromiseSettledResult<LoadReport>[]>;
+  /**
+   * SIGTERM: readiness turns false, after `shutdownDelayMs` the listener closes, every accepted request is
+   * answered, then the sessions are released. Idempotent.
+   */
+  shutdown(): Promise<void>;
+}
+
+function queueFullError(status: 429 | 503): () => ServingError {
+  const message = "the model's queue is full; retry shortly";
+  return status === 429
+    ? () => new RateLimited(message, 1, "queue_full")
+    : () => new ServingError(503, "queue_full", message, new NotReady(message, 1).headers);
+}
+
+/** Malformed HTTP never reaches Hono; answer it in the same JSON shape instead of Node's bare 400. */
+function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === "ECONNRESET" || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status = err.code === "HPE_HEADER_OVERFLOW" ? 431 : 400;
+  const body = JSON.stringify({ error: `malformed HTTP request (${err.code ?? "parse error"})`, code: "bad_request" });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+}
+
+/**
+ * Start a regional pool in this process: choose the execution provider, find the models, listen (liveness
+ * answers at once), then load and check every model (readiness answers 200 when they serve).
+ */
+export async function startRegionalServer(options: RegionalOptions, hooks: ServerHooks): Promise<RegionalServer> {
+  const { log } = hooks;
+  const metrics = createMetrics();
+  let announceReady = () => {};
+  const firstReady = new Promise<void>((resolve) => {
+    announceReady = resolve;
+  });
+  const decision = await chooseProvider(options.ep, probeProvider);
+  if (decision.fallbackReason) {
+    log("warn", `execution provider: cpu (--ep ${options.ep}: cuda did not load)`, { reason: decision.fallbackReason });
+  } else {
+    log("info", `execution provider: ${decision.provider}`, { ep: options.ep });
+  }
+  metrics.recorder.executionProvider(decision.provider);
+
+  const repository = new ModelRepository(
+    {
+      modelsDir: options.modelsDir,
+      fixture: options.fixture,
+      provider: decision.provider,
+      maxBatch: options.maxBatch,
+      maxQueue: options.maxQueue,
+      maxQueueDelayUs: options.maxQueueDelayUs,
+      queueFull: queueFullError(options.queueFullStatus),
+      executor: hooks.executor,
+      onFirstReady: () => announceReady(),
+      ...hooks.loadChecks,
+    },
+    metrics.recorder,
+    log,
+  );
+  await repository.discover();
+
+  let draining = false;
+  const app = createRegionalApp({
+    region: options.region,
+    repository,
+    recorder: metrics.recorder,
+    provider: decision.provider,
+    metricsText: hooks.metricsText?.(metrics) ?? metrics.text,
+    metricsContentType: metrics.contentType,
+    draining: () => draining,
+    log,
+    limits: DEFAULT_LIMITS,
+    delayMs: options.delayMs,
+    sharedSecret: options.sharedSecret,
+    adminToken: options.adminToken,
+  });
+
+  const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+  server.on("clientError", answerClientError);
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = options.host === "0.0.0.0" || options.host === "::" ? "127.0.0.1" : options.host;
+  const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  log("info", "listening", { url, port, region: options.region });
+
+  const loaded = repository.loadAll();
+  let stopping: Promise<void> | undefined;
+
+  return {
+    url,
+    port,
+    repository,
+    metrics,
+    loaded,
+    firstReady,
+    reload: () => repository.reloadAll(),
+    shutdown() {
+      stopping ??= (async () => {
+        draining = true;
+        log("info", "draining: readiness is false", { shutdownDelayMs: options.shutdownDelayMs });
+        if (options.shutdownDelayMs > 0) await sleep(options.shutdownDelayMs);
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeIdleConnections();
+        });
+        await repository.close();
+        log("info", "drained: every accepted request was answered");
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,58 @@
+import * as ort from "onnxruntime-node";
+import type { ModelSignature } from "../protocol/model-config.ts";
+import type { ExecutionProvider } from "./execution-provider.ts";
+import { PROBE_MODEL } from "./probe-model.ts";
+
+/** Runs `batch` rows (row-major float32) through a model and returns its output rows. */
+export type RunRows = (data: Float32Array, batch: number) => Promise<Float32Array>;
+
+/** One onnxruntime-node session of one model version. */
+export interface OnnxModel {
+  run: RunRows;
+  release(): Promise<void>;
+}
+
+function sessionOptions(provider: ExecutionProvider, weights: "fp32" | "int8"): ort.InferenceSession.SessionOptions {
+  return {
+    executionProviders: provider === "cuda" ? [{ name: "cuda", deviceId: 0 }, "cpu"] : ["cpu"],
+    // At "extended"/"all" onnxruntime-node rewrites DequantizeLinear+MatMul into MatMulNBits, which moved the
+    // int8 model's probabilities by 1.4e-2 (test/models/models.test.ts); "basic" keeps them within 6e-7.
+    graphOptimizationLevel: weights === "int8" ? "basic" : "all",
+    // One thread per session: measured as fast as the default on these small MLPs, and it keeps N cluster
+    // workers from oversubscribing N cores.
+    intraOpNumThreads: 1,
+    interOpNumThreads: 1,
+    executionMode: "sequential",
+  };
+}
+
+/** A session for a verified model file. */
+export async function createOnnxModel(
+  bytes: Uint8Array,
+  signature: ModelSignature,
+  provider: ExecutionProvider,
+  weights: "fp32" | "int8" = "fp32",
+): Promise<OnnxModel> {
+  const session = await ort.InferenceSession.create(bytes, sessionOptions(provider, weights));
+  const { inputName, outputName, width } = signature;
+  if (!session.inputNames.includes(inputName) || !session.outputNames.includes(outputName)) {
+    await session.release();
+    throw new Error(
+      `the graph's tensors (inputs ${session.inputNames.join(", ")}; outputs ${session.outputNames.join(", ")}) ` +
+        `are not the config's ("${inputName}" -> "${outputName}")`,
+    );
+  }
+  return {
+    async run(data, batch) {
+      const out = await session.run({ [inputName]: new ort.Tensor("float32", data, [batch, width]) });
+      return out[outputName]!.data as Float32Array;
+    },
+    release: () => session.release(),
+  };
+}
+
+/** Throws when `provider` cannot create a session (for CUDA: its shared libraries or the GPU are missing). */
+export async function probeProvider(provider: ExecutionProvider): Promise<void> {
+  const session = await ort.InferenceSession.create(PROBE_MODEL, sessionOptions(provider, "fp32"));
+  await session.release();
+}

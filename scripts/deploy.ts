@@ -1,0 +1,46 @@
+/**
+ * `npm run deploy -- --env <region> [wrangler options]`: `wrangler deploy --env <region>` for one of the
+ * regions in wrangler.toml. Extra arguments (`--dry-run`, `--outdir dir`, ...) pass through to wrangler.
+ * The top level of wrangler.toml is the local stack and is never deployed.
+ */
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ROOT } from "./stack/build-edge.ts";
+
+const USAGE = "usage: npm run deploy -- --env <region> [--dry-run] [other wrangler deploy options]";
+
+/** Regions deployable from wrangler.toml: its `[env.<name>]` tables. */
+export function deployableEnvs(toml: string): string[] {
+  return [...toml.matchAll(/^\[env\.([\w-]+)\]\s*$/gm)].map((m) => m[1]!);
+}
+
+/** Split our arguments: the environment (required, `--env x` or `--env=x`) and what goes to wrangler. */
+export function parseDeployArgs(argv: readonly string[], envs: readonly string[]): { env: string; rest: string[] } {
+  const rest: string[] = [];
+  let env: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--env" || arg === "-e") env = argv[++i];
+    else if (arg.startsWith("--env=")) env = arg.slice("--env=".length);
+    else rest.push(arg);
+  }
+  if (!env) throw new Error(`--env is required (one of ${envs.join(", ")})\n${USAGE}`);
+  if (!envs.includes(env)) throw new Error(`unknown environment "${env}"; wrangler.toml has ${envs.join(", ")}`);
+  return { env, rest };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  try {
+    const envs = deployableEnvs(readFileSync(join(ROOT, "wrangler.toml"), "utf8"));
+    const { env, rest } = parseDeployArgs(process.argv.slice(2), envs);
+    const child = spawn(join(ROOT, "node_modules/.bin/wrangler"), ["deploy", "--env", env, ...rest], {
+      cwd: ROOT,
+      stdio: "inherit",
+    });
+    child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+  } catch (err) {
+    console.error((err as Error).message);
+    process.exit(2);
+  }
+}

@@ -1,0 +1,76 @@
+import { Log, LogLevel, Miniflare } from "miniflare";
+import { unstable_getMiniflareWorkerOptions } from "wrangler";
+import { edgeBundle, ROOT } from "./build-edge.ts";
+
+export interface EdgeWorkerOptions {
+  /** Port on 127.0.0.1 for the Worker's own socket. Default 0: a free port. */
+  port?: number;
+  /** Vars and secrets, over wrangler.toml's `[vars]` of `env` (e.g. REGIONS, SLO_BUDGET_MS, API_KEYS). */
+  vars?: Record<string, string>;
+  /** Directory where the Cache API persists between runs. Default: in memory. */
+  persistDir?: string;
+  /** `request.cf` of requests arriving on the socket (dispatchFetch may pass its own). Default: none. */
+  cf?: Record<string, unknown>;
+  /** wrangler environment whose vars and bindings to start from. Default: the top level (the local stack). */
+  env?: string;
+  /** Replace the RATE_LIMITER binding (`{limit, period}`), or remove it (`false`). Default: wrangler.toml's. */
+  rateLimit?: { limit: number; period: 10 | 60 } | false;
+  /** Worker console output at or above this level is printed. Default WARN. */
+  logLevel?: LogLevel;
+}
+
+export interface EdgeWorker {
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  dispatchFetch: Miniflare["dispatchFetch"];
+  /** Run the Worker's scheduled handler (the cron's region probe) once and wait for it. */
+  scheduled(): Promise<void>;
+  miniflare: Miniflare;
+  dispose(): Promise<void>;
+}
+
+/**
+ * The edge Worker in local workerd: the wrangler bundle (built once per process, see build-edge.ts) run
+ * by Miniflare on its own socket with every module listed, not through wrangler's dev proxy. Bindings
+ * start from wrangler.toml (vars, the rate limiter) so that local runs match the config that deploys.
+ */
+export async function startEdgeWorker(options: EdgeWorkerOptions = {}): Promise<EdgeWorker> {
+  const bundle = await edgeBundle();
+  const fromToml = unstable_getMiniflareWorkerOptions(`${ROOT}/wrangler.toml`, options.env).workerOptions;
+  const ratelimits =
+    options.rateLimit === false
+      ? {}
+      : options.rateLimit
+        ? { RATE_LIMITER: { simple: options.rateLimit } }
+        : (fromToml.ratelimits ?? {});
+  const miniflare = new Miniflare({
+    modules: bundle.modules,
+    modulesRoot: bundle.dir,
+    compatibilityDate: fromToml.compatibilityDate,
+    compatibilityFlags: fromToml.compatibilityFlags,
+    bindings: { ...fromToml.bindings, ...options.vars },
+    ratelimits,
+    host: "127.0.0.1",
+    port: options.port ?? 0,
+    cf: options.cf ?? {},
+    ...(options.persistDir ? { cachePersist: `${options.persistDir}/cache` } : {}),
+    log: new Log(options.logLevel ?? LogLevel.WARN),
+  });
+  try {
+    const url = (await miniflare.ready).toString().replace(/\/$/, "");
+    return {
+      url,
+      dispatchFetch: miniflare.dispatchFetch.bind(miniflare),
+      async scheduled() {
+        const worker = await miniflare.getWorker();
+        const result = await worker.scheduled({ cron: "* * * * *" });
+        if (result.outcome !== "ok") throw new Error(`scheduled handler ended with ${result.outcome}`);
+      },
+      miniflare,
+      dispose: () => miniflare.dispose(),
+    };
+  } catch (err) {
+    await miniflare.dispose();
+    throw err;
+  }
+}

@@ -1,0 +1,73 @@
+import { execFile } from "node:child_process";
+import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, describe, expect, it } from "vitest";
+import { ROOT } from "../../scripts/stack/build-edge.ts";
+import { startEdgeWorker } from "../../scripts/stack/edge-worker.ts";
+
+const run = promisify(execFile);
+const MiB = 1024 * 1024;
+/** Workers' compressed size limits. */
+const FREE_LIMIT = 3 * MiB;
+const PAID_LIMIT = 10 * MiB;
+
+const REGIONS: Record<string, string[]> = {
+  us: ["us-east", "us-west", "eu-central"],
+  eu: ["eu-central", "eu-west", "us-east"],
+  ap: ["ap-northeast", "ap-southeast", "us-west"],
+};
+
+const tmp = mkdtempSync(join(tmpdir(), "edgecascade-deploy-"));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+describe("per-region deploys", () => {
+  it.each(Object.keys(REGIONS))(
+    "npm run deploy -- --env %s --dry-run builds the Worker with its own bindings",
+    async (env) => {
+      const outdir = join(tmp, env);
+      const { stdout } = await run(
+        process.execPath,
+        ["--import", "tsx", "scripts/deploy.ts", "--env", env, "--dry-run", "--outdir", outdir],
+        { cwd: ROOT, env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" } },
+      );
+      const [, raw, gzip] = stdout.match(/Total Upload: ([\d.]+) KiB \/ gzip: ([\d.]+) KiB/) ?? [];
+      expect(raw, stdout).toBeDefined();
+      expect(Number(gzip) * 1024).toBeLessThan(PAID_LIMIT);
+      // Over the Free plan's limit: the ORT wasm alone is ~3.6 MB compressed (docs/edge.md).
+      expect(Number(gzip) * 1024).toBeGreaterThan(FREE_LIMIT);
+      expect(stdout).toMatch(/env\.RATE_LIMITER \(6000 requests\/60s\)/);
+      expect(stdout).toMatch(/env\.REGIONS/);
+
+      const files = readdirSync(outdir);
+      expect(files).toContain("worker.js");
+      expect(files.filter((f) => f.endsWith("-ort-wasm-simd-threaded.wasm"))).toHaveLength(1);
+      expect(files.filter((f) => f.endsWith("-model.onnx"))).toHaveLength(1);
+      const bytes = files
+        .filter((f) => !f.endsWith(".map") && f !== "README.md")
+        .reduce((n, f) => n + statSync(join(outdir, f)).size, 0);
+      expect(bytes / 1024).toBeCloseTo(Number(raw), -1);
+    },
+  );
+
+  it.each(Object.entries(REGIONS))(
+    "env %s's bindings configure its own regions and the Worker starts with them",
+    async (env, names) => {
+      const worker = await startEdgeWorker({ env });
+      try {
+        const status = await worker.dispatchFetch(`${worker.url}/status/regions`);
+        const body = (await status.json()) as { isolate: { regions: { name: string; url: string }[] } };
+        expect(body.isolate.regions.map((r) => r.name)).toEqual(names);
+        for (const r of body.isolate.regions)
+          expect(r.url).toMatch(/^https:\/\/[\w-]+\.pool\.edgecascade\.example\.com$/);
+        // A location override header is ignored outside the local stack: no region answers, so the edge degrades,
+        // and the request is still answered (status 200) without the header steering anything.
+        const answer = await worker.dispatchFetch(`${worker.url}/v2/health/ready`);
+        expect(answer.status).toBe(200);
+      } finally {
+        await worker.dispose();
+      }
+    },
+  );
+});

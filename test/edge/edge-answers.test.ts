@@ -1,0 +1,166 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cacheKey } from "../../protocol/cache-key.ts";
+import type { InferResponse } from "../../protocol/types.ts";
+import { type EdgeWorker, startEdgeWorker } from "../../scripts/stack/edge-worker.ts";
+import {
+  classify,
+  confidentRows,
+  expectScores,
+  getJson,
+  post,
+  serverTiming,
+  TOLERANCE,
+  unsureRows,
+} from "./support.ts";
+
+// Edge-only paths: no regions configured, so nothing here can be answered by a regional pool.
+const NO_REGIONS = { REGIONS: "[]" };
+
+describe("edge inference in workerd", () => {
+  let worker: EdgeWorker;
+  beforeAll(async () => {
+    worker = await startEdgeWorker({ vars: NO_REGIONS });
+  });
+  afterAll(() => worker?.dispose());
+
+  it("loads the model once when the first requests arrive together", async () => {
+    const before = await getJson<{ edgeModel: { loaded: boolean; loads: number } }>(worker, "/status/regions");
+    expect(before.body.edgeModel).toMatchObject({ loaded: false, loads: 0 });
+    const rows = confidentRows.slice(0, 16);
+    const answers = await Promise.all(rows.map((row) => classify(worker, [row], { cascade: "edge" })));
+    for (const [i, answer] of answers.entries()) {
+      expect(answer.status).toBe(200);
+      expectScores(answer.body, [rows[i]!], "digits-edge");
+    }
+    const after = await getJson<{ edgeModel: { loaded: boolean; loads: number } }>(worker, "/status/regions");
+    expect(after.body.edgeModel).toMatchObject({ loaded: true, loads: 1 });
+  });
+
+  it("/v2/health/ready is 200 once the model is loaded", async () => {
+    const ready = await getJson(worker, "/v2/health/ready");
+    expect(ready.status).toBe(200);
+    expect(ready.body).toEqual({ ready: true });
+    expect((await getJson(worker, "/v2/health/live")).body).toEqual({ live: true });
+  });
+
+  it("answers confident held-out rows itself, matching the digits-edge reference", async () => {
+    const rows = confidentRows.slice(0, 40);
+    const answer = await classify(worker, rows);
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ model: "digits", version: "1", servedBy: "edge" });
+    expect(answer.headers.get("x-served-by")).toBe("edge");
+    expect(answer.headers.get("x-model-version")).toBe("1");
+    expectScores(answer.body, rows, "digits-edge");
+    expect(serverTiming(answer.headers)).toMatchObject({ cache: { desc: "miss" }, edge: { desc: "digits-edge v1" } });
+  });
+
+  it("answers every held-out row like the reference when forced to the edge, batches included", async () => {
+    const rows = [...unsureRows, ...confidentRows.slice(40, 80)];
+    for (let i = 0; i < rows.length; i += 32) {
+      const batch = rows.slice(i, i + 32);
+      const answer = await classify(worker, batch, { cascade: "edge" });
+      expect(answer.body.servedBy).toBe("edge");
+      expectScores(answer.body, batch, "digits-edge");
+    }
+  });
+
+  it("accepts one row as a flat array and echoes the id", async () => {
+    const row = confidentRows[0]!;
+    const answer = await post(worker, "/v1/classify", { model: "digits", id: "req-7", inputs: row.input });
+    expect(answer.status).toBe(200);
+    expect(answer.body.id).toBe("req-7");
+    expectScores(answer.body, [row], "digits-edge");
+  });
+
+  it("serves the Open Inference Protocol v2", async () => {
+    expect((await getJson(worker, "/v2")).body).toMatchObject({ name: "edgecascade-edge", extensions: [] });
+    const meta = await getJson(worker, "/v2/models/digits");
+    expect(meta.body).toEqual({
+      name: "digits",
+      versions: ["1"],
+      platform: "onnxruntime_onnx",
+      inputs: [{ name: "pixels", datatype: "FP32", shape: [-1, 64] }],
+      outputs: [{ name: "probabilities", datatype: "FP32", shape: [-1, 10] }],
+    });
+    expect((await getJson(worker, "/v2/models/digits/versions/1")).status).toBe(200);
+    expect((await getJson(worker, "/v2/models/digits/ready")).body).toEqual({ name: "digits", ready: true });
+    expect((await getJson(worker, "/v2/models/digits/versions/1/ready")).status).toBe(200);
+
+    const rows = confidentRows.slice(80, 83);
+    const infer = await post<InferResponse>(worker, "/v2/models/digits/infer", {
+      id: "abc",
+      inputs: [{ name: "pixels", shape: [3, 64], datatype: "FP32", data: rows.map((r) => r.input) }],
+    });
+    expect(infer.status).toBe(200);
+    expect(infer.headers.get("x-served-by")).toBe("edge");
+    expect(infer.body).toMatchObject({ model_name: "digits", model_version: "1", id: "abc" });
+    const [output] = infer.body.outputs;
+    expect(output).toMatchObject({ name: "probabilities", shape: [3, 10], datatype: "FP32" });
+    const expected = rows.flatMap((r) => r.expected["digits-edge"]!);
+    for (const [i, p] of expected.entries()) expect(Math.abs(output!.data[i]! - p)).toBeLessThanOrEqual(TOLERANCE);
+  });
+});
+
+describe("response cache in workerd", () => {
+  let worker: EdgeWorker;
+  beforeAll(async () => {
+    // One entry in the isolate's LRU, so the second answer pushes the first out to the Cache API tier.
+    worker = await startEdgeWorker({ vars: { ...NO_REGIONS, CACHE_ENTRIES: "1" } });
+  });
+  afterAll(() => worker?.dispose());
+
+  it("answers a repeat from the isolate's LRU, with the same predictions", async () => {
+    const [row] = confidentRows;
+    const first = await classify(worker, [row!]);
+    const second = await classify(worker, [row!]);
+    expect(first.body.servedBy).toBe("edge");
+    expect(second.body.servedBy).toBe("cache");
+    expect(second.headers.get("x-served-by")).toBe("cache");
+    expect(serverTiming(second.headers).cache?.desc).toBe("hit-l1");
+    expect(second.body.predictions).toEqual(first.body.predictions);
+    expect(second.body.version).toBe("1");
+  });
+
+  it("finds an answer evicted from the LRU in the Workers Cache API", async () => {
+    const [a, b] = confidentRows.slice(1, 3);
+    expect((await classify(worker, [a!])).body.servedBy).toBe("edge");
+    // The Cache API write runs in waitUntil: wait until it is there, read through Miniflare's own cache handle.
+    const key = await cacheKey("digits", "1", Float32Array.from(a!.input));
+    const shared = (await worker.miniflare.getCaches()).default;
+    for (let i = 0; i < 100 && !(await shared.match(`https://cache.edgecascade.internal/answers/${key}`)); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect((await classify(worker, [b!])).body.servedBy).toBe("edge"); // evicts a from the 1-entry LRU
+    const again = await classify(worker, [a!]);
+    expect(again.body.servedBy).toBe("cache");
+    expect(serverTiming(again.headers).cache?.desc).toBe("hit-l2");
+    expectScores(again.body, [a!], "digits-edge");
+  });
+
+  it("keys on the float32 values, so 1 and 1.0 and nested or flat rows share an entry", async () => {
+    const row = confidentRows[3]!;
+    expect((await post(worker, "/v1/classify", { model: "digits", inputs: [row.input] })).body.servedBy).toBe("edge");
+    const text = `{"model":"digits","inputs":[${row.input.map((x) => x.toFixed(1)).join(",")}]}`;
+    expect((await post(worker, "/v1/classify", text)).body.servedBy).toBe("cache");
+  });
+
+  it("bypasses the cache for forced modes", async () => {
+    const row = confidentRows[4]!;
+    for (let i = 0; i < 2; i++) {
+      const answer = await classify(worker, [row], { cascade: "edge" });
+      expect(answer.body.servedBy).toBe("edge");
+      expect(serverTiming(answer.headers).cache?.desc).toBe("bypass");
+    }
+  });
+
+  it("never caches a degraded answer", async () => {
+    const row = unsureRows[0]!;
+    for (let i = 0; i < 2; i++) {
+      const answer = await classify(worker, [row]);
+      expect(answer.status).toBe(200);
+      expect(answer.body.servedBy).toBe("degraded");
+      expect(answer.headers.get("x-edgecascade-degraded")).toBe("no-regions");
+      expectScores(answer.body, [row], "digits-edge");
+    }
+  });
+});

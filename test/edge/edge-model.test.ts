@@ -1,0 +1,93 @@
+import * as ort from "onnxruntime-web";
+import { describe, expect, it } from "vitest";
+import { EdgeModel, type EdgeModelSource, type Runner, verifyModelBytes } from "../../edge/inference/edge-model.ts";
+import type { ModelSignature } from "../../protocol/model-config.ts";
+import { modelBytes, modelConfig } from "../support/heldout.ts";
+import { confidentRows, TOLERANCE, unsureRows } from "./support.ts";
+
+// EdgeModel's checks and concurrency with real onnxruntime-web (its Node build: the same wasm kernels the
+// Worker runs; the workerd loading path itself is covered by the workerd suites).
+const config = modelConfig("digits-edge");
+const bytes = modelBytes("digits-edge");
+
+async function ortRunner(model: Uint8Array, signature: ModelSignature): Promise<Runner> {
+  const session = await ort.InferenceSession.create(model, { executionProviders: ["wasm"] });
+  return async (data, batch) => {
+    const outputs = await session.run({
+      [signature.inputName]: new ort.Tensor("float32", data, [batch, signature.width]),
+    });
+    return outputs[signature.outputName]!.data as Float32Array;
+  };
+}
+
+const source = (over: Partial<EdgeModelSource> = {}): EdgeModelSource => ({
+  config,
+  bytes,
+  createRunner: ortRunner,
+  ...over,
+});
+
+describe("EdgeModel", () => {
+  it("refuses model bytes that differ from config.json's sha256 or size", async () => {
+    await expect(verifyModelBytes(config, bytes)).resolves.toBeUndefined();
+    const tampered = Uint8Array.from(bytes);
+    tampered[tampered.length - 1]! ^= 1;
+    await expect(verifyModelBytes(config, tampered)).rejects.toThrow(
+      /sha256 [0-9a-f]{64}; config.json lists 3311 bytes/,
+    );
+    await expect(verifyModelBytes(config, bytes.subarray(1))).rejects.toThrow(/has 3310 bytes/);
+    let created = 0;
+    const counted: EdgeModelSource["createRunner"] = async (...args) => {
+      created++;
+      return ortRunner(...args);
+    };
+    const model = new EdgeModel(source({ bytes: tampered, createRunner: counted }));
+    await expect(model.load()).rejects.toThrow(/sha256/);
+    expect(created).toBe(0); // the session is never created from unverified bytes
+    expect(model.ready).toBe(false);
+    expect((model.loadError as Error).message).toMatch(/sha256/);
+  });
+
+  it("retries a failed load on the next use", async () => {
+    let attempts = 0;
+    const model = new EdgeModel(
+      source({
+        createRunner: async (...args) => {
+          if (++attempts === 1) throw new Error("out of memory");
+          return ortRunner(...args);
+        },
+      }),
+    );
+    const row = Float32Array.from(confidentRows[0]!.input);
+    await expect(model.infer(row, 1)).rejects.toThrow("out of memory");
+    expect(model.ready).toBe(false);
+    const probs = await model.infer(row, 1);
+    expect(probs).toHaveLength(10);
+    expect(model.loads).toBe(2);
+    expect(model.ready).toBe(true);
+  });
+
+  it("gives each of many overlapping calls its own rows' answer", async () => {
+    const model = new EdgeModel(source());
+    const rows = [...confidentRows.slice(0, 40), ...unsureRows];
+    const answers = await Promise.all(
+      rows.map((r, i) =>
+        i % 3 === 0
+          ? model.infer(Float32Array.from([...r.input, ...r.input]), 2).then((p) => p.subarray(0, 10))
+          : model.infer(Float32Array.from(r.input), 1),
+      ),
+    );
+    expect(model.loads).toBe(1);
+    for (const [i, row] of rows.entries()) {
+      const expected = row.expected["digits-edge"]!;
+      for (const [c, p] of expected.entries()) expect(Math.abs(answers[i]![c]! - p)).toBeLessThanOrEqual(TOLERANCE);
+    }
+  });
+
+  it("exposes its calibration and stands in for digits", () => {
+    const model = new EdgeModel(source());
+    expect(model.calibration.against).toEqual({ model: "digits", version: "1" });
+    expect(model.calibration.threshold).toBe(0.678228);
+    expect(model.version).toBe("1");
+  });
+});

@@ -1,0 +1,293 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type EdgeWorker, startEdgeWorker } from "../../scripts/stack/edge-worker.ts";
+import { classify, confidentRows, getJson } from "./support.ts";
+
+const NO_REGIONS = { REGIONS: "[]" };
+const row = confidentRows[0]!.input;
+const rows = (n: number) => Array.from({ length: n }, () => row);
+const tensor = (over: Record<string, unknown> = {}) => ({
+  inputs: [{ name: "pixels", shape: [1, 64], datatype: "FP32", data: row, ...over }],
+});
+
+interface Case {
+  name: string;
+  method?: string;
+  path?: string;
+  contentType?: string;
+  body?: string | object;
+  status: number;
+  code: string;
+  error?: RegExp;
+}
+
+const cases: Case[] = [
+  { name: "invalid JSON", body: "{", status: 400, code: "bad_request", error: /invalid JSON/ },
+  { name: "empty body", body: "", status: 400, code: "bad_request", error: /empty/ },
+  { name: "JSON that is not an object", body: "[1]", status: 400, code: "bad_request" },
+  { name: "text content type", contentType: "text/plain", body: "{}", status: 415, code: "unsupported_media_type" },
+  { name: "missing model", body: { inputs: [row] }, status: 400, code: "bad_request", error: /"model" is required/ },
+  { name: "unknown field", body: { model: "digits", inputs: [row], x: 1 }, status: 400, code: "bad_request" },
+  { name: "unknown model", body: { model: "cats", inputs: [row] }, status: 404, code: "not_found", error: /cats/ },
+  { name: "the edge model's own name", body: { model: "digits-edge", inputs: [row] }, status: 404, code: "not_found" },
+  { name: "unknown version", body: { model: "digits", version: "2", inputs: [row] }, status: 404, code: "not_found" },
+  {
+    name: "malformed version",
+    body: { model: "digits", version: "v1", inputs: [row] },
+    status: 400,
+    code: "bad_request",
+  },
+  { name: "short row", body: { model: "digits", inputs: [row.slice(1)] }, status: 400, code: "bad_request" },
+  {
+    name: "string value",
+    body: { model: "digits", inputs: [["a", ...row.slice(1)]] },
+    status: 400,
+    code: "bad_request",
+  },
+  {
+    name: "value past float32",
+    body: `{"model":"digits","inputs":[[1e39${",0".repeat(63)}]]}`,
+    status: 400,
+    code: "bad_request",
+  },
+  {
+    name: "infinite value",
+    body: `{"model":"digits","inputs":[[1e999${",0".repeat(63)}]]}`,
+    status: 400,
+    code: "bad_request",
+  },
+  { name: "empty inputs", body: { model: "digits", inputs: [] }, status: 400, code: "bad_request" },
+  { name: "65 rows", body: { model: "digits", inputs: rows(65) }, status: 413, code: "payload_too_large" },
+  {
+    name: "body over 256 KiB",
+    body: { model: "digits", inputs: [row], id: "x".repeat(300_000) },
+    status: 413,
+    code: "payload_too_large",
+  },
+  {
+    name: "unknown cascade mode",
+    body: { model: "digits", inputs: [row], parameters: { cascade: "sometimes" } },
+    status: 400,
+    code: "bad_request",
+    error: /"parameters.cascade" must be one of/,
+  },
+  { name: "GET classify", method: "GET", status: 405, code: "method_not_allowed" },
+  { name: "PUT classify", method: "PUT", body: {}, status: 405, code: "method_not_allowed" },
+  { name: "unknown route", path: "/v1/predict", body: {}, status: 404, code: "not_found" },
+  {
+    name: "v2 wrong datatype",
+    path: "/v2/models/digits/infer",
+    body: tensor({ datatype: "INT32" }),
+    status: 400,
+    code: "bad_request",
+  },
+  {
+    name: "v2 unknown datatype",
+    path: "/v2/models/digits/infer",
+    body: tensor({ datatype: "F32" }),
+    status: 400,
+    code: "bad_request",
+  },
+  {
+    name: "v2 wrong shape",
+    path: "/v2/models/digits/infer",
+    body: tensor({ shape: [1, 32] }),
+    status: 400,
+    code: "bad_request",
+  },
+  {
+    name: "v2 data not matching shape",
+    path: "/v2/models/digits/infer",
+    body: tensor({ shape: [2, 64] }),
+    status: 400,
+    code: "bad_request",
+  },
+  {
+    name: "v2 unknown input",
+    path: "/v2/models/digits/infer",
+    body: tensor({ name: "x" }),
+    status: 400,
+    code: "bad_request",
+  },
+  { name: "v2 unknown model", path: "/v2/models/cats/infer", body: tensor(), status: 404, code: "not_found" },
+  {
+    name: "v2 unknown version",
+    path: "/v2/models/digits/versions/9/infer",
+    body: tensor(),
+    status: 404,
+    code: "not_found",
+  },
+  {
+    name: "v2 unknown cascade",
+    path: "/v2/models/digits/infer",
+    body: { ...tensor(), parameters: { cascade: 1 } },
+    status: 400,
+    code: "bad_request",
+  },
+  { name: "v2 GET infer", method: "GET", path: "/v2/models/digits/infer", status: 405, code: "method_not_allowed" },
+  {
+    name: "v2 POST metadata",
+    method: "POST",
+    path: "/v2/models/digits",
+    body: {},
+    status: 405,
+    code: "method_not_allowed",
+  },
+  { name: "v2 unknown model metadata", method: "GET", path: "/v2/models/cats", status: 404, code: "not_found" },
+];
+
+describe("bad requests in workerd", () => {
+  let worker: EdgeWorker;
+  beforeAll(async () => {
+    worker = await startEdgeWorker({ vars: NO_REGIONS });
+  });
+  afterAll(() => worker?.dispose());
+
+  it.each(cases)("$name -> $status $code", async (c) => {
+    const method = c.method ?? "POST";
+    const response = await worker.dispatchFetch(`${worker.url}${c.path ?? "/v1/classify"}`, {
+      method,
+      headers: { "content-type": c.contentType ?? "application/json" },
+      ...(method === "GET" ? {} : { body: typeof c.body === "string" ? c.body : JSON.stringify(c.body ?? {}) }),
+    });
+    expect(response.status).toBe(c.status);
+    const body = (await response.json()) as { error: string; code: string };
+    expect(body.code).toBe(c.code);
+    expect(typeof body.error).toBe("string");
+    if (c.error) expect(body.error).toMatch(c.error);
+    if (c.status === 405) expect(response.headers.get("allow")).toMatch(/^(GET|POST)$/);
+  });
+});
+
+describe("CORS in workerd", () => {
+  let open: EdgeWorker;
+  let restricted: EdgeWorker;
+  beforeAll(async () => {
+    open = await startEdgeWorker({ vars: NO_REGIONS });
+    restricted = await startEdgeWorker({ vars: { ...NO_REGIONS, CORS_ORIGINS: "https://app.example" } });
+  });
+  afterAll(async () => {
+    await open?.dispose();
+    await restricted?.dispose();
+  });
+
+  const preflight = (worker: EdgeWorker, origin: string) =>
+    worker.dispatchFetch(`${worker.url}/v1/classify`, {
+      method: "OPTIONS",
+      headers: {
+        origin,
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "content-type, authorization",
+      },
+    });
+
+  it("answers a preflight", async () => {
+    const response = await preflight(open, "https://anywhere.example");
+    expect(response.status).toBe(204);
+    expect(response.headers.get("access-control-allow-origin")).toBe("*");
+    expect(response.headers.get("access-control-allow-methods")).toContain("POST");
+    expect(response.headers.get("access-control-allow-headers")).toContain("authorization");
+    expect(response.headers.get("access-control-max-age")).toBe("600");
+  });
+
+  it("lets browser code read the answer headers and Server-Timing", async () => {
+    const answer = await classify(open, [confidentRows[0]!], undefined, { headers: { origin: "https://a.example" } });
+    expect(answer.headers.get("access-control-allow-origin")).toBe("*");
+    const exposed = answer.headers.get("access-control-expose-headers")!.split(",");
+    expect(exposed).toEqual(expect.arrayContaining(["server-timing", "x-served-by", "x-model-version", "retry-after"]));
+    expect(answer.headers.get("timing-allow-origin")).toBe("*");
+  });
+
+  it("allows only configured origins when CORS_ORIGINS is set", async () => {
+    const allowed = await preflight(restricted, "https://app.example");
+    expect(allowed.headers.get("access-control-allow-origin")).toBe("https://app.example");
+    const refused = await preflight(restricted, "https://evil.example");
+    expect(refused.headers.get("access-control-allow-origin")).toBeNull();
+  });
+});
+
+describe("API keys in workerd", () => {
+  let worker: EdgeWorker;
+  beforeAll(async () => {
+    worker = await startEdgeWorker({ vars: { ...NO_REGIONS, API_KEYS: "key-one, key-two" } });
+  });
+  afterAll(() => worker?.dispose());
+
+  it.each([
+    ["no key", {}, 401],
+    ["a wrong key", { authorization: "Bearer nope" }, 401],
+    ["a wrong scheme", { authorization: "Basic key-one" }, 401],
+    ["a bearer key", { authorization: "Bearer key-one" }, 200],
+    ["an x-api-key", { "x-api-key": "key-two" }, 200],
+  ])("with %s (%j): %d", async (_, headers, status) => {
+    const answer = await classify(worker, [confidentRows[0]!], undefined, { headers });
+    expect(answer.status).toBe(status);
+    if (status === 401) {
+      expect(answer.body).toMatchObject({ code: "unauthorized" });
+      expect(answer.headers.get("www-authenticate")).toBe("Bearer");
+    }
+  });
+
+  it("guards model routes and status, not health, server metadata or preflights", async () => {
+    expect((await getJson(worker, "/v2/models/digits")).status).toBe(401);
+    expect((await getJson(worker, "/status/regions")).status).toBe(401);
+    expect((await getJson(worker, "/v2/models/digits", { "x-api-key": "key-one" })).status).toBe(200);
+    expect((await getJson(worker, "/v2/health/ready")).status).toBe(200);
+    expect((await getJson(worker, "/v2")).status).toBe(200);
+    const preflight = await worker.dispatchFetch(`${worker.url}/v1/classify`, {
+      method: "OPTIONS",
+      headers: { origin: "https://a.example", "access-control-request-method": "POST" },
+    });
+    expect(preflight.status).toBe(204);
+  });
+
+  it("keeps CORS headers on a 401, so the browser can read the error", async () => {
+    const answer = await classify(worker, [confidentRows[0]!], undefined, { headers: { origin: "https://a.example" } });
+    expect(answer.status).toBe(401);
+    expect(answer.headers.get("access-control-allow-origin")).toBe("*");
+  });
+});
+
+/** The binding counts in fixed windows of its period; start a burst well inside one so it cannot straddle two. */
+async function awayFromWindowEdge(periodS: number) {
+  const intoWindow = Date.now() % (periodS * 1000);
+  if (intoWindow > periodS * 1000 - 15_000) await new Promise((r) => setTimeout(r, periodS * 1000 - intoWindow + 100));
+}
+
+describe("rate limit in workerd", () => {
+  let keyed: EdgeWorker;
+  let open: EdgeWorker;
+  beforeAll(async () => {
+    const rateLimit = { limit: 3, period: 60 } as const;
+    keyed = await startEdgeWorker({ vars: { ...NO_REGIONS, API_KEYS: "a,b" }, rateLimit });
+    open = await startEdgeWorker({ vars: NO_REGIONS, rateLimit });
+  });
+  afterAll(async () => {
+    await keyed?.dispose();
+    await open?.dispose();
+  });
+
+  it("answers 429 with Retry-After past the limit of one key; other keys are unaffected", async () => {
+    await awayFromWindowEdge(60);
+    const send = (key: string) =>
+      classify(keyed, [confidentRows[0]!], undefined, { headers: { "x-api-key": key, origin: "https://a.example" } });
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push((await send("a")).status);
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    const limited = await send("a");
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get("retry-after")).toBe("60");
+    expect(limited.body).toMatchObject({ code: "rate_limited", error: "rate limit exceeded for this API key" });
+    expect(limited.headers.get("access-control-allow-origin")).toBe("*");
+    expect((await send("b")).status).toBe(200);
+  });
+
+  it("limits by client address when there are no keys", async () => {
+    await awayFromWindowEdge(60);
+    const send = (ip: string) =>
+      classify(open, [confidentRows[0]!], undefined, { headers: { "cf-connecting-ip": ip } });
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push((await send("203.0.113.1")).status);
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    expect((await send("203.0.113.2")).status).toBe(200);
+  });
+});

@@ -1,0 +1,153 @@
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type EdgeWorker, startEdgeWorker } from "../../scripts/stack/edge-worker.ts";
+import { type RegionalPool, startRegionalPool } from "../../scripts/stack/regional-pool.ts";
+import { MODELS_DIR } from "../support/heldout.ts";
+import {
+  classify,
+  closedPort,
+  confidentRows,
+  EU_CENTRAL,
+  getJson,
+  NEW_YORK,
+  NO_HEDGES,
+  regionStatus,
+  regionsVar,
+  type StatusBody,
+  US_EAST,
+  unsureRows,
+} from "./support.ts";
+
+const ADMIN_TOKEN = "admin-token";
+
+/** A copy of models/ where digits also has a version 2 (the same weights under a new version number). */
+function modelsWithVersion2(): string {
+  const dir = mkdtempSync(join(tmpdir(), "edgecascade-models-"));
+  cpSync(MODELS_DIR, dir, { recursive: true });
+  cpSync(join(dir, "digits/1"), join(dir, "digits/2"), { recursive: true });
+  const configPath = join(dir, "digits/config.json");
+  const config = JSON.parse(readFileSync(configPath, "utf8"));
+  config.versions["2"] = config.versions["1"];
+  writeFileSync(configPath, JSON.stringify(config, null, 2));
+  return dir;
+}
+
+async function loadVersion2(pool: RegionalPool) {
+  const response = await fetch(`${pool.url}/v2/repository/models/digits/load`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+    body: JSON.stringify({ parameters: { version: "2" } }),
+  });
+  expect(response.status, await response.clone().text()).toBe(200);
+  const meta = (await (await fetch(`${pool.url}/v2/models/digits`)).json()) as { versions: string[] };
+  expect(meta.versions).toEqual(["2"]);
+}
+
+describe("cache and a regional model version change", () => {
+  let modelsDir: string;
+  let pool: RegionalPool;
+  let worker: EdgeWorker;
+  beforeAll(async () => {
+    modelsDir = modelsWithVersion2();
+    pool = await startRegionalPool({ region: "us", modelsDir, env: { ADMIN_TOKEN } });
+    worker = await startEdgeWorker({
+      vars: { REGIONS: regionsVar([{ name: "us", url: pool.url, at: US_EAST }]), SLO_BUDGET_MS: "20000" },
+    });
+  });
+  afterAll(async () => {
+    await worker?.dispose();
+    await pool?.stop();
+    rmSync(modelsDir, { recursive: true, force: true });
+  });
+
+  it("misses the cache after the regions move to a new version, then caches under it", async () => {
+    const [confident, unsure] = [confidentRows[20]!, unsureRows[0]!];
+    expect((await classify(worker, [confident])).body).toMatchObject({ servedBy: "edge", version: "1" });
+    expect((await classify(worker, [unsure])).body).toMatchObject({ servedBy: "regional:us", version: "1" });
+    expect((await classify(worker, [confident])).body).toMatchObject({ servedBy: "cache", version: "1" });
+    expect((await classify(worker, [unsure])).body).toMatchObject({ servedBy: "cache", version: "1" });
+
+    await loadVersion2(pool);
+    // The edge learns the new version from the next regional answer (x-model-version: 2)...
+    const fresh = await classify(worker, [unsureRows[1]!]);
+    expect(fresh.body).toMatchObject({ servedBy: "regional:us", version: "2" });
+    expect(fresh.headers.get("x-model-version")).toBe("2");
+    expect((await getJson<StatusBody>(worker, "/status/regions")).body.servedVersion).toBe("2");
+    // ...and from then on the old answers are not found: the version is part of the key.
+    expect((await classify(worker, [confident])).body).toMatchObject({ servedBy: "edge", version: "2" });
+    expect((await classify(worker, [unsure])).body).toMatchObject({ servedBy: "regional:us", version: "2" });
+    expect((await classify(worker, [confident])).body).toMatchObject({ servedBy: "cache", version: "2" });
+    expect((await classify(worker, [unsure])).body).toMatchObject({ servedBy: "cache", version: "2" });
+  });
+
+  it("serves only the version it believes current", async () => {
+    const pinned = (version: string) =>
+      worker.dispatchFetch(`${worker.url}/v1/classify`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "digits", version, inputs: [confidentRows[0]!.input] }),
+      });
+    expect((await pinned("2")).status).toBe(200);
+    expect((await pinned("1")).status).toBe(404);
+  });
+});
+
+describe("scheduled region probe", () => {
+  let pool: RegionalPool;
+  let modelsDir: string;
+  let worker: EdgeWorker;
+  beforeAll(async () => {
+    modelsDir = modelsWithVersion2();
+    pool = await startRegionalPool({ region: "us", modelsDir, env: { ADMIN_TOKEN } });
+    const gone = `http://127.0.0.1:${await closedPort()}`;
+    worker = await startEdgeWorker({
+      vars: {
+        // "gone" sits in Frankfurt, nearest to the requests below, but nothing listens on its port.
+        REGIONS: regionsVar([
+          { name: "us", url: pool.url, at: US_EAST },
+          { name: "gone", url: gone, at: EU_CENTRAL },
+        ]),
+        SLO_BUDGET_MS: "20000",
+        // A hedge to "gone" would blur whether the probe kept requests away from it.
+        ...NO_HEDGES,
+      },
+    });
+  });
+  afterAll(async () => {
+    await worker?.dispose();
+    await pool?.stop();
+    rmSync(modelsDir, { recursive: true, force: true });
+  });
+
+  it("stores each region's readiness, latency and version where request isolates read them", async () => {
+    expect((await getJson<StatusBody>(worker, "/status/regions")).body.probe).toBeNull();
+    await loadVersion2(pool);
+    await worker.scheduled();
+    const { body } = await getJson<StatusBody>(worker, "/status/regions");
+    const [us, gone] = body.probe!.regions;
+    expect(us).toMatchObject({ name: "us", ready: true, version: "2" });
+    expect(us!.latencyMs).toBeGreaterThanOrEqual(0);
+    expect(gone).toMatchObject({ name: "gone", ready: false });
+    expect(gone!.error).toBeTruthy();
+    expect(body.servedVersion).toBe("2");
+    // The report went through the Cache API, where a cron run in another isolate leaves it.
+    const shared = (await worker.miniflare.getCaches()).default;
+    const stored = await shared.match("https://cache.edgecascade.internal/status/regions");
+    expect(await stored!.json()).toEqual(body.probe);
+  });
+
+  it("orders a region the probe found not ready last, so requests go straight to a ready one", async () => {
+    const answer = await classify(
+      worker,
+      [unsureRows[2]!],
+      { cascade: "regional" },
+      { cf: { ...NEW_YORK, ...FRANKFURT_POINT } },
+    );
+    expect(answer.body.servedBy).toBe("regional:us");
+    expect((await regionStatus(worker, "gone")).counters.admitted).toBe(0);
+  });
+});
+
+const FRANKFURT_POINT = { latitude: String(EU_CENTRAL.latitude), longitude: String(EU_CENTRAL.longitude) };

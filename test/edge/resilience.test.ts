@@ -1,0 +1,186 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type EdgeWorker, startEdgeWorker } from "../../scripts/stack/edge-worker.ts";
+import { type RegionalPool, startRegionalPool } from "../../scripts/stack/regional-pool.ts";
+import {
+  classify,
+  EU_CENTRAL,
+  expectScores,
+  getJson,
+  NEW_YORK,
+  NO_HEDGES,
+  regionStatus,
+  regionsVar,
+  type StatusBody,
+  serverTiming,
+  US_EAST,
+  unsureRows,
+} from "./support.ts";
+
+const row = unsureRows[0]!;
+/** Forced to the regions, so that the response cache never answers in place of the tier under test. */
+const ask = (worker: EdgeWorker) => classify(worker, [row], { cascade: "regional" }, { cf: NEW_YORK });
+
+describe("failover, circuit breaker and degradation", () => {
+  let us: RegionalPool | undefined;
+  let eu: RegionalPool | undefined;
+  let usPort: number;
+  let worker: EdgeWorker;
+  const COOLDOWN_MS = 2000;
+  beforeAll(async () => {
+    [us, eu] = await Promise.all([startRegionalPool({ region: "us" }), startRegionalPool({ region: "eu" })]);
+    usPort = us.port;
+    worker = await startEdgeWorker({
+      vars: {
+        REGIONS: regionsVar([
+          { name: "us", url: us.url, at: US_EAST },
+          { name: "eu", url: eu.url, at: EU_CENTRAL },
+        ]),
+        SLO_BUDGET_MS: "20000",
+        BREAKER_FAILURES: "2",
+        BREAKER_COOLDOWN_MS: String(COOLDOWN_MS),
+        ...NO_HEDGES,
+      },
+    });
+  });
+  afterAll(async () => {
+    await worker?.dispose();
+    await Promise.all([us?.stop(), eu?.stop()]);
+  });
+
+  it("answers from the nearest region while it is up", async () => {
+    const answer = await ask(worker);
+    expect(answer.body.servedBy).toBe("regional:us");
+  });
+
+  it("fails over to the second region when the nearest is down", async () => {
+    await us!.stop();
+    const answer = await ask(worker);
+    expect(answer.status).toBe(200);
+    expect(answer.body.servedBy).toBe("regional:eu");
+    expectScores(answer.body, [row], "digits");
+    const status = await regionStatus(worker, "us");
+    expect(status.counters).toMatchObject({ admitted: 2, answered: 1, failed: 1 });
+    expect(status.breaker.state).toBe("closed");
+  });
+
+  it("opens the breaker after consecutive failures: the down region is no longer called", async () => {
+    expect((await ask(worker)).body.servedBy).toBe("regional:eu"); // second consecutive failure: opens
+    const opened = await regionStatus(worker, "us");
+    expect(opened.breaker.state).toBe("open");
+    expect(opened.counters.failed).toBe(2);
+    expect((await ask(worker)).body.servedBy).toBe("regional:eu");
+    // An open breaker makes the region unhealthy: it is ordered last and, eu answering, never even asked.
+    const after = await regionStatus(worker, "us");
+    expect(after.counters.admitted).toBe(opened.counters.admitted);
+    expect(after.counters.failed).toBe(2);
+  });
+
+  it("recovers: after the cool-down one probe goes through, and its success closes the breaker", async () => {
+    us = await startRegionalPool({ region: "us", port: usPort });
+    // Until the cool-down ends, eu keeps answering; then the half-open probe reaches the restarted us.
+    let answer = await ask(worker);
+    const deadline = Date.now() + 10 * COOLDOWN_MS;
+    while (answer.body.servedBy !== "regional:us" && Date.now() < deadline) {
+      expect(answer.body.servedBy).toBe("regional:eu");
+      await new Promise((r) => setTimeout(r, 200));
+      answer = await ask(worker);
+    }
+    expect(answer.body.servedBy).toBe("regional:us");
+    expect((await regionStatus(worker, "us")).breaker).toEqual({ state: "closed", failures: 0, ejections: 0 });
+    expect((await ask(worker)).body.servedBy).toBe("regional:us");
+  });
+
+  it("degrades to the edge model's answer, a 200, when every region is down", async () => {
+    await Promise.all([us!.stop(), eu!.stop()]);
+    // An unsure row in the default (auto) mode: the cascade wants a region and none can answer.
+    const unsure = unsureRows[1]!;
+    const answer = await classify(worker, [unsure], undefined, { cf: NEW_YORK });
+    expect(answer.status).toBe(200);
+    expect(answer.body.servedBy).toBe("degraded");
+    expect(answer.headers.get("x-served-by")).toBe("degraded");
+    expect(answer.headers.get("x-edgecascade-degraded")).toBe("regions-failed");
+    expectScores(answer.body, [unsure], "digits-edge");
+    // Once both breakers are open nothing is even tried; the answer says why.
+    await ask(worker);
+    const open = await ask(worker);
+    expect(open.status).toBe(200);
+    expect(open.headers.get("x-edgecascade-degraded")).toBe("breakers-open");
+    expect(open.body.predictions).toHaveLength(1);
+    const { body } = await getJson<StatusBody>(worker, "/status/regions");
+    expect(body.isolate.regions.map((r) => r.breaker.state)).toEqual(["open", "open"]);
+  });
+
+  it("degrades when the only region cannot answer within the SLO budget", async () => {
+    const slow = await startRegionalPool({ region: "slow", extraArgs: ["--delay-ms", "5000"] });
+    const tight = await startEdgeWorker({
+      vars: { REGIONS: regionsVar([{ name: "slow", url: slow.url, at: US_EAST }]), SLO_BUDGET_MS: "500" },
+    });
+    try {
+      const answer = await ask(tight);
+      expect(answer.status).toBe(200);
+      expect(answer.body.servedBy).toBe("degraded");
+      expect(answer.headers.get("x-edgecascade-degraded")).toBe("deadline");
+      expectScores(answer.body, [row], "digits-edge");
+      expect((await regionStatus(tight, "slow")).counters).toMatchObject({ admitted: 1, timedOut: 1, answered: 0 });
+    } finally {
+      await tight.dispose();
+      await slow.stop();
+    }
+  });
+});
+
+describe("hedging", () => {
+  let slow: RegionalPool;
+  let fast: RegionalPool;
+  const workers: EdgeWorker[] = [];
+  beforeAll(async () => {
+    [slow, fast] = await Promise.all([
+      startRegionalPool({ region: "us", extraArgs: ["--delay-ms", "5000"] }),
+      startRegionalPool({ region: "eu" }),
+    ]);
+  });
+  afterEach(async () => {
+    await Promise.all(workers.splice(0).map((w) => w.dispose()));
+  });
+  afterAll(async () => {
+    await Promise.all([slow?.stop(), fast?.stop()]);
+  });
+
+  const start = async (vars: Record<string, string>) => {
+    const worker = await startEdgeWorker({
+      vars: {
+        REGIONS: regionsVar([
+          { name: "us", url: slow.url, at: US_EAST },
+          { name: "eu", url: fast.url, at: EU_CENTRAL },
+        ]),
+        SLO_BUDGET_MS: "30000",
+        HEDGE_DELAY_MS: "200",
+        ...vars,
+      },
+    });
+    workers.push(worker);
+    return worker;
+  };
+
+  it("a hedge to the next region wins against a slow nearest region, which is aborted", async () => {
+    const worker = await start({});
+    const answer = await ask(worker);
+    expect(answer.status).toBe(200);
+    expect(answer.body.servedBy).toBe("regional:eu");
+    expectScores(answer.body, [row], "digits");
+    expect(serverTiming(answer.headers)).toMatchObject({ regional: { desc: "eu" }, hedge: {} });
+    expect((await regionStatus(worker, "eu")).counters).toMatchObject({ hedges: 1, answered: 1 });
+    expect((await regionStatus(worker, "us")).counters).toMatchObject({ admitted: 1, cancelled: 1, failed: 0 });
+    // A cancelled call is not a failure: the slow region's breaker stays closed.
+    expect((await regionStatus(worker, "us")).breaker.state).toBe("closed");
+  });
+
+  it("spends at most the hedge budget: without tokens the request waits for the nearest region", async () => {
+    const worker = await start({ HEDGE_BUDGET_BURST: "1", HEDGE_BUDGET_RATIO: "0.1" });
+    expect((await ask(worker)).body.servedBy).toBe("regional:eu"); // the one token
+    const unhedged = await ask(worker);
+    expect(unhedged.body.servedBy).toBe("regional:us");
+    expect(serverTiming(unhedged.headers).hedge).toBeUndefined();
+    expect((await regionStatus(worker, "eu")).counters.hedges).toBe(1);
+  });
+});

@@ -1,0 +1,171 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { argmax } from "../../protocol/heldout.ts";
+import { heldout } from "../support/heldout.ts";
+import {
+  classifyRows,
+  get,
+  post,
+  startTestServer,
+  type TestServer,
+  TOLERANCE,
+  testOptions,
+  worstDifference,
+} from "../support/regional-server.ts";
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer(testOptions(["--region", "eu"]));
+});
+afterAll(() => server.shutdown());
+
+describe("server and model metadata (Open Inference Protocol v2)", () => {
+  it("GET /v2 names the server, its extensions, region and execution provider", async () => {
+    const res = await get(`${server.url}/v2`);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      name: "edgecascade-regional",
+      version: expect.stringMatching(/^\d+\.\d+\.\d+/),
+      extensions: ["model_repository"],
+      region: "eu",
+      executionProvider: expect.stringMatching(/^(cpu|cuda)$/),
+    });
+  });
+
+  it("live and ready answer 200 with their JSON bodies", async () => {
+    expect(await get(`${server.url}/v2/health/live`)).toMatchObject({ status: 200, body: { live: true } });
+    expect(await get(`${server.url}/v2/health/ready`)).toMatchObject({ status: 200, body: { ready: true } });
+  });
+
+  it.each(["/v2/models/digits", "/v2/models/digits/versions/1"])("%s: tensors with -1 for the batch", async (path) => {
+    expect((await get(`${server.url}${path}`)).body).toEqual({
+      name: "digits",
+      versions: ["1"],
+      platform: "onnxruntime_onnx",
+      inputs: [{ name: "pixels", datatype: "FP32", shape: [-1, 64] }],
+      outputs: [{ name: "probabilities", datatype: "FP32", shape: [-1, 10] }],
+    });
+  });
+
+  it("serves every model in the repository, digits-edge included", async () => {
+    expect(await get(`${server.url}/v2/models/digits-edge/ready`)).toMatchObject({
+      status: 200,
+      body: { name: "digits-edge", ready: true },
+    });
+    expect(await get(`${server.url}/v2/models/digits/versions/1/ready`)).toMatchObject({ status: 200 });
+  });
+
+  it("a version that is not served: ready 503, metadata and inference 404", async () => {
+    expect((await get(`${server.url}/v2/models/digits/versions/7/ready`)).status).toBe(503);
+    expect(await get(`${server.url}/v2/models/digits/versions/7`)).toMatchObject({
+      status: 404,
+      body: { code: "not_found", error: 'model "digits" version 7 is not served; version 1 is' },
+    });
+    const res = await post(`${server.url}/v1/classify`, { ...classifyRows(0), version: "7" });
+    expect(res.status).toBe(404);
+  });
+
+  it("an unknown model is a 404 everywhere", async () => {
+    for (const res of [
+      await get(`${server.url}/v2/models/nope`),
+      await get(`${server.url}/v2/models/nope/ready`),
+      await post(`${server.url}/v1/classify`, { model: "nope", inputs: heldout.rows[0]!.input }),
+    ]) {
+      expect(res).toMatchObject({
+        status: 404,
+        body: { code: "not_found", error: 'model "nope" is not in the repository' },
+      });
+    }
+  });
+});
+
+describe("/v1/classify", () => {
+  it("answers one row like the fixture, with servedBy, id and the three headers", async () => {
+    const res = await post(`${server.url}/v1/classify`, { ...classifyRows(3), id: "req-3" });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ model: "digits", version: "1", id: "req-3", servedBy: "regional:eu" });
+    expect(res.body.predictions).toHaveLength(1);
+    const [p] = res.body.predictions;
+    expect(p.class).toBe(argmax(heldout.rows[3]!.expected.digits!));
+    expect(p.label).toBe(String(p.class));
+    expect(p.confidence).toBe(Math.max(...p.scores));
+    expect(worstDifference(res.body.predictions, 3)).toBeLessThanOrEqual(TOLERANCE);
+    expect(res.headers["x-served-by"]).toBe("regional:eu");
+    expect(res.headers["x-model-version"]).toBe("1");
+    expect(res.headers["server-timing"]).toMatch(
+      /queue;dur=[\d.]+.*compute;dur=[\d.]+;desc="batch of \d+".*total;dur=/,
+    );
+  });
+
+  it("answers a batch of rows in order", async () => {
+    const res = await post(`${server.url}/v1/classify`, classifyRows(10, 5));
+    expect(res.status).toBe(200);
+    expect(res.body.predictions).toHaveLength(5);
+    expect(worstDifference(res.body.predictions, 10)).toBeLessThanOrEqual(TOLERANCE);
+  });
+
+  it("accepts and ignores parameters.cascade; refuses an unknown mode", async () => {
+    const ok = await post(`${server.url}/v1/classify`, { ...classifyRows(0), parameters: { cascade: "regional" } });
+    expect(ok).toMatchObject({ status: 200, body: { servedBy: "regional:eu" } });
+    const bad = await post(`${server.url}/v1/classify`, { ...classifyRows(0), parameters: { cascade: "moon" } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toContain('"parameters.cascade" must be one of');
+  });
+
+  it("serves digits-edge too, at the int8-safe optimisation level (matches the fixture)", async () => {
+    const res = await post(`${server.url}/v1/classify`, { model: "digits-edge", inputs: heldout.rows[5]!.input });
+    expect(res.status).toBe(200);
+    const expected = heldout.rows[5]!.expected["digits-edge"]!;
+    res.body.predictions[0].scores.forEach((s: number, c: number) => {
+      expect(Math.abs(s - expected[c]!)).toBeLessThanOrEqual(TOLERANCE);
+    });
+  });
+});
+
+describe("v2 infer", () => {
+  const rows = heldout.rows.slice(20, 23).map((r) => r.input);
+
+  it.each([
+    ["flat", rows.flat()],
+    ["nested", rows],
+  ])("%s data, id echoed, outputs like the fixture", async (_, data) => {
+    const res = await post(`${server.url}/v2/models/digits/infer`, {
+      id: "abc",
+      inputs: [{ name: "pixels", shape: [3, 64], datatype: "FP32", data }],
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ model_name: "digits", model_version: "1", id: "abc" });
+    const [out] = res.body.outputs;
+    expect(out).toMatchObject({ name: "probabilities", shape: [3, 10], datatype: "FP32" });
+    const predictions = [0, 1, 2].map((r) => ({ scores: out.data.slice(r * 10, r * 10 + 10) }));
+    expect(worstDifference(predictions, 20)).toBeLessThanOrEqual(TOLERANCE);
+    expect(res.headers["x-served-by"]).toBe("regional:eu");
+  });
+
+  it("the versioned path pins the version; no id means none echoed", async () => {
+    const res = await post(`${server.url}/v2/models/digits/versions/1/infer`, {
+      inputs: [{ name: "pixels", shape: [1, 64], datatype: "FP32", data: rows[0] }],
+      outputs: [{ name: "probabilities" }],
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).not.toHaveProperty("id");
+    expect(res.body.model_version).toBe("1");
+  });
+});
+
+describe("routing errors", () => {
+  it("a wrong method is a 405 with Allow", async () => {
+    const res = await get(`${server.url}/v1/classify`);
+    expect(res).toMatchObject({ status: 405, body: { code: "method_not_allowed" } });
+    expect(res.headers.allow).toBe("POST");
+    const ready = await post(`${server.url}/v2/health/ready`, {});
+    expect(ready.status).toBe(405);
+    expect(ready.headers.allow).toBe("GET, HEAD");
+  });
+
+  it("an unknown path is a JSON 404", async () => {
+    expect(await get(`${server.url}/v3/anything`)).toMatchObject({
+      status: 404,
+      body: { error: "no route for GET /v3/anything", code: "not_found" },
+    });
+  });
+});

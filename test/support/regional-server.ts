@@ -1,0 +1,150 @@
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { request } from "undici";
+import { sha256Hex } from "../../protocol/digest.ts";
+import type { LogFields, LogLevel } from "../../regional/log.ts";
+import { parseCommandLine, type RegionalOptions } from "../../regional/options.ts";
+import { type RegionalServer, type ServerHooks, startRegionalServer } from "../../regional/server.ts";
+import { heldout, MODELS_DIR } from "./heldout.ts";
+
+/** A parsed answer body; tests assert on its fields directly. */
+// biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON answers and assert on their values.
+export type JsonBody = any;
+
+export interface LogEntry extends LogFields {
+  level: LogLevel;
+  msg: string;
+}
+
+export interface TestServer extends RegionalServer {
+  logs: LogEntry[];
+}
+
+/** Options as the CLI would parse them from `flags` (plus port 0 on 127.0.0.1, one worker) and `env`. */
+export function testOptions(flags: string[] = [], env: Record<string, string> = {}): RegionalOptions {
+  const parsed = parseCommandLine(["--port", "0", "--host", "127.0.0.1", "--workers", "1", ...flags], env);
+  if (parsed.help) throw new Error("unexpected --help");
+  return parsed.options;
+}
+
+/** A regional pool in this process, its log lines collected; `waitReady` waits until every model serves. */
+export async function startTestServer(
+  options: RegionalOptions,
+  hooks: Partial<ServerHooks> = {},
+  { waitReady = true } = {},
+): Promise<TestServer> {
+  const logs: LogEntry[] = [];
+  const server = await startRegionalServer(options, {
+    log: (level, msg, fields) => logs.push({ level, msg, ...fields }),
+    ...hooks,
+  });
+  if (waitReady) {
+    await server.loaded;
+    if (!server.repository.ready()) {
+      await server.shutdown();
+      throw new Error(`test server not ready: ${server.repository.notReadyReasons().join("; ")}`);
+    }
+  }
+  return Object.assign(server, { logs });
+}
+
+/** A scratch copy of the committed model repository (tests never modify models/). */
+export function copyModels(): { dir: string; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), "edgecascade-models-"));
+  cpSync(MODELS_DIR, dir, { recursive: true });
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface NewVersion {
+  /** File contents; default: a byte-identical copy of version 1. */
+  bytes?: Uint8Array;
+  /** sha256 written into config.json; default: the bytes' real one. */
+  sha256?: string;
+  /** Test accuracy the config states; default: version 1's. */
+  accuracy?: number;
+  /** Also make it the version config.json serves. Default false. */
+  makeDefault?: boolean;
+}
+
+/** Add `version` of `model` to a scratch repository: the file under `<version>/` and its entry in config.json. */
+export async function addVersion(dir: string, model: string, version: string, spec: NewVersion = {}): Promise<void> {
+  const configPath = join(dir, model, "config.json");
+  const config = JSON.parse(readFileSync(configPath, "utf8"));
+  const v1 = config.versions["1"];
+  const bytes = spec.bytes ?? readFileSync(join(dir, model, "1", v1.file));
+  cpSync(join(dir, model, "1"), join(dir, model, version), { recursive: true });
+  writeFileSync(join(dir, model, version, v1.file), bytes);
+  config.versions[version] = {
+    ...v1,
+    sha256: spec.sha256 ?? (await sha256Hex(bytes)),
+    bytes: bytes.length,
+    accuracy: { ...v1.accuracy, test: spec.accuracy ?? v1.accuracy.test },
+  };
+  if (spec.makeDefault) config.version = version;
+  writeFileSync(configPath, JSON.stringify(config, null, 2));
+}
+
+/** POST JSON (or a raw string) and read the answer. */
+export async function post(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, string>; body: JsonBody }> {
+  const text = typeof body === "string" ? body : JSON.stringify(body);
+  const res = await request(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: text,
+  });
+  return readResponse(res);
+}
+
+export async function get(url: string, headers: Record<string, string> = {}) {
+  return readResponse(await request(url, { headers }));
+}
+
+async function readResponse(res: Awaited<ReturnType<typeof request>>) {
+  const raw = await res.body.text();
+  let body: JsonBody = raw;
+  try {
+    body = JSON.parse(raw);
+  } catch {
+    // Left as text (e.g. /metrics).
+  }
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(res.headers)) headers[k] = Array.isArray(v) ? v.join(", ") : String(v);
+  return { status: res.statusCode, headers, body };
+}
+
+/** The value of one series in Prometheus text, e.g. `metric(text, "x_total", {model: "digits"})`; 0 when absent. */
+export function metric(text: string, name: string, labels: Record<string, string> = {}): number {
+  let total = 0;
+  for (const line of text.split("\n")) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    const wanted = Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`));
+    if (wanted) total += Number(line.slice(line.lastIndexOf(" ") + 1));
+  }
+  return total;
+}
+
+/** A classify body of held-out rows `from`..`from + n`. */
+export function classifyRows(from: number, n = 1) {
+  const rows = heldout.rows.slice(from, from + n).map((r) => r.input);
+  return { model: "digits", inputs: n === 1 ? rows[0]! : rows };
+}
+
+/** Largest difference between an answer's scores and the fixture's expected `digits` output for those rows. */
+export function worstDifference(predictions: { scores: number[] }[], from: number): number {
+  let worst = 0;
+  predictions.forEach((p, i) => {
+    const expected = heldout.rows[from + i]!.expected.digits!;
+    p.scores.forEach((s, c) => {
+      worst = Math.max(worst, Math.abs(s - expected[c]!));
+    });
+  });
+  return worst;
+}
+
+/** The fixture's expected `digits` probabilities and the runtime agree to this (test/models/models.test.ts). */
+export const TOLERANCE = 1e-5;
