@@ -4,6 +4,7 @@ import { timing } from "hono/timing";
 import { errorBody, errorStatus, NotFound, ServingError } from "../protocol/errors.ts";
 import { DEGRADED_HEADER, MODEL_VERSION_HEADER, SERVED_BY_HEADER } from "../protocol/headers.ts";
 import type { AppEnv } from "./app-env.ts";
+import { demoRoutes } from "./demo/routes.ts";
 import { apiKey } from "./middleware/api-key.ts";
 import { rateLimit } from "./middleware/rate-limit.ts";
 import { isolateRuntime } from "./middleware/runtime.ts";
@@ -49,6 +50,7 @@ for (const path of ["/v1/*", "/v2/models/*"]) app.use(path, rateLimit());
 app.route("/v1", classify);
 app.route("/v2", v2);
 app.route("/status", status);
+app.route("/", demoRoutes);
 
 app.notFound((c) => {
   throw new NotFound(`no route ${c.req.method} ${c.req.path}`);

@@ -1,0 +1,123 @@
+/**
+ * npm start: the whole local stack. Regional pools us, eu, ap (each a real `npm run regional` process
+ * with a simulated location) and the edge Worker in local workerd routed to them; waits until every tier
+ * is ready, prints the URLs and a status line per tier; Ctrl-C stops everything.
+ *
+ * Environment: EDGE_PORT (8787), US_PORT / EU_PORT / AP_PORT (9001-9003), REGIONAL_SHARED_SECRET and
+ * ADMIN_TOKEN (random per run when unset), REGIONAL_WORKERS (1 per pool); EDGE_<VAR> sets the Worker var
+ * <VAR> (e.g. EDGE_API_KEYS=k1,k2, EDGE_SLO_BUDGET_MS=50; docs/edge.md lists them).
+ */
+import { randomBytes } from "node:crypto";
+import { type EdgeWorker, startEdgeWorker } from "./stack/edge-worker.ts";
+import { type RegionalPool, startRegionalPool } from "./stack/regional-pool.ts";
+
+/** Where each local pool pretends to be (its region's usual cloud location). */
+export const LOCAL_REGIONS = [
+  { name: "us", portVar: "US_PORT", port: 9001, latitude: 39.04, longitude: -77.49, continent: "NA", place: "Ashburn" },
+  { name: "eu", portVar: "EU_PORT", port: 9002, latitude: 50.11, longitude: 8.68, continent: "EU", place: "Frankfurt" },
+  { name: "ap", portVar: "AP_PORT", port: 9003, latitude: 35.68, longitude: 139.69, continent: "AS", place: "Tokyo" },
+] as const;
+
+/** Worker vars from EDGE_<VAR> environment variables. */
+function edgeVars(): Record<string, string> {
+  const vars: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (name.startsWith("EDGE_") && name !== "EDGE_PORT" && value !== undefined) vars[name.slice(5)] = value;
+  }
+  return vars;
+}
+
+function port(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 65535)
+    throw new Error(`${name} must be a port number, got ${JSON.stringify(raw)}`);
+  return n;
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  const secret = process.env.REGIONAL_SHARED_SECRET || randomBytes(24).toString("hex");
+  const adminToken = process.env.ADMIN_TOKEN || randomBytes(24).toString("hex");
+  const workers = process.env.REGIONAL_WORKERS ? Number(process.env.REGIONAL_WORKERS) : 1;
+  const edgePort = port("EDGE_PORT", 8787);
+  const pools: RegionalPool[] = [];
+  let edge: EdgeWorker | undefined;
+  let stopping = false;
+
+  const stop = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    console.log("\nstopping...");
+    await Promise.allSettled([edge?.dispose(), ...pools.map((p) => p.stop())]);
+    console.log("stopped");
+    process.exit(code);
+  };
+  const onSignal = () => void stop(0);
+  /**
+   * Miniflare installs an exit hook that exits the process on SIGINT/SIGTERM as soon as workerd is disposed,
+   * which would leave the pools draining unwatched. Ours stops the Worker and waits for every pool, so it
+   * takes the signals alone.
+   */
+  const ownSignals = () => {
+    for (const signal of ["SIGINT", "SIGTERM"] as const) {
+      for (const listener of process.listeners(signal)) if (listener !== onSignal) process.removeListener(signal, listener);
+      if (!process.listeners(signal).includes(onSignal)) process.on(signal, onSignal);
+    }
+  };
+  ownSignals();
+
+  console.log("starting regional pools us, eu, ap and the edge Worker...");
+  try {
+    pools.push(
+      ...(await Promise.all(
+        LOCAL_REGIONS.map((r) =>
+          startRegionalPool({
+            region: r.name,
+            port: port(r.portVar, r.port),
+            workers,
+            env: { REGIONAL_SHARED_SECRET: secret, ADMIN_TOKEN: adminToken },
+          }),
+        ),
+      )),
+    );
+    const regions = LOCAL_REGIONS.map((r, i) => ({
+      name: r.name,
+      url: pools[i]!.url,
+      latitude: r.latitude,
+      longitude: r.longitude,
+      continent: r.continent,
+    }));
+    edge = await startEdgeWorker({
+      port: edgePort,
+      vars: {
+        REGIONS: JSON.stringify(regions),
+        REGIONAL_SHARED_SECRET: secret,
+        ALLOW_LOCATION_OVERRIDE: "true",
+        ...edgeVars(),
+      },
+    });
+    ownSignals();
+  } catch (err) {
+    console.error(`start failed: ${(err as Error).message}`);
+    await stop(1);
+    return;
+  }
+
+  const edgeReady = await fetch(`${edge.url}/v2/health/ready`).then((r) => r.status === 200);
+  const seconds = ((performance.now() - started) / 1000).toFixed(1);
+  console.log(`\nedgecascade local stack ready in ${seconds} s`);
+  console.log(
+    `  edge      ${edgeReady ? "ready" : "NOT READY"}  ${edge.url}/  (demo page; API ${edge.url}/v1/classify, ${edge.url}/v2)`,
+  );
+  console.log(
+    `  regional  ready  ${LOCAL_REGIONS.map((r, i) => `${r.name} ${pools[i]!.url} (${r.place})`).join(" · ")}`,
+  );
+  console.log(`  probes    npm run probe -- --url ${edge.url}`);
+  if (!process.env.ADMIN_TOKEN)
+    console.log(`  admin token for the pools' model control (set ADMIN_TOKEN to choose): ${adminToken}`);
+  console.log("Ctrl-C stops everything.");
+}
+
+await main();

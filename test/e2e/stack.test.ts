@@ -1,0 +1,228 @@
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { argmax } from "../../protocol/heldout.ts";
+import { calibrationOf } from "../../protocol/model-config.ts";
+import { heldout, modelConfig } from "../support/heldout.ts";
+import { descendants, freePort, isAlive } from "../support/processes.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+const threshold = calibrationOf(modelConfig("digits-edge")).threshold;
+const edgeConfidence = (row: number) => Math.max(...heldout.rows[row]!.expected["digits-edge"]!);
+
+let stack: ChildProcess;
+let output = "";
+let edgeUrl = "";
+let browser: Browser;
+let stackPids: number[] = [];
+const tmp = mkdtempSync(join(tmpdir(), "edgecascade-e2e-"));
+
+/** `npm start` itself (scripts/start.ts), in its own process group, on free ports. */
+async function startStack(): Promise<void> {
+  const [edgePort, us, eu, ap] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+  stack = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts"], {
+    cwd: ROOT,
+    detached: true,
+    env: {
+      ...process.env,
+      EDGE_PORT: String(edgePort),
+      US_PORT: String(us),
+      EU_PORT: String(eu),
+      AP_PORT: String(ap),
+      // Routing is what these tests look at: a budget that a loaded CI machine's first calls cannot miss, and
+      // no hedges, so that the nearest region is the one that answers.
+      EDGE_SLO_BUDGET_MS: "5000",
+      EDGE_HEDGE_BUDGET_RATIO: "0",
+      EDGE_HEDGE_BUDGET_BURST: "0",
+      WRANGLER_SEND_METRICS: "false",
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  stack.stdout!.on("data", (d) => {
+    output += d;
+  });
+  stack.stderr!.on("data", (d) => {
+    output += d;
+  });
+  await new Promise<void>((resolve, reject) => {
+    const timer = setInterval(() => {
+      if (/local stack ready/.test(output)) {
+        clearInterval(timer);
+        resolve();
+      } else if (stack.exitCode !== null) {
+        clearInterval(timer);
+        reject(new Error(`npm start exited early:\n${output}`));
+      }
+    }, 100);
+  });
+  edgeUrl = `http://127.0.0.1:${edgePort}`;
+}
+
+async function classify(inputs: number[], headers: Record<string, string> = {}) {
+  const res = await fetch(`${edgeUrl}/v1/classify`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify({ model: "digits", inputs }),
+  });
+  return { status: res.status, body: (await res.json()) as { servedBy: string; predictions: { label: string }[] } };
+}
+
+beforeAll(async () => {
+  await startStack();
+  stackPids = [stack.pid!, ...descendants(stack.pid!)];
+  browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  if (stack?.exitCode === null) process.kill(-stack.pid!, "SIGKILL");
+  for (const pid of stackPids) if (isAlive(pid)) process.kill(pid, "SIGKILL");
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+describe("npm start", () => {
+  it("prints the URLs and one status line per tier", () => {
+    expect(output).toContain(`edge      ready  ${edgeUrl}/`);
+    expect(output).toMatch(/regional {2}ready {2}us http:\/\/127\.0\.0\.1:\d+ \(Ashburn\) · eu .* · ap /);
+    // The three pools and the Worker's runtime run as child processes.
+    expect(stackPids.length).toBeGreaterThanOrEqual(4);
+  });
+
+  it("routes an unsure row to the region nearest the simulated location", async () => {
+    const unsure = heldout.rows.findIndex((_, i) => edgeConfidence(i) < threshold);
+    const row = heldout.rows[unsure]!.input;
+    const cases: [string, string][] = [
+      ["35.68,139.69", "regional:ap"],
+      ["48.86,2.35", "regional:eu"],
+      ["40.71,-74.01", "regional:us"],
+    ];
+    for (const [location, region] of cases) {
+      // A distinct offset per call keeps the cache out of it.
+      const inputs = row.map((v, i) => (i === 0 ? v + cases.findIndex((c) => c[0] === location) * 1e-3 : v));
+      const { status, body } = await classify(inputs, { "x-edgecascade-location": location });
+      expect(status).toBe(200);
+      expect(body.servedBy).toBe(region);
+      expect(body.predictions[0]!.label).toBe(String(argmax(heldout.rows[unsure]!.expected.digits!)));
+    }
+  });
+});
+
+describe("demo page in headless Chromium", () => {
+  let page: Page;
+  const errors: string[] = [];
+
+  beforeAll(async () => {
+    page = await browser.newPage({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+    page.on("pageerror", (e) => errors.push(String(e)));
+    // Fix the page's "random" sample, so the test knows which held-out row it sends.
+    await page.addInitScript(() => {
+      Math.random = () => 0.5;
+    });
+    await page.goto(`${edgeUrl}/`);
+  });
+
+  it("fits a phone-sized viewport", async () => {
+    const width = await page.evaluate<number>("document.documentElement.scrollWidth");
+    expect(width).toBeLessThanOrEqual(390);
+    await expect(page.locator("#pad").isVisible()).resolves.toBe(true);
+  });
+
+  it("sends a fixture row and shows the correct label, who answered and the Server-Timing", async () => {
+    const row = Math.floor(0.5 * heldout.rows.length);
+    await page.click("#sample");
+    await page.waitForSelector("#result:not([hidden])");
+    const servedBy = await page.locator("#served-by").textContent();
+    expect(["cache", "edge"]).toContain(servedBy);
+    const model = edgeConfidence(row) >= threshold ? "digits-edge" : "digits";
+    const expected = String(argmax(heldout.rows[row]!.expected[model]!));
+    expect(await page.locator("#label").textContent()).toBe(expected);
+    expect(await page.locator("#true-label").textContent()).toBe(`true label: ${heldout.rows[row]!.label}`);
+    const timing = await page.locator("#timing li").allTextContents();
+    expect(timing.some((t) => t.startsWith("edge"))).toBe(true);
+    expect(timing.at(-1)).toMatch(/^round trip \(browser\): [\d.]+ ms$/);
+    // Sending the same row again is answered from the cache.
+    await page.click("#sample");
+    await expect.poll(() => page.locator("#served-by").textContent()).toBe("cache");
+  });
+
+  it("classifies a digit drawn with touch-style strokes on the canvas", async () => {
+    const box = (await page.locator("#pad").boundingBox())!;
+    // A "1": one vertical stroke down the middle.
+    await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * 0.1);
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * 0.9, { steps: 12 });
+    await page.mouse.up();
+    await expect.poll(() => page.locator("#true-label").textContent()).toBe("");
+    await expect.poll(() => page.locator("#label").textContent()).toBe("1");
+    expect(["edge", "cache", "regional:us", "regional:eu", "regional:ap"]).toContain(
+      await page.locator("#served-by").textContent(),
+    );
+    expect(errors).toEqual([]);
+  });
+});
+
+describe("synthetic probes against the local stack", () => {
+  it("report counts that match the requests sent", async () => {
+    const report = join(tmp, "probe.html");
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        "scripts/probe.ts",
+        "--url",
+        edgeUrl,
+        "--duration",
+        "3",
+        "--rate",
+        "40",
+        "--json",
+        "--report",
+        report,
+      ],
+      { cwd: ROOT, timeout: 60_000 },
+    );
+    const summary = JSON.parse(stdout);
+    expect(summary.sent).toBe(120);
+    const pathCounts = Object.values(summary.paths as Record<string, { count: number }>).reduce(
+      (s, p) => s + p.count,
+      0,
+    );
+    expect(pathCounts).toBe(120);
+    expect(summary.completed + summary.errors).toBe(120);
+    expect(summary.errors).toBe(0);
+    expect(summary.mismatches).toBe(0);
+    expect(summary.paths.cache.count).toBeGreaterThan(0);
+    expect(summary.paths.edge.count).toBeGreaterThan(0);
+    const html = readFileSync(report, "utf8");
+    expect(html).toContain(`sent ${summary.sent}`);
+    const bars = [...html.matchAll(/<title>(\w+): (\d+)<\/title>/g)].reduce((s, m) => s + Number(m[2]), 0);
+    expect(bars).toBe(120);
+  });
+});
+
+describe("Ctrl-C", () => {
+  it("stops every process of the stack", async () => {
+    process.kill(-stack.pid!, "SIGINT");
+    // "close": the process exited and its output has been read to the end.
+    await new Promise<void>((resolve) => stack.once("close", () => resolve()));
+    await expect.poll(() => stackPids.filter(isAlive), { timeout: 20_000 }).toEqual([]);
+    expect(output).toContain("stopped");
+  });
+});
