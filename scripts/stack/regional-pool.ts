@@ -25,6 +25,8 @@ export interface RegionalPool {
   port: number;
   region: string;
   pid: number;
+  /** Resolves with the exit code once the process has exited (null when a signal ended it). */
+  exited: Promise<number | null>;
   /** SIGTERM, then wait for the pool to drain and exit (SIGKILL after 30 s). */
   stop(): Promise<void>;
 }
@@ -32,9 +34,9 @@ export interface RegionalPool {
 const MAIN = fileURLToPath(new URL("../../regional/main.ts", import.meta.url));
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
-async function exited(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  await once(child, "exit");
+async function exited(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode === null && child.signalCode === null) await once(child, "exit");
+  return child.exitCode;
 }
 
 /**
@@ -106,5 +108,5 @@ export async function startRegionalPool(opts: RegionalPoolOptions): Promise<Regi
   if (res instanceof Error || res.status !== 200) {
     return fail(`logged ready but ${url}/v2/health/ready answered ${res instanceof Error ? res.message : res.status}`);
   }
-  return { url, port: readyPort, region, pid: child.pid!, stop };
+  return { url, port: readyPort, region, pid: child.pid!, exited: exited(child), stop };
 }
