@@ -1,9 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Context, Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { setMetric, timing } from "hono/timing";
 import { parseClassifyRequest, readClassifyInputs } from "../../protocol/classify-request.ts";
-import { PayloadTooLarge, ServingError } from "../../protocol/errors.ts";
+import { ServingError } from "../../protocol/errors.ts";
 import { MODEL_VERSION_HEADER, SERVED_BY_HEADER } from "../../protocol/headers.ts";
 import { parseInferRequest, readInferInputs } from "../../protocol/infer-request.ts";
 import { parseJsonBody } from "../../protocol/json-body.ts";
@@ -12,6 +11,7 @@ import type { InputRows } from "../../protocol/tensor.ts";
 import type { ClassifyResponse, ServedBy } from "../../protocol/types.ts";
 import type { AppDeps, RegionalEnv } from "../app-context.ts";
 import { type Executed, nowUs } from "../executor.ts";
+import { bodyLimit } from "../middleware/body-limit.ts";
 import { deadline } from "../middleware/deadline.ts";
 import { edgeSignature } from "../middleware/signature-auth.ts";
 import type { Lease } from "../model-version.ts";
@@ -36,17 +36,7 @@ export function inferenceRoutes(deps: AppDeps): Hono<RegionalEnv> {
 
   const paths = ["/v1/classify", "/v2/models/:model/infer", "/v2/models/:model/versions/:version/infer"];
   for (const path of paths) {
-    app.use(
-      path,
-      timing({ totalDescription: "regional" }),
-      deadline(),
-      bodyLimit({
-        maxSize: limits.maxBodyBytes,
-        onError: () => {
-          throw new PayloadTooLarge(`body exceeds ${limits.maxBodyBytes} bytes`);
-        },
-      }),
-    );
+    app.use(path, timing({ totalDescription: "regional" }), deadline(), bodyLimit({ maxBytes: limits.maxBodyBytes }));
     if (deps.sharedSecret) app.use(path, edgeSignature({ secret: deps.sharedSecret }));
   }
 
@@ -60,7 +50,8 @@ export function inferenceRoutes(deps: AppDeps): Hono<RegionalEnv> {
         await sleep(deps.delayMs);
         setMetric(c, "delay", deps.delayMs, "simulated distance");
       }
-      const result = await lease.model.infer(rows, c.var.deadlineUs);
+      // c.get, not c.var: Hono builds a fresh object of every variable on each c.var access.
+      const result = await lease.model.infer(rows, c.get("deadlineUs"));
       outcome = "success";
       setMetric(c, "queue", result.queueMs);
       setMetric(c, "compute", result.computeMs, `batch of ${result.batchRows}`);
@@ -72,7 +63,7 @@ export function inferenceRoutes(deps: AppDeps): Hono<RegionalEnv> {
       throw err;
     } finally {
       recorder.pending(-1);
-      recorder.request(outcome, (nowUs() - c.var.receivedUs) / 1e6);
+      recorder.request(outcome, (nowUs() - c.get("receivedUs")) / 1e6);
     }
   }
 

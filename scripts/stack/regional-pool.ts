@@ -18,6 +18,8 @@ export interface RegionalPoolOptions {
   readyTimeoutMs?: number;
   /** Receives each line the pool logs (JSON). Default: kept only for error messages. */
   onLog?: (line: string) => void;
+  /** Benchmarks: another entry point taking the same flags (scripts/bench/regional-baselines.ts). */
+  script?: string;
 }
 
 export interface RegionalPool {
@@ -46,7 +48,17 @@ async function exited(child: ChildProcess): Promise<number | null> {
  */
 export async function startRegionalPool(opts: RegionalPoolOptions): Promise<RegionalPool> {
   const { region, port = 0, modelsDir, workers = 1, env = {}, extraArgs = [], readyTimeoutMs = 60_000 } = opts;
-  const args = ["--import", "tsx", MAIN, "--region", region, "--port", String(port), "--host", "127.0.0.1"];
+  const args = [
+    "--import",
+    "tsx",
+    opts.script ?? MAIN,
+    "--region",
+    region,
+    "--port",
+    String(port),
+    "--host",
+    "127.0.0.1",
+  ];
   args.push("--workers", String(workers));
   if (modelsDir) args.push("--models", modelsDir);
   args.push(...extraArgs);
