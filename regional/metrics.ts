@@ -120,6 +120,7 @@ export function createMetrics(): Metrics {
     ...common,
   });
 
+  const httpChildren = new Map<string, Counter.Internal>();
   const recorder: Recorder = {
     model(model, version): ModelRecorder {
       const labels = { model, version };
@@ -163,7 +164,16 @@ export function createMetrics(): Metrics {
       provider.reset();
       provider.set({ provider: name }, 1);
     },
-    httpResponse: (method, route, status) => http.inc({ method, route, status: String(status) }),
+    httpResponse(method, route, status) {
+      // One child per (method, route, status), so the request path skips prom-client's label hashing.
+      const key = `${method} ${status} ${route}`;
+      let child = httpChildren.get(key);
+      if (!child) {
+        child = http.labels({ method, route, status: String(status) });
+        httpChildren.set(key, child);
+      }
+      child.inc();
+    },
   };
 
   return {

@@ -53,8 +53,8 @@ export function inferenceRoutes(deps: AppDeps): Hono<RegionalEnv> {
       // c.get, not c.var: Hono builds a fresh object of every variable on each c.var access.
       const result = await lease.model.infer(rows, c.get("deadlineUs"));
       outcome = "success";
-      setMetric(c, "queue", result.queueMs);
-      setMetric(c, "compute", result.computeMs, `batch of ${result.batchRows}`);
+      setMetric(c, "queue", result.queueMs, undefined, 3);
+      setMetric(c, "compute", result.computeMs, `batch of ${result.batchRows}`, 3);
       c.header(SERVED_BY_HEADER, servedBy);
       c.header(MODEL_VERSION_HEADER, version);
       return result;

@@ -112,6 +112,17 @@ describe.skipIf(cudaLoads)("execution provider on a host without the CUDA provid
     expect(res.status).toBe(1);
     expect(res.stderr).toMatch(/--ep cuda: no execution provider could create a session \(cuda: .+\)/);
   });
+
+  it("with workers, a worker that cannot start stops the pool (exit 1) instead of being restarted in a loop", () => {
+    const res = cli(["--ep", "cuda", "--workers", "2", "--port", "0"]);
+    expect(res.status).toBe(1);
+    const lines = res.stdout
+      .split("\n")
+      .filter((l) => l.startsWith("{"))
+      .map((l) => JSON.parse(l));
+    expect(lines.filter((l) => l.msg === "a worker failed to start; stopping").length).toBeGreaterThanOrEqual(1);
+    expect(lines.some((l) => l.msg === "a worker died; starting a replacement")).toBe(false);
+  });
 });
 
 describe("signals", () => {
