@@ -65,10 +65,12 @@ describe("DynamicBatcher with a real onnxruntime session", () => {
   });
   afterAll(() => session.release());
 
-  const newBatcher = (
+  const newBatcher = ({
     maxQueue = 100,
-    queueFull: () => ServingError = () => new RateLimited("full", 1, "queue_full"),
-  ) => {
+    maxBatch = 64,
+    maxQueueDelayUs = 0,
+    queueFull = (): ServingError => new RateLimited("full", 1, "queue_full"),
+  } = {}) => {
     gate = {
       hold: false,
       waiting: [],
@@ -78,14 +80,7 @@ describe("DynamicBatcher with a real onnxruntime session", () => {
       },
     };
     const { seen, recorder } = countingRecorder();
-    const batcher = new DynamicBatcher({
-      run: heldRun,
-      maxBatch: 64,
-      maxQueue,
-      maxQueueDelayUs: 0,
-      queueFull,
-      recorder,
-    });
+    const batcher = new DynamicBatcher({ run: heldRun, maxBatch, maxQueue, maxQueueDelayUs, queueFull, recorder });
     return { batcher, seen };
   };
 
@@ -151,6 +146,54 @@ describe("DynamicBatcher with a real onnxruntime session", () => {
     expect(worstAgainstFixture(last.probs, 3)).toBeLessThanOrEqual(TOLERANCE);
   });
 
+  /** Let the batcher take its decision after a run: two passes of the event loop. */
+  const settle = async () => {
+    for (let i = 0; i < 2; i++) await new Promise((r) => setImmediate(r));
+  };
+  // Queue delays far longer than the test's own steps: a wait shows as a 10 s stall, not a few milliseconds.
+  const LONG_DELAY_US = 10_000_000;
+
+  it("with a queue delay, an idle model still runs a lone call at once", async () => {
+    const { batcher, seen } = newBatcher({ maxQueueDelayUs: LONG_DELAY_US });
+    const started = performance.now();
+    await batcher.submit(rowsOf(0, 1), Infinity);
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(seen.runs).toEqual([1]);
+  });
+
+  it("with a queue delay, a busy model holds a partial batch so later calls join it", async () => {
+    const { batcher, seen } = newBatcher({ maxQueueDelayUs: 1_000_000 });
+    gate.hold = true;
+    const first = batcher.submit(rowsOf(0, 1), Infinity);
+    await new Promise((r) => setImmediate(r));
+    const queued = [batcher.submit(rowsOf(1, 1), Infinity), batcher.submit(rowsOf(2, 1), Infinity)];
+    gate.release();
+    await first;
+    await settle();
+    // Without the delay, the two queued calls would have run by now; with it, a third joins them.
+    const late = batcher.submit(rowsOf(3, 1), Infinity);
+    const results = await Promise.all([...queued, late]);
+    expect(seen.runs).toEqual([1, 3]);
+    results.forEach((r, i) => {
+      expect(worstAgainstFixture(r.probs, i + 1)).toBeLessThanOrEqual(TOLERANCE);
+    });
+  });
+
+  it("with a queue delay, a batch that fills up runs without waiting", async () => {
+    const { batcher, seen } = newBatcher({ maxBatch: 4, maxQueueDelayUs: LONG_DELAY_US });
+    gate.hold = true;
+    const first = batcher.submit(rowsOf(0, 1), Infinity);
+    await new Promise((r) => setImmediate(r));
+    const queued = [batcher.submit(rowsOf(1, 1), Infinity), batcher.submit(rowsOf(2, 1), Infinity)];
+    gate.release();
+    await first;
+    await settle();
+    const started = performance.now();
+    await Promise.all([...queued, batcher.submit(rowsOf(3, 2), Infinity)]);
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(seen.runs).toEqual([1, 4]);
+  });
+
   it("a deadline already past is refused without queueing", async () => {
     const { batcher, seen } = newBatcher();
     await expect(batcher.submit(rowsOf(0, 1), nowUs() - 1)).rejects.toMatchObject({ status: 504 });
@@ -158,7 +201,7 @@ describe("DynamicBatcher with a real onnxruntime session", () => {
   });
 
   it("a full queue refuses the next call with the configured error, and recovers", async () => {
-    const { batcher, seen } = newBatcher(2);
+    const { batcher, seen } = newBatcher({ maxQueue: 2 });
     gate.hold = true;
     const running = batcher.submit(rowsOf(0, 1), Infinity);
     await new Promise((r) => setImmediate(r));
