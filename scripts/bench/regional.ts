@@ -291,8 +291,10 @@ ${table}
 | a p99 at that load | ${summary.a.p99Ms} ms | ≤ ${TARGETS.p99Ms} ms | ${met.p99 ? "yes" : "**no**"} |
 
 Server CPU per request is the server process's user and kernel time during the measurement divided by the
-requests answered: the naive server spends ${cpuPerRequest.bOverA}× the pool's, the ceiling ${cpuPerRequest.cOverA}×. Unlike req/s it
-hardly moves when something else runs on the machine; most of the kernel part is the socket write of each answer.
+requests answered: the naive server spends ${cpuPerRequest.bOverA}× the pool's, the ceiling ${cpuPerRequest.cOverA}×. It moves less than
+req/s when something else runs on the machine (contention still inflates it); most of the kernel part is the socket
+write of each answer. When a/c comes out near or above 1, the generator (one wrk thread on the same 2 cores) rather
+than the server set the pace of a and c alike; their CPU per request is then the comparison that means something.
 
 Per round: \`bench/regional.json\` (\`rounds\`, \`ratiosPerRound\`).
 `;
