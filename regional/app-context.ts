@@ -1,4 +1,3 @@
-import type { TimingVariables } from "hono/timing";
 import type { RequestLimits } from "../protocol/limits.ts";
 import type { ExecutionProvider } from "./execution-provider.ts";
 import type { Logger } from "./log.ts";
@@ -6,8 +5,8 @@ import type { DeadlineVariables } from "./middleware/deadline.ts";
 import type { Recorder } from "./recorder.ts";
 import type { ModelRepository } from "./repository.ts";
 
-/** Hono environment of the regional app: per-request clock and Server-Timing metrics. */
-export type RegionalEnv = { Variables: DeadlineVariables & TimingVariables };
+/** Hono environment of the regional app: the per-request clock. */
+export type RegionalEnv = { Variables: DeadlineVariables };
 
 /** What the routes are built from. */
 export interface AppDeps {

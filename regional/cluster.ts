@@ -38,10 +38,10 @@ export function runPrimary(workers: number, log: Logger): Promise<number> {
     const collections = new Map<number, { got: MetricsJson[]; waiting: number; done: () => void }>();
 
     const fork = () => cluster.fork();
-    const stopAll = (signal: NodeJS.Signals) => {
+    const stopAll = (reason: string) => {
       if (stopping) return;
       stopping = true;
-      log("info", `${signal}: stopping ${Object.keys(cluster.workers ?? {}).length} workers`);
+      log("info", `stopping ${Object.keys(cluster.workers ?? {}).length} workers (${reason})`);
       for (const w of Object.values(cluster.workers ?? {})) w?.process.kill("SIGTERM");
     };
     for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, () => stopAll(signal));
@@ -113,7 +113,7 @@ export function runPrimary(workers: number, log: Logger): Promise<number> {
           // A worker that never listened will fail again (bad options, --ep cuda without CUDA): stop, don't loop.
           log("error", "a worker failed to start; stopping", { pid: worker.process.pid, code, signal });
           failed = true;
-          stopAll("SIGTERM");
+          stopAll("a worker failed to start");
         } else {
           log("warn", "a worker died; starting a replacement", { pid: worker.process.pid, code, signal });
           fork();

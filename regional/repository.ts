@@ -140,7 +140,7 @@ export class ModelRepository {
   notReadyReasons(): string[] {
     const wanted = [...this.#entries.values()].filter((e) => e.wanted && !e.serving);
     if (this.#entries.size === 0) return ["no models found"];
-    return wanted.map((e) => `${e.name}: ${e.loading ? "loading" : (e.lastError ?? "not loaded")}`);
+    return wanted.map((e) => `${e.name}: ${why(e)}`);
   }
 
   /** Whether `name` (at `version`, if given) serves; 404 for an unknown model. */
@@ -156,10 +156,7 @@ export class ModelRepository {
   acquire(name: string, version?: string): Lease {
     const entry = this.#get(name);
     const serving = entry.serving;
-    if (!serving) {
-      const why = entry.wanted ? (entry.loading ? "loading" : (entry.lastError ?? "not loaded")) : "unloaded";
-      throw new NotReady(`model "${name}" is not ready: ${why}`, 1);
-    }
+    if (!serving) throw new NotReady(`model "${name}" is not ready: ${why(entry)}`, 1);
     if (version !== undefined && version !== serving.version) {
       throw new NotFound(`model "${name}" version ${version} is not served; version ${serving.version} is`);
     }
@@ -191,7 +188,7 @@ export class ModelRepository {
         out.push({ name, ...(entry.loading.version ? { version: entry.loading.version } : {}), state: "LOADING" });
       }
       if (!entry.serving && !entry.loading) {
-        out.push({ name, state: "UNAVAILABLE", reason: entry.wanted ? (entry.lastError ?? "not loaded") : "unloaded" });
+        out.push({ name, state: "UNAVAILABLE", reason: why(entry) });
       }
     }
     return out;
@@ -461,6 +458,13 @@ export class ModelRepository {
     if (!verdict.ok) throw new Error(verdict.reason);
     return verdict.accuracy;
   }
+}
+
+/** Why a model does not serve, for readiness bodies, 503s and the index. */
+function why(entry: Entry): string {
+  if (!entry.wanted) return "unloaded";
+  if (entry.loading) return entry.lastError ? `loading; the last attempt failed: ${entry.lastError}` : "loading";
+  return entry.lastError ?? "not loaded";
 }
 
 async function readFixture(path: string): Promise<Fixture> {

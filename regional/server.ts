@@ -1,9 +1,8 @@
-import type { Server } from "node:http";
-import { STATUS_CODES } from "node:http";
+import { createServer, STATUS_CODES } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
-import { createAdaptorServer } from "@hono/node-server";
-import { NotReady, RateLimited, ServingError } from "../protocol/errors.ts";
+import { getRequestListener, RequestError } from "@hono/node-server";
+import { BadRequest, errorBody, errorStatus, NotReady, RateLimited, ServingError } from "../protocol/errors.ts";
 import { DEFAULT_LIMITS } from "../protocol/limits.ts";
 import { createRegionalApp } from "./app.ts";
 import { chooseProvider } from "./execution-provider.ts";
@@ -117,7 +116,21 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
     adminToken: options.adminToken,
   });
 
-  const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+  const listener = getRequestListener(app.fetch, {
+    // HTTP/1.0 clients (some load balancers' health checks) may omit Host; routes never read it.
+    hostname: "localhost",
+    // Requests @hono/node-server refuses before Hono sees them (bad Host, backslash in the path): same JSON.
+    errorHandler(err) {
+      const known = err instanceof RequestError ? new BadRequest(`malformed request: ${err.message}`) : err;
+      if (!(known instanceof ServingError))
+        log("error", "unhandled error", { error: (err as Error).stack ?? String(err) });
+      return new Response(JSON.stringify(errorBody(known)), {
+        status: errorStatus(known),
+        headers: { "content-type": "application/json" },
+      });
+    },
+  });
+  const server = createServer(listener);
   server.on("clientError", answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

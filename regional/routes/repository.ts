@@ -1,11 +1,11 @@
 import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import * as v from "valibot";
-import { BadRequest, PayloadTooLarge } from "../../protocol/errors.ts";
+import { BadRequest } from "../../protocol/errors.ts";
 import { parseJsonBody } from "../../protocol/json-body.ts";
 import { parseOrDescribe, plainObject } from "../../protocol/schema-message.ts";
 import type { AppDeps, RegionalEnv } from "../app-context.ts";
 import { adminToken } from "../middleware/admin-auth.ts";
+import { bodyLimit } from "../middleware/body-limit.ts";
 import { refuseOtherMethods } from "./method-not-allowed.ts";
 
 const loadSchema = v.strictObject({
@@ -43,12 +43,7 @@ export function repositoryRoutes(deps: AppDeps): Hono<RegionalEnv> {
     app.use(
       path,
       adminToken({ token: deps.adminToken }),
-      bodyLimit({
-        maxSize: 16 * 1024,
-        onError: () => {
-          throw new PayloadTooLarge("model control bodies are at most 16 KiB");
-        },
-      }),
+      bodyLimit({ maxBytes: 16 * 1024, message: "model control bodies are at most 16 KiB" }),
     );
   }
 

@@ -18,6 +18,8 @@ export interface RegionalPoolOptions {
   readyTimeoutMs?: number;
   /** Receives each line the pool logs (JSON). Default: kept only for error messages. */
   onLog?: (line: string) => void;
+  /** Benchmarks: another entry point taking the same flags (scripts/bench/regional-baselines.ts). */
+  script?: string;
 }
 
 export interface RegionalPool {
@@ -25,6 +27,8 @@ export interface RegionalPool {
   port: number;
   region: string;
   pid: number;
+  /** Resolves with the exit code once the process has exited (null when a signal ended it). */
+  exited: Promise<number | null>;
   /** SIGTERM, then wait for the pool to drain and exit (SIGKILL after 30 s). */
   stop(): Promise<void>;
 }
@@ -32,9 +36,9 @@ export interface RegionalPool {
 const MAIN = fileURLToPath(new URL("../../regional/main.ts", import.meta.url));
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
-async function exited(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  await once(child, "exit");
+async function exited(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode === null && child.signalCode === null) await once(child, "exit");
+  return child.exitCode;
 }
 
 /**
@@ -44,7 +48,17 @@ async function exited(child: ChildProcess): Promise<void> {
  */
 export async function startRegionalPool(opts: RegionalPoolOptions): Promise<RegionalPool> {
   const { region, port = 0, modelsDir, workers = 1, env = {}, extraArgs = [], readyTimeoutMs = 60_000 } = opts;
-  const args = ["--import", "tsx", MAIN, "--region", region, "--port", String(port), "--host", "127.0.0.1"];
+  const args = [
+    "--import",
+    "tsx",
+    opts.script ?? MAIN,
+    "--region",
+    region,
+    "--port",
+    String(port),
+    "--host",
+    "127.0.0.1",
+  ];
   args.push("--workers", String(workers));
   if (modelsDir) args.push("--models", modelsDir);
   args.push(...extraArgs);
@@ -106,5 +120,5 @@ export async function startRegionalPool(opts: RegionalPoolOptions): Promise<Regi
   if (res instanceof Error || res.status !== 200) {
     return fail(`logged ready but ${url}/v2/health/ready answered ${res instanceof Error ? res.message : res.status}`);
   }
-  return { url, port: readyPort, region, pid: child.pid!, stop };
+  return { url, port: readyPort, region, pid: child.pid!, exited: exited(child), stop };
 }

@@ -1,3 +1,5 @@
+import { Readable } from "node:stream";
+import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { argmax } from "../../protocol/heldout.ts";
 import { heldout } from "../support/heldout.ts";
@@ -149,6 +151,39 @@ describe("v2 infer", () => {
     expect(res.status).toBe(200);
     expect(res.body).not.toHaveProperty("id");
     expect(res.body.model_version).toBe("1");
+  });
+});
+
+describe("body size", () => {
+  const big = JSON.stringify({ model: "digits", inputs: Array.from({ length: 300 * 1024 }, () => 1) });
+
+  it("a body over 256 KiB is a 413, with a Content-Length; the connection closes (the body was not read)", async () => {
+    expect(await post(`${server.url}/v1/classify`, big)).toMatchObject({
+      status: 413,
+      headers: { connection: "close" },
+      body: { code: "payload_too_large", error: "body exceeds 262144 bytes" },
+    });
+  });
+
+  it("a body over 256 KiB is a 413, chunked (no Content-Length)", async () => {
+    const res = await request(`${server.url}/v1/classify`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: Readable.from([big.slice(0, 200_000), big.slice(200_000)]),
+    });
+    expect(res.statusCode).toBe(413);
+    expect(await res.body.json()).toMatchObject({ code: "payload_too_large" });
+  });
+
+  it("a chunked body under the limit is read", async () => {
+    const res = await request(`${server.url}/v1/classify`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: Readable.from([JSON.stringify(classifyRows(2))]),
+    });
+    expect(res.statusCode).toBe(200);
+    const body = (await res.body.json()) as { predictions: { scores: number[] }[] };
+    expect(worstDifference(body.predictions, 2)).toBeLessThanOrEqual(TOLERANCE);
   });
 });
 

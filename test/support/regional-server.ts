@@ -21,9 +21,14 @@ export interface TestServer extends RegionalServer {
   logs: LogEntry[];
 }
 
-/** Options as the CLI would parse them from `flags` (plus port 0 on 127.0.0.1, one worker) and `env`. */
+/**
+ * Options as the CLI would parse them from `flags` and `env`, after these defaults: port 0 on 127.0.0.1, one
+ * worker, and the CPU provider, whose outputs the fixture's tolerances are for (test/regional/cli.test.ts
+ * covers `--ep auto`). Later flags win.
+ */
 export function testOptions(flags: string[] = [], env: Record<string, string> = {}): RegionalOptions {
-  const parsed = parseCommandLine(["--port", "0", "--host", "127.0.0.1", "--workers", "1", ...flags], env);
+  const defaults = ["--port", "0", "--host", "127.0.0.1", "--workers", "1", "--ep", "cpu"];
+  const parsed = parseCommandLine([...defaults, ...flags], env);
   if (parsed.help) throw new Error("unexpected --help");
   return parsed.options;
 }

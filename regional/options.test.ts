@@ -1,0 +1,103 @@
+import { availableParallelism } from "node:os";
+import { describe, expect, it } from "vitest";
+import { HELP, OptionError, parseCommandLine, type RegionalOptions } from "./options.ts";
+
+const options = (argv: string[], env: Record<string, string> = {}): RegionalOptions => {
+  const parsed = parseCommandLine(argv, env);
+  if (parsed.help) throw new Error("help");
+  return parsed.options;
+};
+
+describe("parseCommandLine", () => {
+  it("has documented defaults", () => {
+    const o = options([]);
+    expect(o).toMatchObject({
+      port: 8000,
+      host: "0.0.0.0",
+      region: "local",
+      workers: availableParallelism(),
+      ep: "auto",
+      maxBatch: 64,
+      maxQueueDelayUs: 0,
+      maxQueue: 256,
+      queueFullStatus: 429,
+      delayMs: 0,
+      shutdownDelayMs: 0,
+      sharedSecret: undefined,
+      adminToken: undefined,
+    });
+    expect(o.modelsDir).toMatch(/\/models\/$/);
+    expect(o.fixture).toBe(`${o.modelsDir}digits-heldout.json`);
+  });
+
+  it("reads every option from the environment, and flags win over it", () => {
+    const env = {
+      REGIONAL_PORT: "9001",
+      REGIONAL_HOST: "127.0.0.1",
+      REGIONAL_REGION: "eu",
+      REGIONAL_MODELS: "/srv/models",
+      REGIONAL_WORKERS: "3",
+      REGIONAL_EP: "cpu",
+      REGIONAL_MAX_BATCH: "32",
+      REGIONAL_MAX_QUEUE_DELAY_US: "500",
+      REGIONAL_MAX_QUEUE: "10",
+      REGIONAL_QUEUE_FULL_STATUS: "503",
+      REGIONAL_DELAY_MS: "20",
+      REGIONAL_SHUTDOWN_DELAY_MS: "5000",
+      REGIONAL_SHARED_SECRET: "s3cret",
+      ADMIN_TOKEN: "t0ken",
+    };
+    expect(options([], env)).toEqual({
+      port: 9001,
+      host: "127.0.0.1",
+      region: "eu",
+      modelsDir: "/srv/models",
+      fixture: "/srv/models/digits-heldout.json",
+      workers: 3,
+      ep: "cpu",
+      maxBatch: 32,
+      maxQueueDelayUs: 500,
+      maxQueue: 10,
+      queueFullStatus: 503,
+      delayMs: 20,
+      shutdownDelayMs: 5000,
+      sharedSecret: "s3cret",
+      adminToken: "t0ken",
+    });
+    expect(options(["--port", "9002", "--region", "ap", "--fixture", "/f.json"], env)).toMatchObject({
+      port: 9002,
+      region: "ap",
+      fixture: "/f.json",
+    });
+  });
+
+  it("empty environment values count as unset", () => {
+    expect(options([], { REGIONAL_PORT: "", REGIONAL_SHARED_SECRET: "" })).toMatchObject({
+      port: 8000,
+      sharedSecret: undefined,
+    });
+  });
+
+  it.each([
+    [["--port", "65536"], '--port (REGIONAL_PORT) must be an integer from 0 to 65535, got "65536"'],
+    [["--port", "80.5"], '--port (REGIONAL_PORT) must be an integer from 0 to 65535, got "80.5"'],
+    [["--max-batch", "0"], '--max-batch (REGIONAL_MAX_BATCH) must be an integer from 1 to 4096, got "0"'],
+    [["--ep", "tpu"], '--ep (REGIONAL_EP) must be one of auto, cuda, cpu, got "tpu"'],
+    [
+      ["--queue-full-status", "500"],
+      '--queue-full-status (REGIONAL_QUEUE_FULL_STATUS) must be one of 429, 503, got "500"',
+    ],
+    [["--delay-ms=-1"], '--delay-ms (REGIONAL_DELAY_MS) must be an integer from 0 to 600000, got "-1"'],
+    [["--region", "Europe"], "--region (REGIONAL_REGION) must be lowercase letters, digits and '-'"],
+    [["--nope"], "Unknown option '--nope'"],
+    [["extra"], "Unexpected argument 'extra'"],
+  ])("%j: an error naming the field", (argv, message) => {
+    expect(() => parseCommandLine(argv, {})).toThrow(OptionError);
+    expect(() => parseCommandLine(argv, {})).toThrow(message);
+  });
+
+  it("--help wins over everything else", () => {
+    expect(parseCommandLine(["--port", "1", "--help"], {})).toEqual({ help: true });
+    expect(HELP).toContain("--max-queue-delay-us US");
+  });
+});

@@ -1,0 +1,49 @@
+import { DeadlineExceeded } from "../../protocol/errors.ts";
+import type { Executed, ExecutorFactory } from "../../regional/executor.ts";
+import { nowUs } from "../../regional/executor.ts";
+import { jsonLogger } from "../../regional/log.ts";
+import { parseCommandLine } from "../../regional/options.ts";
+import { startRegionalServer } from "../../regional/server.ts";
+
+/**
+ * Benchmark-only entry points: the regional pool's own HTTP stack (Hono, validation, metrics, model
+ * repository) with the batcher swapped out. `--mode naive` runs one `session.run` per request, unbatched;
+ * `--mode ceiling` removes inference (a constant answer), measuring the HTTP stack alone. Every other flag
+ * is the pool's. Not for serving: the ceiling answers nonsense.
+ */
+const MODES: Record<string, ExecutorFactory> = {
+  naive: (context) => ({
+    async submit(rows, deadlineUs): Promise<Executed> {
+      if (deadlineUs <= nowUs()) throw new DeadlineExceeded();
+      const started = nowUs();
+      const probs = await context.run(rows.data, rows.batch);
+      const computeUs = nowUs() - started;
+      context.recorder.executed(rows.batch, computeUs / 1e6);
+      return { probs, queueMs: 0, computeMs: computeUs / 1000, batchRows: rows.batch };
+    },
+  }),
+  ceiling: () => ({
+    // digits has 10 classes; a uniform answer of the right shape.
+    submit: async (rows) => ({
+      probs: new Float32Array(rows.batch * 10).fill(0.1),
+      queueMs: 0,
+      computeMs: 0,
+      batchRows: rows.batch,
+    }),
+  }),
+};
+
+const argv = process.argv.slice(2);
+const at = argv.indexOf("--mode");
+const mode = at >= 0 ? argv.splice(at, 2)[1] : undefined;
+const executor = mode ? MODES[mode] : undefined;
+if (!executor) {
+  process.stderr.write(`usage: regional-baselines.ts --mode ${Object.keys(MODES).join("|")} [pool options]\n`);
+  process.exit(2);
+}
+const parsed = parseCommandLine(argv, process.env);
+if (parsed.help) process.exit(2);
+const log = jsonLogger({ region: parsed.options.region, pid: process.pid, mode });
+const server = await startRegionalServer({ ...parsed.options, workers: 1 }, { log, executor });
+void server.firstReady.then(() => log("info", "ready", { url: server.url, port: server.port, workers: 1 }));
+process.on("SIGTERM", () => void server.shutdown().then(() => process.exit(0)));

@@ -1,0 +1,94 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEADLINE_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER } from "../../protocol/headers.ts";
+import { signatureHeaders } from "../../protocol/signing.ts";
+import {
+  classifyRows,
+  get,
+  metric,
+  post,
+  startTestServer,
+  type TestServer,
+  TOLERANCE,
+  testOptions,
+  worstDifference,
+} from "../support/regional-server.ts";
+
+const SECRET = "shared-secret-for-tests";
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer(testOptions([], { REGIONAL_SHARED_SECRET: SECRET }));
+});
+afterAll(() => server.shutdown());
+
+const body = JSON.stringify(classifyRows(4));
+const signed = (path: string, text: string, nowMs?: number) =>
+  signatureHeaders(SECRET, { method: "POST", path, body: text }, nowMs);
+
+describe("edge signature on inference endpoints", () => {
+  it("a correctly signed call is answered", async () => {
+    const res = await post(`${server.url}/v1/classify`, body, {
+      ...(await signed("/v1/classify", body)),
+      [DEADLINE_HEADER]: "5000",
+    });
+    expect(res.status).toBe(200);
+    expect(worstDifference(res.body.predictions, 4)).toBeLessThanOrEqual(TOLERANCE);
+  });
+
+  it("signed v2 infer, the query string included in what is signed", async () => {
+    const v2 = JSON.stringify({
+      inputs: [{ name: "pixels", shape: [1, 64], datatype: "FP32", data: classifyRows(4).inputs }],
+    });
+    const path = "/v2/models/digits/infer?trace=1";
+    const res = await post(`${server.url}${path}`, v2, await signed(path, v2));
+    expect(res.status).toBe(200);
+    const other = await post(`${server.url}${path}`, v2, await signed("/v2/models/digits/infer", v2));
+    expect(other.status).toBe(401);
+  });
+
+  it.each([
+    ["unsigned", async () => ({}), /missing x-edgecascade-timestamp or x-edgecascade-signature/],
+    [
+      "a tampered body",
+      async () => signed("/v1/classify", body.replace('"digits"', '"digits" ')),
+      /signature does not match/,
+    ],
+    ["signed for another path", async () => signed("/v2/models/digits/infer", body), /signature does not match/],
+    ["a stale timestamp (2 minutes old)", async () => signed("/v1/classify", body, Date.now() - 120_000), /stale/],
+    [
+      "a wrong secret",
+      async () => signatureHeaders("another-secret", { method: "POST", path: "/v1/classify", body }),
+      /signature does not match/,
+    ],
+    [
+      "a malformed signature",
+      async () => ({ ...(await signed("/v1/classify", body)), [SIGNATURE_HEADER]: "zz" }),
+      /malformed x-edgecascade-signature/,
+    ],
+    [
+      "a malformed timestamp",
+      async () => ({ ...(await signed("/v1/classify", body)), [TIMESTAMP_HEADER]: "yesterday" }),
+      /malformed x-edgecascade-timestamp/,
+    ],
+  ])("%s: 401, and nothing runs", async (_, headers, reason) => {
+    const rows = async () => metric((await get(`${server.url}/metrics`)).body, "edgecascade_inference_rows_total");
+    const before = await rows();
+    const res = await post(`${server.url}/v1/classify`, body, await headers());
+    expect(await rows()).toBe(before);
+    expect(res.status).toBe(401);
+    expect(res.body.code).toBe("unauthorized");
+    expect(res.body.error).toMatch(reason);
+  });
+
+  it("health, metadata and metrics stay open without a signature", async () => {
+    for (const path of [
+      "/v2",
+      "/v2/health/live",
+      "/v2/health/ready",
+      "/v2/models/digits",
+      "/v2/models/digits/ready",
+      "/metrics",
+    ]) {
+      expect((await get(`${server.url}${path}`)).status, path).toBe(200);
+    }
+  });
+});

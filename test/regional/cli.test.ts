@@ -1,0 +1,226 @@
+import { spawnSync } from "node:child_process";
+import { connect } from "node:net";
+import { fileURLToPath } from "node:url";
+import { Agent, request } from "undici";
+import { afterEach, describe, expect, it } from "vitest";
+import { type RegionalPool, startRegionalPool } from "../../scripts/stack/regional-pool.ts";
+import { childPids, cudaLoads, isRunning, until } from "../support/regional-process.ts";
+import {
+  addVersion,
+  classifyRows,
+  copyModels,
+  get,
+  metric,
+  post,
+  TOLERANCE,
+  worstDifference,
+} from "../support/regional-server.ts";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const cli = (args: string[], env: Record<string, string> = {}) =>
+  spawnSync(process.execPath, ["--import", "tsx", "regional/main.ts", ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+
+const started: RegionalPool[] = [];
+async function pool(opts: Parameters<typeof startRegionalPool>[0]): Promise<RegionalPool & { logs: string[] }> {
+  const logs: string[] = [];
+  const p = await startRegionalPool({ ...opts, onLog: (line) => logs.push(line) });
+  started.push(p);
+  return Object.assign(p, { logs });
+}
+afterEach(async () => {
+  await Promise.all(started.splice(0).map((p) => p.stop()));
+});
+
+describe("command line", () => {
+  it("--help documents every option with its environment variable, and exits 0", () => {
+    const res = cli(["--help"]);
+    expect(res.status).toBe(0);
+    for (const [flag, env] of [
+      ["--port", "REGIONAL_PORT"],
+      ["--region", "REGIONAL_REGION"],
+      ["--models", "REGIONAL_MODELS"],
+      ["--workers", "REGIONAL_WORKERS"],
+      ["--ep", "REGIONAL_EP"],
+      ["--max-batch", "REGIONAL_MAX_BATCH"],
+      ["--max-queue-delay-us", "REGIONAL_MAX_QUEUE_DELAY_US"],
+      ["--max-queue", "REGIONAL_MAX_QUEUE"],
+      ["--queue-full-status", "REGIONAL_QUEUE_FULL_STATUS"],
+      ["--delay-ms", "REGIONAL_DELAY_MS"],
+      ["--shutdown-delay-ms", "REGIONAL_SHUTDOWN_DELAY_MS"],
+    ]) {
+      expect(res.stdout).toMatch(new RegExp(`${flag} \\S+ +${env} `));
+    }
+    expect(res.stdout).toContain("REGIONAL_SHARED_SECRET");
+    expect(res.stdout).toContain("ADMIN_TOKEN");
+  });
+
+  it.each([
+    [["--workers", "0"], {}, '--workers (REGIONAL_WORKERS) must be an integer from 1 to 256, got "0"'],
+    [
+      [],
+      { REGIONAL_MAX_BATCH: "lots" },
+      '--max-batch (REGIONAL_MAX_BATCH) must be an integer from 1 to 4096, got "lots"',
+    ],
+    [["--queue-full-status", "500"], {}, "--queue-full-status (REGIONAL_QUEUE_FULL_STATUS) must be one of 429, 503"],
+    [["--region", "US East"], {}, "--region (REGIONAL_REGION) must be lowercase letters"],
+    [["--bogus"], {}, "Unknown option '--bogus'"],
+  ])("%j %j: exits 2 naming the field", (args, env, message) => {
+    const res = cli(args, env);
+    expect(res.status).toBe(2);
+    expect(res.stderr).toContain(message);
+  });
+
+  it("options come from the environment; flags win", async () => {
+    const p = await pool({
+      region: "flag-wins",
+      env: { REGIONAL_REGION: "from-env", REGIONAL_DELAY_MS: "25", REGIONAL_EP: "cpu" },
+    });
+    const meta = await get(`${p.url}/v2`);
+    expect(meta.body).toMatchObject({ region: "flag-wins", executionProvider: "cpu" });
+    const res = await post(`${p.url}/v1/classify`, classifyRows(0));
+    expect(res.body.servedBy).toBe("regional:flag-wins");
+    expect(res.headers["server-timing"]).toMatch(/delay;dur=25/);
+  });
+
+  it("a missing model repository fails at start, naming the directory", () => {
+    const res = cli(["--models", "/nonexistent/models", "--ep", "cpu", "--workers", "1"]);
+    expect(res.status).toBe(1);
+    expect(res.stderr).toContain("model repository /nonexistent/models");
+  });
+});
+
+describe.skipIf(cudaLoads)("execution provider on a host without the CUDA provider", () => {
+  it("--ep auto falls back to cpu, says why in the log, and reports cpu in /v2 and metrics", async () => {
+    const p = await pool({ region: "auto", extraArgs: ["--ep", "auto"] });
+    expect((await get(`${p.url}/v2`)).body.executionProvider).toBe("cpu");
+    const text = (await get(`${p.url}/metrics`)).body;
+    expect(text).toContain('edgecascade_execution_provider{provider="cpu"} 1');
+    // The pool's own lines are JSON; onnxruntime adds a plain-text line about the missing library.
+    const lines = p.logs.filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+    const fallback = lines.find((l) => l.level === "warn");
+    expect(fallback.msg).toBe("execution provider: cpu (--ep auto: cuda did not load)");
+    expect(fallback.reason).toMatch(/^cuda: .*Failed to load shared library/);
+  });
+
+  it("--ep cuda refuses to start rather than quietly serving from the CPU", () => {
+    const res = cli(["--ep", "cuda", "--workers", "1", "--port", "0"]);
+    expect(res.status).toBe(1);
+    expect(res.stderr).toMatch(/--ep cuda: no execution provider could create a session \(cuda: .+\)/);
+  });
+
+  it("with workers, a worker that cannot start stops the pool (exit 1) instead of being restarted in a loop", () => {
+    const res = cli(["--ep", "cuda", "--workers", "2", "--port", "0"]);
+    expect(res.status).toBe(1);
+    const lines = res.stdout
+      .split("\n")
+      .filter((l) => l.startsWith("{"))
+      .map((l) => JSON.parse(l));
+    expect(lines.filter((l) => l.msg === "a worker failed to start; stopping").length).toBeGreaterThanOrEqual(1);
+    expect(lines.some((l) => l.msg === "a worker died; starting a replacement")).toBe(false);
+  });
+});
+
+describe("signals", () => {
+  it("SIGTERM: readiness turns false, new connections are refused, every accepted request completes, exit 0", async () => {
+    const p = await pool({
+      region: "drain",
+      extraArgs: ["--ep", "cpu", "--delay-ms", "5000", "--shutdown-delay-ms", "1500"],
+    });
+    const agent = new Agent({ connections: 10 });
+    const inFlight = Array.from({ length: 5 }, (_, i) =>
+      request(`${p.url}/v1/classify`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(classifyRows(i)),
+        dispatcher: agent,
+      }),
+    );
+    const pending = async () =>
+      metric((await get(`${p.url}/metrics`)).body, "edgecascade_inference_pending_requests", { model: "digits" });
+    await until("5 requests in flight", async () => (await pending()) === 5);
+
+    process.kill(p.pid, "SIGTERM");
+    await until(
+      "readiness 503",
+      async () => (await get(`${p.url}/v2/health/ready`).catch(() => ({ status: 0 }))).status === 503,
+    );
+    const refused = () =>
+      new Promise<boolean>((resolve) => {
+        const socket = connect(p.port, "127.0.0.1");
+        socket.on("connect", () => {
+          socket.destroy();
+          resolve(false);
+        });
+        socket.on("error", (err: NodeJS.ErrnoException) => resolve(err.code === "ECONNREFUSED"));
+      });
+    await until("new connections refused", refused);
+    expect(isRunning(p.pid)).toBe(true);
+
+    const answers = await Promise.all(inFlight);
+    for (const [i, res] of answers.entries()) {
+      expect(res.statusCode).toBe(200);
+      const body = (await res.body.json()) as { predictions: { scores: number[] }[] };
+      expect(worstDifference(body.predictions, i)).toBeLessThanOrEqual(TOLERANCE);
+    }
+    expect(await p.exited).toBe(0);
+    await agent.close();
+  });
+
+  it("SIGHUP reloads every model from disk", async () => {
+    const models = copyModels();
+    try {
+      const p = await pool({ region: "hup", modelsDir: models.dir, extraArgs: ["--ep", "cpu"] });
+      expect((await post(`${p.url}/v1/classify`, classifyRows(0))).body.version).toBe("1");
+      await addVersion(models.dir, "digits", "2", { makeDefault: true });
+      process.kill(p.pid, "SIGHUP");
+      await until(
+        "version 2 served",
+        async () => (await post(`${p.url}/v1/classify`, classifyRows(0))).body.version === "2",
+      );
+      const res = await post(`${p.url}/v1/classify`, classifyRows(5));
+      expect(worstDifference(res.body.predictions, 5)).toBeLessThanOrEqual(TOLERANCE);
+      expect(p.logs.some((l) => l.includes('"msg":"SIGHUP: reloading every model from disk"'))).toBe(true);
+    } finally {
+      models.remove();
+    }
+  });
+});
+
+describe("--workers 2", () => {
+  it.each([
+    ["SIGTERM to the primary", (pid: number) => process.kill(pid, "SIGTERM")],
+    [
+      "Ctrl-C (SIGINT to every process of the group)",
+      (pid: number) => {
+        for (const child of childPids(pid)) process.kill(child, "SIGINT");
+        process.kill(pid, "SIGINT");
+      },
+    ],
+  ])("two processes share the port, /metrics sums both, and %s stops all of them with exit 0", async (_, stop) => {
+    const p = await pool({ region: "both", workers: 2, extraArgs: ["--ep", "cpu"] });
+    const workers = childPids(p.pid);
+    expect(workers).toHaveLength(2);
+
+    // Fresh connections, so the primary hands them to both workers in turn.
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => post(`${p.url}/v1/classify`, classifyRows(i), { connection: "close" })),
+    );
+    answers.forEach((res, i) => {
+      expect(res.status).toBe(200);
+      expect(worstDifference(res.body.predictions, i)).toBeLessThanOrEqual(TOLERANCE);
+    });
+    const text = (await get(`${p.url}/metrics`, { connection: "close" })).body;
+    // Each worker loaded digits once: the sum shows both workers' metrics are in one answer.
+    expect(metric(text, "edgecascade_model_loads_total", { model: "digits", outcome: "success" })).toBe(2);
+    expect(metric(text, "edgecascade_inference_requests_total", { model: "digits", outcome: "success" })).toBe(20);
+
+    stop(p.pid);
+    expect(await p.exited).toBe(0);
+    for (const pid of workers) expect(isRunning(pid)).toBe(false);
+  });
+});

@@ -1,0 +1,94 @@
+import { spawnSync } from "node:child_process";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEADLINE_HEADER } from "../../protocol/headers.ts";
+import {
+  classifyRows,
+  get,
+  metric,
+  post,
+  startTestServer,
+  type TestServer,
+  testOptions,
+} from "../support/regional-server.ts";
+
+let server: TestServer;
+let text: string;
+const labels = { model: "digits", version: "1" };
+
+beforeAll(async () => {
+  server = await startTestServer(testOptions(["--region", "ap"]));
+  // Known traffic: 4 single-row successes and one 3-row success, one expired, one invalid.
+  await Promise.all([0, 1, 2, 3].map((i) => post(`${server.url}/v1/classify`, classifyRows(i))));
+  await post(`${server.url}/v1/classify`, classifyRows(10, 3));
+  await post(`${server.url}/v1/classify`, classifyRows(0), { [DEADLINE_HEADER]: "0" });
+  await post(`${server.url}/v1/classify`, { model: "digits", inputs: [1, 2, 3] });
+  const res = await get(`${server.url}/metrics`);
+  expect(res.status).toBe(200);
+  expect(res.headers["content-type"]).toMatch(/^text\/plain; version=0\.0\.4/);
+  text = res.body;
+});
+afterAll(() => server.shutdown());
+
+describe("GET /metrics", () => {
+  it("passes promtool check metrics", () => {
+    const promtool = spawnSync("promtool", ["check", "metrics"], { input: text, encoding: "utf8" });
+    expect(promtool.error, "promtool must be installed (Debian package prometheus)").toBeUndefined();
+    expect(promtool.stdout + promtool.stderr).toBe("");
+    expect(promtool.status).toBe(0);
+  });
+
+  it.each([
+    ["edgecascade_inference_requests_total", "counter"],
+    ["edgecascade_inference_rows_total", "counter"],
+    ["edgecascade_inference_executions_total", "counter"],
+    ["edgecascade_inference_request_duration_seconds", "histogram"],
+    ["edgecascade_inference_queue_duration_seconds", "histogram"],
+    ["edgecascade_inference_compute_duration_seconds", "histogram"],
+    ["edgecascade_inference_batch_size", "histogram"],
+    ["edgecascade_inference_queue_depth", "gauge"],
+    ["edgecascade_inference_pending_requests", "gauge"],
+    ["edgecascade_model_ready", "gauge"],
+    ["edgecascade_model_loads_total", "counter"],
+    ["edgecascade_execution_provider", "gauge"],
+    ["edgecascade_http_responses_total", "counter"],
+    ["process_cpu_seconds_total", "counter"],
+    ["nodejs_eventloop_lag_p99_seconds", "gauge"],
+  ])("%s is a %s with help text", (name, type) => {
+    expect(text).toContain(`# TYPE ${name} ${type}\n`);
+    expect(text).toMatch(new RegExp(`# HELP ${name} \\S`));
+  });
+
+  it("counts requests by model, version and outcome, and rows and executions like Triton", () => {
+    expect(metric(text, "edgecascade_inference_requests_total", { ...labels, outcome: "success" })).toBe(5);
+    expect(metric(text, "edgecascade_inference_requests_total", { ...labels, outcome: "expired" })).toBe(1);
+    expect(metric(text, "edgecascade_inference_rows_total", labels)).toBe(7);
+    const executions = metric(text, "edgecascade_inference_executions_total", labels);
+    expect(executions).toBeGreaterThanOrEqual(2);
+    expect(executions).toBeLessThanOrEqual(5);
+    expect(metric(text, "edgecascade_inference_batch_size_count", labels)).toBe(executions);
+    expect(metric(text, "edgecascade_inference_batch_size_sum", labels)).toBe(7);
+    expect(metric(text, "edgecascade_inference_compute_duration_seconds_count", labels)).toBe(executions);
+    expect(metric(text, "edgecascade_inference_queue_duration_seconds_count", labels)).toBe(5);
+    // Every request that reached the model, the expired one included.
+    expect(metric(text, "edgecascade_inference_request_duration_seconds_count", labels)).toBe(6);
+  });
+
+  it("reports queue depth and pending requests back at zero when idle", () => {
+    expect(text).toContain('edgecascade_inference_queue_depth{model="digits",version="1"} 0\n');
+    expect(text).toContain('edgecascade_inference_pending_requests{model="digits",version="1"} 0\n');
+  });
+
+  it("reports model readiness, loads and the execution provider", () => {
+    expect(metric(text, "edgecascade_model_ready", labels)).toBe(1);
+    expect(metric(text, "edgecascade_model_ready", { model: "digits-edge", version: "1" })).toBe(1);
+    expect(metric(text, "edgecascade_model_loads_total", { model: "digits", outcome: "success" })).toBe(1);
+    expect(text).toContain('edgecascade_execution_provider{provider="cpu"} 1\n');
+  });
+
+  it("counts HTTP responses by route pattern and status", () => {
+    const route = { method: "POST", route: "/v1/classify" };
+    expect(metric(text, "edgecascade_http_responses_total", { ...route, status: "200" })).toBe(5);
+    expect(metric(text, "edgecascade_http_responses_total", { ...route, status: "504" })).toBe(1);
+    expect(metric(text, "edgecascade_http_responses_total", { ...route, status: "400" })).toBe(1);
+  });
+});

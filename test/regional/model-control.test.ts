@@ -1,0 +1,270 @@
+import { createHash } from "node:crypto";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  addVersion,
+  classifyRows,
+  copyModels,
+  get,
+  metric,
+  post,
+  startTestServer,
+  type TestServer,
+  TOLERANCE,
+  testOptions,
+  worstDifference,
+} from "../support/regional-server.ts";
+
+const TOKEN = "admin-token-for-tests";
+const auth = { authorization: `Bearer ${TOKEN}` };
+
+let models: ReturnType<typeof copyModels>;
+let server: TestServer;
+beforeEach(async () => {
+  models = copyModels();
+  server = await startTestServer(testOptions(["--models", models.dir], { ADMIN_TOKEN: TOKEN }));
+});
+afterEach(async () => {
+  await server.shutdown();
+  models.remove();
+});
+
+const load = (model: string, body: unknown = "", headers: Record<string, string> = auth) =>
+  post(`${server.url}/v2/repository/models/${model}/load`, body, headers);
+const servedVersion = async () => (await post(`${server.url}/v1/classify`, classifyRows(0))).body.version;
+const metricsText = async () => (await get(`${server.url}/metrics`)).body as string;
+
+describe("admin token", () => {
+  it.each([
+    ["no Authorization header", {}],
+    ["a wrong token", { authorization: "Bearer not-the-token" }],
+    ["another scheme", { authorization: `Basic ${TOKEN}` }],
+  ])("%s: 401", async (_, headers) => {
+    for (const path of [
+      "/v2/repository/index",
+      "/v2/repository/models/digits/load",
+      "/v2/repository/models/digits/unload",
+    ]) {
+      const res = await post(`${server.url}${path}`, "", headers);
+      expect(res).toMatchObject({ status: 401, body: { code: "unauthorized" } });
+    }
+    expect(await servedVersion()).toBe("1");
+  });
+
+  it("without ADMIN_TOKEN configured, model control is refused for everyone", async () => {
+    const open = await startTestServer(testOptions(["--models", models.dir]));
+    try {
+      const res = await post(`${open.url}/v2/repository/index`, "", auth);
+      expect(res).toMatchObject({ status: 401, body: { error: "model control is disabled: ADMIN_TOKEN is not set" } });
+    } finally {
+      await open.shutdown();
+    }
+  });
+});
+
+describe("repository index", () => {
+  it("lists every model with its version and state", async () => {
+    const res = await post(`${server.url}/v2/repository/index`, "", auth);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual([
+      { name: "digits", version: "1", state: "READY" },
+      { name: "digits-edge", version: "1", state: "READY" },
+    ]);
+  });
+});
+
+describe("loading a new version", () => {
+  it("checks, warms up and swaps it in; the response says what was checked", async () => {
+    await addVersion(models.dir, "digits", "2");
+    const res = await load("digits", { parameters: { version: "2" } });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      name: "digits",
+      version: "2",
+      state: "READY",
+      previous: "1",
+      sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+      fixture: { rows: 360, accuracy: expect.any(Number), required: expect.any(Number) },
+    });
+    expect(res.body.fixture.accuracy).toBeGreaterThanOrEqual(res.body.fixture.required);
+    expect(res.body.warmupMs).toBeLessThanOrEqual(200);
+    expect(await servedVersion()).toBe("2");
+    expect((await get(`${server.url}/v2/models/digits`)).body.versions).toEqual(["2"]);
+  });
+
+  it("without a body, re-reads config.json and loads the version it names", async () => {
+    await addVersion(models.dir, "digits", "3", { makeDefault: true });
+    const res = await load("digits");
+    expect(res).toMatchObject({ status: 200, body: { version: "3", previous: "1" } });
+    expect(await servedVersion()).toBe("3");
+  });
+
+  it("hot swap under load: zero failed requests, each client moves from 1 to 2 once, every answer correct", async () => {
+    await addVersion(models.dir, "digits", "2");
+    let stop = false;
+    let afterSwap = 0;
+    const failures: string[] = [];
+    const client = async (c: number) => {
+      const seen: string[] = [];
+      for (let i = 0; !stop; i++) {
+        const from = (c * 37 + i) % 360;
+        const res = await post(`${server.url}/v1/classify`, classifyRows(from));
+        if (res.status !== 200) {
+          failures.push(`${res.status} ${JSON.stringify(res.body)}`);
+          continue;
+        }
+        if (worstDifference(res.body.predictions, from) > TOLERANCE) failures.push(`wrong answer for row ${from}`);
+        if (seen.at(-1) !== res.body.version) seen.push(res.body.version);
+        if (res.body.version === "2") afterSwap++;
+      }
+      return seen;
+    };
+    const clients = Array.from({ length: 8 }, (_, c) => client(c));
+    // Let the load run on version 1 first.
+    while (metric(await metricsText(), "edgecascade_inference_requests_total", { version: "1" }) < 200) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const swap = await load("digits", { parameters: { version: "2" } });
+    expect(swap.status).toBe(200);
+    while (afterSwap < 200) await new Promise((r) => setTimeout(r, 20));
+    stop = true;
+    const histories = await Promise.all(clients);
+    expect(failures).toEqual([]);
+    for (const seen of histories) expect(seen).toEqual(["1", "2"]);
+  });
+
+  it("requests in flight finish on the version they started with; the old session is released after them", async () => {
+    await server.shutdown();
+    // Each inference request waits 1.5 s first, holding its lease on the version it started with.
+    server = await startTestServer(testOptions(["--models", models.dir, "--delay-ms", "1500"], { ADMIN_TOKEN: TOKEN }));
+    await addVersion(models.dir, "digits", "2");
+    const held = post(`${server.url}/v1/classify`, classifyRows(7));
+    while (
+      metric(await metricsText(), "edgecascade_inference_pending_requests", { model: "digits", version: "1" }) < 1
+    ) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect((await load("digits", { parameters: { version: "2" } })).status).toBe(200);
+    const during = await post(`${server.url}/v2/repository/index`, "", auth);
+    expect(during.body.filter((e: { name: string }) => e.name === "digits")).toEqual([
+      { name: "digits", version: "2", state: "READY" },
+      { name: "digits", version: "1", state: "UNLOADING" },
+    ]);
+    const res = await held;
+    expect(res.status).toBe(200);
+    expect(res.body.version).toBe("1");
+    expect(worstDifference(res.body.predictions, 7)).toBeLessThanOrEqual(TOLERANCE);
+    // The lease is released as the answer is sent; the index follows right after.
+    let after = during.body;
+    for (let i = 0; i < 100 && after.some((e: { state: string }) => e.state === "UNLOADING"); i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      after = (await post(`${server.url}/v2/repository/index`, "", auth)).body;
+    }
+    expect(after.filter((e: { name: string }) => e.name === "digits")).toEqual([
+      { name: "digits", version: "2", state: "READY" },
+    ]);
+    expect(server.logs.some((l) => l.msg === "model version released" && l.version === "1")).toBe(true);
+  });
+
+  it("concurrent identical loads share one attempt", async () => {
+    await addVersion(models.dir, "digits", "2");
+    const before = metric(await metricsText(), "edgecascade_model_loads_total", { model: "digits" });
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () => load("digits", { parameters: { version: "2" } })),
+    );
+    for (const a of answers) expect(a).toMatchObject({ status: 200, body: { version: "2" } });
+    expect(metric(await metricsText(), "edgecascade_model_loads_total", { model: "digits" })).toBe(before + 1);
+  });
+});
+
+describe("a failed load keeps the old version serving and says why", () => {
+  const original = () => readFileSync(join(models.dir, "digits", "1", "model.onnx"));
+
+  it.each([
+    [
+      "a tampered file (sha256 does not match config.json)",
+      async () => {
+        const bytes = original();
+        const at = bytes.length - 100;
+        bytes[at] = bytes[at]! ^ 0xff;
+        // config.json keeps the real file's checksum: the bytes on disk are not what was published.
+        const published = createHash("sha256").update(original()).digest("hex");
+        await addVersion(models.dir, "digits", "2", { bytes, sha256: published });
+      },
+      /checksum mismatch: digits\/2\/model\.onnx has sha256 [0-9a-f]{64} \(203762 bytes\), config\.json says c2e8147e/,
+    ],
+    [
+      "a file that is not a model (checksum published for it)",
+      () => addVersion(models.dir, "digits", "2", { bytes: new TextEncoder().encode("not an onnx graph") }),
+      /cannot create a session/,
+    ],
+    [
+      "a model below the accuracy its config states (fixture check)",
+      () => addVersion(models.dir, "digits", "2", { accuracy: 0.999 }),
+      /fixture accuracy 0\.9778 is below the required 0\.9890/,
+    ],
+    ["a version config.json does not list", async () => {}, /version 2 is not listed in config\.json/],
+  ])("%s", async (_, prepare, reason) => {
+    await prepare();
+    const before = metric(await metricsText(), "edgecascade_model_loads_total", {
+      model: "digits",
+      outcome: "failure",
+    });
+    const res = await load("digits", { parameters: { version: "2" } });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe("load_failed");
+    expect(res.body.error).toMatch(reason);
+    expect(res.body.error).toMatch(/version 1 keeps serving$/);
+    const logged = server.logs.find((l) => l.msg === "model load failed");
+    expect(logged).toMatchObject({ level: "warn", model: "digits", version: "2", serving: "1" });
+    expect(String(logged?.reason)).toMatch(reason);
+    expect(metric(await metricsText(), "edgecascade_model_loads_total", { model: "digits", outcome: "failure" })).toBe(
+      before + 1,
+    );
+    // Still serving version 1, correctly.
+    const answer = await post(`${server.url}/v1/classify`, classifyRows(11));
+    expect(answer.body.version).toBe("1");
+    expect(worstDifference(answer.body.predictions, 11)).toBeLessThanOrEqual(TOLERANCE);
+    expect((await get(`${server.url}/v2/health/ready`)).status).toBe(200);
+  });
+
+  it("a broken config.json is a failed load, not a crash", async () => {
+    writeFileSync(join(models.dir, "digits", "config.json"), "{ not json");
+    const res = await load("digits");
+    expect(res).toMatchObject({ status: 400, body: { code: "load_failed" } });
+    expect(res.body.error).toMatch(/digits\/config\.json: invalid JSON/);
+    expect(await servedVersion()).toBe("1");
+  });
+});
+
+describe("unload and load requests", () => {
+  it("unload stops serving (503), ready stays true for the rest; load brings it back", async () => {
+    const res = await post(`${server.url}/v2/repository/models/digits/unload`, "", auth);
+    expect(res).toMatchObject({ status: 200, body: { name: "digits", state: "UNAVAILABLE" } });
+    const refused = await post(`${server.url}/v1/classify`, classifyRows(0));
+    expect(refused).toMatchObject({ status: 503, body: { error: 'model "digits" is not ready: unloaded' } });
+    expect((await get(`${server.url}/v2/models/digits/ready`)).status).toBe(503);
+    expect((await get(`${server.url}/v2/health/ready`)).status).toBe(200);
+    expect((await post(`${server.url}/v2/repository/index`, { ready: true }, auth)).body).toEqual([
+      { name: "digits-edge", version: "1", state: "READY" },
+    ]);
+    expect((await load("digits")).status).toBe(200);
+    const back = await post(`${server.url}/v1/classify`, classifyRows(9));
+    expect(back.status).toBe(200);
+    expect(worstDifference(back.body.predictions, 9)).toBeLessThanOrEqual(TOLERANCE);
+  });
+
+  it.each([
+    ["an unknown model", "nope", "", 404],
+    ["a path-like model name", "..", "", 404],
+    ["an unknown field", "digits", { parameters: { file: "x" } }, 400],
+    ["a malformed version", "digits", { parameters: { version: "../1" } }, 400],
+    ["a non-JSON body", "digits", "version=2", 400],
+  ])("%s: %s", async (_, model, body, status) => {
+    const res = await load(model, body);
+    expect(res.status).toBe(status);
+    expect(res.body.error).toEqual(expect.any(String));
+    expect(await servedVersion()).toBe("1");
+  });
+});
