@@ -1,3 +1,6 @@
+import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import * as ort from "onnxruntime-node";
 import type { ModelSignature } from "../protocol/model-config.ts";
 import type { ExecutionProvider } from "./execution-provider.ts";
@@ -51,8 +54,24 @@ export async function createOnnxModel(
   };
 }
 
+/**
+ * Where onnxruntime-node's install script puts the CUDA provider (`ONNXRUNTIME_NODE_INSTALL=cuda12`); absent
+ * after the default install, which skips that download.
+ */
+const CUDA_PROVIDER = join(
+  dirname(createRequire(import.meta.url).resolve("onnxruntime-node/package.json")),
+  "bin/napi-v6",
+  process.platform,
+  process.arch,
+  "libonnxruntime_providers_cuda.so",
+);
+
 /** Throws when `provider` cannot create a session (for CUDA: its shared libraries or the GPU are missing). */
 export async function probeProvider(provider: ExecutionProvider): Promise<void> {
+  // Checked first so that a CPU-only install says why in one line instead of onnxruntime's native error.
+  if (provider === "cuda" && !existsSync(CUDA_PROVIDER)) {
+    throw new Error(`the CUDA provider is not installed (${CUDA_PROVIDER}; see docs/regional.md, GPU hosts)`);
+  }
   const session = await ort.InferenceSession.create(PROBE_MODEL, sessionOptions(provider, "fp32"));
   await session.release();
 }

@@ -62,7 +62,9 @@ async function main(): Promise<void> {
    */
   const ownSignals = () => {
     for (const signal of ["SIGINT", "SIGTERM"] as const) {
-      for (const listener of process.listeners(signal)) if (listener !== onSignal) process.removeListener(signal, listener);
+      for (const listener of process.listeners(signal)) {
+        if (listener !== onSignal) process.removeListener(signal, listener);
+      }
       if (!process.listeners(signal).includes(onSignal)) process.on(signal, onSignal);
     }
   };
