@@ -1,29 +1,12 @@
 import { describe, expect, it } from "vitest";
+import { modelConfig } from "../test/support/heldout.ts";
+import { failure } from "../test/support/serving-error.ts";
 import { parseClassifyRequest, readClassifyInputs } from "./classify-request.ts";
-import { ServingError } from "./errors.ts";
-import type { ModelSignature } from "./model-config.ts";
+import { signatureOf } from "./model-config.ts";
 
-const signature: ModelSignature = {
-  name: "digits",
-  inputName: "pixels",
-  width: 64,
-  outputName: "probabilities",
-  classes: 10,
-  labels: ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"],
-  maxBatchSize: 256,
-};
+const signature = signatureOf(modelConfig("digits"));
 const limits = { maxBodyBytes: 1 << 20, maxBatch: 8 };
 const row = (fill = 3) => Array.from({ length: 64 }, () => fill);
-
-function failure(fn: () => unknown): { status: number; message: string } {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ServingError) return { status: err.status, message: err.message };
-    throw err;
-  }
-  throw new Error("expected a ServingError");
-}
 
 describe("parseClassifyRequest", () => {
   it("reads model, inputs, version, id and the cascade mode (default auto)", () => {

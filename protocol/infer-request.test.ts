@@ -1,17 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { ServingError } from "./errors.ts";
+import { modelConfig } from "../test/support/heldout.ts";
+import { failure } from "../test/support/serving-error.ts";
 import { parseInferRequest, readInferInputs } from "./infer-request.ts";
-import type { ModelSignature } from "./model-config.ts";
+import { signatureOf } from "./model-config.ts";
 
-const signature: ModelSignature = {
-  name: "digits",
-  inputName: "pixels",
-  width: 64,
-  outputName: "probabilities",
-  classes: 10,
-  labels: ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"],
-  maxBatchSize: 256,
-};
+const signature = signatureOf(modelConfig("digits"));
 const limits = { maxBodyBytes: 1 << 20, maxBatch: 4 };
 const values = (n: number, fill = 1) => Array.from({ length: n }, () => fill);
 const tensor = (over: Record<string, unknown> = {}) => ({
@@ -22,15 +15,6 @@ const tensor = (over: Record<string, unknown> = {}) => ({
   ...over,
 });
 
-function failure(fn: () => unknown): { status: number; message: string } {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ServingError) return { status: err.status, message: err.message };
-    throw err;
-  }
-  throw new Error("expected a ServingError");
-}
 const read = (body: unknown) => readInferInputs(parseInferRequest(body), signature, limits);
 
 describe("v2 infer requests", () => {

@@ -107,6 +107,11 @@ async function main(): Promise<void> {
     return;
   }
 
+  // What the Worker's cron trigger does on Cloudflare: probe every region, now and every minute, so routing
+  // knows which regions are up (and their connections are warm) and /status/regions has results.
+  const cron = () => edge?.scheduled().catch((err: Error) => console.error(`region probe failed: ${err.message}`));
+  await cron();
+  setInterval(cron, 60_000).unref();
   const edgeReady = await fetch(`${edge.url}/v2/health/ready`).then((r) => r.status === 200);
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   console.log(`\nedgecascade local stack ready in ${seconds} s`);
@@ -116,6 +121,7 @@ async function main(): Promise<void> {
   console.log(
     `  regional  ready  ${LOCAL_REGIONS.map((r, i) => `${r.name} ${pools[i]!.url} (${r.place})`).join(" · ")}`,
   );
+  console.log(`  cron      region probe every 60 s; latest results at ${edge.url}/status/regions`);
   console.log(`  probes    npm run probe -- --url ${edge.url}`);
   if (!process.env.ADMIN_TOKEN)
     console.log(`  admin token for the pools' model control (set ADMIN_TOKEN to choose): ${adminToken}`);

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { argmax } from "../../protocol/heldout.ts";
 import { calibrationOf } from "../../protocol/model-config.ts";
 import { heldout, modelConfig } from "../support/heldout.ts";
-import { descendants, freePort, isAlive } from "../support/processes.ts";
+import { descendants, freePort, isRunning } from "../support/processes.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const threshold = calibrationOf(modelConfig("digits-edge")).threshold;
@@ -92,7 +92,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   if (stack?.exitCode === null) process.kill(-stack.pid!, "SIGKILL");
-  for (const pid of stackPids) if (isAlive(pid)) process.kill(pid, "SIGKILL");
+  for (const pid of stackPids) if (isRunning(pid)) process.kill(pid, "SIGKILL");
   rmSync(tmp, { recursive: true, force: true });
 });
 
@@ -102,6 +102,17 @@ describe("npm start", () => {
     expect(output).toMatch(/regional {2}ready {2}us http:\/\/127\.0\.0\.1:\d+ \(Ashburn\) · eu .* · ap /);
     // The three pools and the Worker's runtime run as child processes.
     expect(stackPids.length).toBeGreaterThanOrEqual(4);
+  });
+
+  it("has run the region probe, as the cron trigger would, and shows its results", async () => {
+    const status = (await (await fetch(`${edgeUrl}/status/regions`)).json()) as {
+      probe: { regions: { name: string; ready: boolean; version: string }[] } | null;
+    };
+    expect(status.probe?.regions.map((r) => [r.name, r.ready, r.version])).toEqual([
+      ["us", true, "1"],
+      ["eu", true, "1"],
+      ["ap", true, "1"],
+    ]);
   });
 
   it("routes an unsure row to the region nearest the simulated location", async () => {
@@ -161,18 +172,36 @@ describe("demo page in headless Chromium", () => {
     await expect.poll(() => page.locator("#served-by").textContent()).toBe("cache");
   });
 
-  it("classifies a digit drawn with touch-style strokes on the canvas", async () => {
+  it("classifies a digit drawn with a finger (touch events) on the canvas", async () => {
     const box = (await page.locator("#pad").boundingBox())!;
-    // A "1": one vertical stroke down the middle.
-    await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * 0.1);
-    await page.mouse.down();
-    await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * 0.9, { steps: 12 });
-    await page.mouse.up();
+    const x = box.x + box.width * 0.5;
+    // A "1": one vertical stroke down the middle, as raw touch events (they reach the page as pointer events
+    // of type "touch", the path phones take).
+    const touch = await page.context().newCDPSession(page);
+    const point = (y: number) => [{ x, y: box.y + box.height * y }];
+    await touch.send("Input.dispatchTouchEvent", { type: "touchStart", touchPoints: point(0.1) });
+    for (let i = 1; i <= 12; i++) {
+      await touch.send("Input.dispatchTouchEvent", { type: "touchMove", touchPoints: point(0.1 + (0.8 * i) / 12) });
+    }
+    await touch.send("Input.dispatchTouchEvent", { type: "touchEnd", touchPoints: [] });
     await expect.poll(() => page.locator("#true-label").textContent()).toBe("");
     await expect.poll(() => page.locator("#label").textContent()).toBe("1");
     expect(["edge", "cache", "regional:us", "regional:eu", "regional:ap"]).toContain(
       await page.locator("#served-by").textContent(),
     );
+  });
+
+  it("classifies a digit drawn with the mouse", async () => {
+    await page.click("#clear");
+    const box = (await page.locator("#pad").boundingBox())!;
+    // A "0": an ellipse.
+    const at = (t: number) =>
+      [box.x + box.width * (0.5 + 0.25 * Math.cos(t)), box.y + box.height * (0.5 + 0.38 * Math.sin(t))] as const;
+    await page.mouse.move(...at(0));
+    await page.mouse.down();
+    for (let i = 1; i <= 40; i++) await page.mouse.move(...at((2 * Math.PI * i) / 40));
+    await page.mouse.up();
+    await expect.poll(() => page.locator("#label").textContent()).toBe("0");
     expect(errors).toEqual([]);
   });
 });
@@ -222,7 +251,7 @@ describe("Ctrl-C", () => {
     process.kill(-stack.pid!, "SIGINT");
     // "close": the process exited and its output has been read to the end.
     await new Promise<void>((resolve) => stack.once("close", () => resolve()));
-    await expect.poll(() => stackPids.filter(isAlive), { timeout: 20_000 }).toEqual([]);
+    await expect.poll(() => stackPids.filter(isRunning), { timeout: 20_000 }).toEqual([]);
     expect(output).toContain("stopped");
   });
 });

@@ -4,7 +4,8 @@ import { fileURLToPath } from "node:url";
 import { Agent, request } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
 import { type RegionalPool, startRegionalPool } from "../../scripts/stack/regional-pool.ts";
-import { childPids, cudaLoads, isRunning, until } from "../support/regional-process.ts";
+import { childPids, isRunning } from "../support/processes.ts";
+import { cudaLoads, until } from "../support/regional-process.ts";
 import {
   addVersion,
   classifyRows,

@@ -7,23 +7,26 @@ function parents(): Map<number, number> {
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      // Field 4 of /proc/<pid>/stat, after the parenthesised command name (which may hold spaces).
+      // Field 4 of /proc/<pid>/stat is the parent pid; field 2, the command, is in parentheses (and may hold spaces).
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      out.set(Number(entry), ppid);
+      out.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
     } catch {
-      // The process exited while we looked.
+      // The process ended while we looked.
     }
   }
   return out;
 }
 
-/** Every descendant of `pid` alive now. */
+/** Pids whose parent is `pid`. */
+export function childPids(pid: number): number[] {
+  return [...parents()].flatMap(([child, parent]) => (parent === pid ? [child] : []));
+}
+
+/** Every descendant of `pid` alive now (children, their children, ...). */
 export function descendants(pid: number): number[] {
-  const tree = parents();
+  const tree = [...parents()];
   const found: number[] = [];
-  const queue = [pid];
-  while (queue.length) {
+  for (let queue = [pid]; queue.length; ) {
     const p = queue.shift()!;
     for (const [child, parent] of tree) {
       if (parent === p) {
@@ -35,7 +38,7 @@ export function descendants(pid: number): number[] {
   return found;
 }
 
-export function isAlive(pid: number): boolean {
+export function isRunning(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

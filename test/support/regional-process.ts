@@ -1,31 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
 import { probeProvider } from "../../regional/session.ts";
-
-/** Pids whose parent is `pid` (Linux /proc). */
-export function childPids(pid: number): number[] {
-  const out: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      // Field 4 of /proc/<pid>/stat is the parent pid; field 2, the command, is in parentheses.
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (ppid === pid) out.push(Number(entry));
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  return out;
-}
-
-export function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Whether this host can create CUDA sessions (then the CPU-fallback tests do not apply). */
 export const cudaLoads: boolean = await probeProvider("cuda").then(
