@@ -1,8 +1,9 @@
 import { Hono } from "hono";
 import { cors } from "hono/cors";
 import { timing } from "hono/timing";
-import { errorBody, errorStatus, NotFound, ServingError } from "../protocol/errors.ts";
+import { NotFound } from "../protocol/errors.ts";
 import { DEGRADED_HEADER, MODEL_VERSION_HEADER, SERVED_BY_HEADER } from "../protocol/headers.ts";
+import { asServingError, errorResponse } from "../protocol/http-errors.ts";
 import type { AppEnv } from "./app-env.ts";
 import { demoRoutes } from "./demo/routes.ts";
 import { apiKey } from "./middleware/api-key.ts";
@@ -57,7 +58,6 @@ app.notFound((c) => {
 });
 
 app.onError((err, c) => {
-  if (!(err instanceof ServingError)) console.error(`unhandled error on ${c.req.method} ${c.req.path}:`, err);
-  const headers = err instanceof ServingError ? err.headers : {};
-  return c.json(errorBody(err), errorStatus(err) as 500, headers);
+  if (!asServingError(err)) console.error(`unhandled error on ${c.req.method} ${c.req.path}:`, err);
+  return errorResponse(err);
 });

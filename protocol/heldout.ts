@@ -26,9 +26,14 @@ export function argmax(values: readonly number[]): number {
   return best;
 }
 
-/** Whether the edge model answers a row on its own at `threshold` (its top probability clears it). */
-export function edgeAnswers(row: HeldoutRow, threshold: number, edgeModel = "digits-edge"): boolean {
+/** The edge model's expected top probability for a row. */
+export function edgeConfidence(row: HeldoutRow, edgeModel = "digits-edge"): number {
   const probs = row.expected[edgeModel];
   if (!probs) throw new Error(`held-out row has no expected output for ${edgeModel}`);
-  return Math.max(...probs) >= threshold;
+  return Math.max(...probs);
+}
+
+/** Whether the edge model answers a row on its own at `threshold` (its top probability clears it). */
+export function edgeAnswers(row: HeldoutRow, threshold: number, edgeModel = "digits-edge"): boolean {
+  return edgeConfidence(row, edgeModel) >= threshold;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fromPredictions, toInferResponse, toPredictions, topClass } from "./responses.ts";
+import { toInferResponse, toPredictions, topClass } from "./responses.ts";
 
 const labels = ["a", "b", "c"];
 const probs = new Float32Array([0.1, 0.7, 0.2, 0.5, 0.25, 0.25]);
@@ -10,14 +10,13 @@ describe("responses", () => {
     expect(topClass([0.4, 0.4, 0.2], 0, 3).index).toBe(0);
   });
 
-  it("builds predictions and reads them back", () => {
+  it("builds predictions with every class's score", () => {
     const predictions = toPredictions(probs, 2, labels);
     expect(predictions.map((p) => [p.class, p.label])).toEqual([
       [1, "b"],
       [0, "a"],
     ]);
     expect(predictions[1]!.scores).toEqual([0.5, 0.25, 0.25]);
-    expect(Array.from(fromPredictions(predictions, 3))).toEqual(Array.from(probs));
   });
 
   it("builds a v2 response with the id only when given", () => {

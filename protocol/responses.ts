@@ -34,13 +34,6 @@ export function toPredictions(probs: ArrayLike<number>, batch: number, labels: r
   return out;
 }
 
-/** Rebuild the probability matrix from predictions (the edge reads regional `/v1` answers this way). */
-export function fromPredictions(predictions: readonly Prediction[], classes: number): Float32Array {
-  const out = new Float32Array(predictions.length * classes);
-  for (const [r, p] of predictions.entries()) out.set(p.scores, r * classes);
-  return out;
-}
-
 /** A v2 infer response carrying one FP32 output `[batch, classes]`. */
 export function toInferResponse(options: {
   model: string;

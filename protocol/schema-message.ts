@@ -1,11 +1,5 @@
 import * as v from "valibot";
-
-/** Type names as a JSON client would say them. */
-function jsonType(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "array";
-  return typeof value;
-}
+import { jsonType } from "./tensor.ts";
 
 const ARTICLES: Record<string, string> = {
   string: "a string",

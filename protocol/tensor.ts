@@ -8,7 +8,8 @@ export interface InputRows {
   width: number;
 }
 
-function jsonType(value: unknown): string {
+/** A value's type as a JSON client would name it. */
+export function jsonType(value: unknown): string {
   if (value === null) return "null";
   return Array.isArray(value) ? "array" : typeof value;
 }

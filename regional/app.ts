@@ -1,6 +1,6 @@
-import { type Context, Hono } from "hono";
-import { HTTPException } from "hono/http-exception";
-import { errorBody, errorStatus, NotFound, ServingError } from "../protocol/errors.ts";
+import { Hono } from "hono";
+import { NotFound } from "../protocol/errors.ts";
+import { asServingError, errorResponse } from "../protocol/http-errors.ts";
 import type { AppDeps, RegionalEnv } from "./app-context.ts";
 import { closeConnectionsWhile } from "./middleware/drain.ts";
 import { httpMetrics } from "./middleware/http-metrics.ts";
@@ -24,18 +24,14 @@ export function createRegionalApp(deps: AppDeps): Hono<RegionalEnv> {
   app.route("/", inferenceRoutes(deps));
   app.route("/", repositoryRoutes(deps));
 
-  const respond = (c: Context, err: ServingError | Error) =>
-    c.json(errorBody(err), errorStatus(err) as 400, err instanceof ServingError ? err.headers : {});
-
-  app.notFound((c) => respond(c, new NotFound(`no route for ${c.req.method} ${new URL(c.req.url).pathname}`)));
+  app.notFound((c) => {
+    throw new NotFound(`no route for ${c.req.method} ${new URL(c.req.url).pathname}`);
+  });
   app.onError((err, c) => {
-    if (err instanceof ServingError) return respond(c, err);
-    // Hono's own HTTP errors (e.g. a body that could not be read) are the client's: keep their 4xx status.
-    if (err instanceof HTTPException && err.status < 500) {
-      return respond(c, new ServingError(err.status, "bad_request", err.message || "bad request"));
+    if (!asServingError(err)) {
+      deps.log("error", "unhandled error", { method: c.req.method, path: c.req.path, error: err.stack ?? String(err) });
     }
-    deps.log("error", "unhandled error", { method: c.req.method, path: c.req.path, error: err.stack ?? String(err) });
-    return respond(c, err);
+    return errorResponse(err);
   });
   return app;
 }

@@ -2,7 +2,8 @@ import { createServer, STATUS_CODES } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { getRequestListener, RequestError } from "@hono/node-server";
-import { BadRequest, errorBody, errorStatus, NotReady, RateLimited, ServingError } from "../protocol/errors.ts";
+import { BadRequest, NotReady, RateLimited, ServingError } from "../protocol/errors.ts";
+import { asServingError, errorResponse } from "../protocol/http-errors.ts";
 import { DEFAULT_LIMITS } from "../protocol/limits.ts";
 import { createRegionalApp } from "./app.ts";
 import { chooseProvider } from "./execution-provider.ts";
@@ -122,12 +123,8 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
     // Requests @hono/node-server refuses before Hono sees them (bad Host, backslash in the path): same JSON.
     errorHandler(err) {
       const known = err instanceof RequestError ? new BadRequest(`malformed request: ${err.message}`) : err;
-      if (!(known instanceof ServingError))
-        log("error", "unhandled error", { error: (err as Error).stack ?? String(err) });
-      return new Response(JSON.stringify(errorBody(known)), {
-        status: errorStatus(known),
-        headers: { "content-type": "application/json" },
-      });
+      if (!asServingError(known)) log("error", "unhandled error", { error: (err as Error).stack ?? String(err) });
+      return errorResponse(known);
     },
   });
   const server = createServer(listener);

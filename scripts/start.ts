@@ -12,7 +12,7 @@ import { type EdgeWorker, startEdgeWorker } from "./stack/edge-worker.ts";
 import { type RegionalPool, startRegionalPool } from "./stack/regional-pool.ts";
 
 /** Where each local pool pretends to be (its region's usual cloud location). */
-export const LOCAL_REGIONS = [
+const LOCAL_REGIONS = [
   { name: "us", portVar: "US_PORT", port: 9001, latitude: 39.04, longitude: -77.49, continent: "NA", place: "Ashburn" },
   { name: "eu", portVar: "EU_PORT", port: 9002, latitude: 50.11, longitude: 8.68, continent: "EU", place: "Frankfurt" },
   { name: "ap", portVar: "AP_PORT", port: 9003, latitude: 35.68, longitude: 139.69, continent: "AS", place: "Tokyo" },
@@ -72,18 +72,20 @@ async function main(): Promise<void> {
 
   console.log("starting regional pools us, eu, ap and the edge Worker...");
   try {
-    pools.push(
-      ...(await Promise.all(
-        LOCAL_REGIONS.map((r) =>
-          startRegionalPool({
-            region: r.name,
-            port: port(r.portVar, r.port),
-            workers,
-            env: { REGIONAL_SHARED_SECRET: secret, ADMIN_TOKEN: adminToken },
-          }),
-        ),
-      )),
+    // allSettled: when one pool fails to start, the others that did are stopped too (they hold their ports).
+    const started = await Promise.allSettled(
+      LOCAL_REGIONS.map((r) =>
+        startRegionalPool({
+          region: r.name,
+          port: port(r.portVar, r.port),
+          workers,
+          env: { REGIONAL_SHARED_SECRET: secret, ADMIN_TOKEN: adminToken },
+        }),
+      ),
     );
+    for (const s of started) if (s.status === "fulfilled") pools.push(s.value);
+    const failed = started.find((s) => s.status === "rejected");
+    if (failed) throw failed.reason;
     const regions = LOCAL_REGIONS.map((r, i) => ({
       name: r.name,
       url: pools[i]!.url,

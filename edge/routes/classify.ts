@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { parseClassifyRequest, readClassifyInputs } from "../../protocol/classify-request.ts";
-import { MethodNotAllowed } from "../../protocol/errors.ts";
+import { refuseOtherMethods } from "../../protocol/http-errors.ts";
 import { DEFAULT_LIMITS } from "../../protocol/limits.ts";
 import { toPredictions } from "../../protocol/responses.ts";
 import type { ClassifyResponse } from "../../protocol/types.ts";
@@ -28,6 +28,4 @@ classify.post("/classify", limitBody, async (c) => {
   return c.json(body);
 });
 
-classify.all("/classify", (c) => {
-  throw new MethodNotAllowed(c.req.method, ["POST"]);
-});
+refuseOtherMethods(classify, { "/classify": ["POST"] });

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { MethodNotAllowed } from "../../protocol/errors.ts";
+import { refuseOtherMethods } from "../../protocol/http-errors.ts";
 import type { AppEnv } from "../app-env.ts";
 
 /**
@@ -24,6 +24,4 @@ status.get("/regions", async (c) => {
     isolate: rt.book.snapshot(),
   });
 });
-status.all("/regions", (c) => {
-  throw new MethodNotAllowed(c.req.method, ["GET"]);
-});
+refuseOtherMethods(status, { "/regions": ["GET"] });

@@ -1,6 +1,6 @@
 import { type Context, Hono } from "hono";
 import pkg from "../../package.json";
-import { MethodNotAllowed } from "../../protocol/errors.ts";
+import { refuseOtherMethods } from "../../protocol/http-errors.ts";
 import { parseInferRequest, readInferInputs } from "../../protocol/infer-request.ts";
 import { DEFAULT_LIMITS } from "../../protocol/limits.ts";
 import { toInferResponse } from "../../protocol/responses.ts";
@@ -12,15 +12,9 @@ import { applyServed, checkModel, limitBody, locate, readJson } from "./answer.t
 /** Open Inference Protocol v2 (KServe), REST: server and model metadata, health, inference. */
 export const v2 = new Hono<AppEnv>();
 
-const only = (methods: string[]) => (c: Context<AppEnv>) => {
-  throw new MethodNotAllowed(c.req.method, methods);
-};
-
 v2.get("/", (c) => c.json({ name: "edgecascade-edge", version: pkg.version, extensions: [] } satisfies ServerMetadata));
-v2.all("/", only(["GET"]));
 
 v2.get("/health/live", (c) => c.json({ live: true }));
-v2.all("/health/live", only(["GET"]));
 
 /** Ready once the edge model has loaded; the first call loads it (cold start, about half a second). */
 v2.get("/health/ready", async (c) => {
@@ -30,7 +24,6 @@ v2.get("/health/ready", async (c) => {
   );
   return c.json({ ready }, ready ? 200 : 503);
 });
-v2.all("/health/ready", only(["GET"]));
 
 const metadata = (c: Context<AppEnv>) => {
   const rt = c.var.runtime;
@@ -75,11 +68,21 @@ const infer = async (c: Context<AppEnv>) => {
   );
 };
 
-for (const base of ["/models/:model", "/models/:model/versions/:version"]) {
+const bases = ["/models/:model", "/models/:model/versions/:version"];
+for (const base of bases) {
   v2.get(base, metadata);
-  v2.all(base, only(["GET"]));
   v2.get(`${base}/ready`, modelReady);
-  v2.all(`${base}/ready`, only(["GET"]));
   v2.post(`${base}/infer`, limitBody, infer);
-  v2.all(`${base}/infer`, only(["POST"]));
 }
+refuseOtherMethods(v2, {
+  "/": ["GET"],
+  "/health/live": ["GET"],
+  "/health/ready": ["GET"],
+  ...Object.fromEntries(
+    bases.flatMap((b) => [
+      [b, ["GET"]],
+      [`${b}/ready`, ["GET"]],
+      [`${b}/infer`, ["POST"]],
+    ]),
+  ),
+});

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { Hono } from "hono";
+import { refuseOtherMethods } from "../../protocol/http-errors.ts";
 import type { ServerMetadata } from "../../protocol/types.ts";
 import type { AppDeps, RegionalEnv } from "../app-context.ts";
-import { refuseOtherMethods } from "./method-not-allowed.ts";
 
 const PACKAGE = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
 

@@ -3,6 +3,7 @@ import { type Context, Hono } from "hono";
 import { parseClassifyRequest, readClassifyInputs } from "../../protocol/classify-request.ts";
 import { ServingError } from "../../protocol/errors.ts";
 import { MODEL_VERSION_HEADER, SERVED_BY_HEADER } from "../../protocol/headers.ts";
+import { refuseOtherMethods } from "../../protocol/http-errors.ts";
 import { parseInferRequest, readInferInputs } from "../../protocol/infer-request.ts";
 import { parseJsonBody } from "../../protocol/json-body.ts";
 import { toInferResponse, toPredictions } from "../../protocol/responses.ts";
@@ -15,7 +16,6 @@ import { deadline } from "../middleware/deadline.ts";
 import { edgeSignature } from "../middleware/signature-auth.ts";
 import type { Lease } from "../model-version.ts";
 import type { InferenceOutcome } from "../recorder.ts";
-import { refuseOtherMethods } from "./method-not-allowed.ts";
 
 function outcomeOf(err: unknown): InferenceOutcome {
   if (err instanceof ServingError && err.code === "deadline_exceeded") return "expired";

@@ -1,4 +1,4 @@
-import type { HeldoutRow } from "../../protocol/heldout.ts";
+import { edgeConfidence, type HeldoutRow } from "../../protocol/heldout.ts";
 
 /**
  * What a probe request exercises: `repeat` sends a row of a small hot set unchanged (the first send fills
@@ -48,7 +48,7 @@ export function probeMix(
   options: ProbeMixOptions = {},
 ): () => ProbeRequest {
   const { repeatShare = 0.6, unconfidentShare = 0.05, hotRows = 16, margin = 0.05 } = options;
-  const confidence = rows.map((r) => Math.max(...(r.expected["digits-edge"] ?? [])));
+  const confidence = rows.map((r) => edgeConfidence(r));
   const confident = rows.flatMap((_, i) => (confidence[i]! >= threshold + margin ? [i] : []));
   const unconfident = rows.flatMap((_, i) => (confidence[i]! < threshold - margin ? [i] : []));
   if (confident.length === 0 || unconfident.length === 0) {

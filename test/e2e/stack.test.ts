@@ -5,14 +5,13 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { argmax } from "../../protocol/heldout.ts";
+import { argmax, edgeConfidence } from "../../protocol/heldout.ts";
 import { calibrationOf } from "../../protocol/model-config.ts";
 import { heldout, modelConfig } from "../support/heldout.ts";
 import { descendants, freePort, isRunning } from "../support/processes.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const threshold = calibrationOf(modelConfig("digits-edge")).threshold;
-const edgeConfidence = (row: number) => Math.max(...heldout.rows[row]!.expected["digits-edge"]!);
 
 let stack: ChildProcess;
 let output = "";
@@ -116,7 +115,7 @@ describe("npm start", () => {
   });
 
   it("routes an unsure row to the region nearest the simulated location", async () => {
-    const unsure = heldout.rows.findIndex((_, i) => edgeConfidence(i) < threshold);
+    const unsure = heldout.rows.findIndex((r) => edgeConfidence(r) < threshold);
     const row = heldout.rows[unsure]!.input;
     const cases: [string, string][] = [
       ["35.68,139.69", "regional:ap"],
@@ -160,7 +159,7 @@ describe("demo page in headless Chromium", () => {
     await page.waitForSelector("#result:not([hidden])");
     const servedBy = await page.locator("#served-by").textContent();
     expect(["cache", "edge"]).toContain(servedBy);
-    const model = edgeConfidence(row) >= threshold ? "digits-edge" : "digits";
+    const model = edgeConfidence(heldout.rows[row]!) >= threshold ? "digits-edge" : "digits";
     const expected = String(argmax(heldout.rows[row]!.expected[model]!));
     expect(await page.locator("#label").textContent()).toBe(expected);
     expect(await page.locator("#true-label").textContent()).toBe(`true label: ${heldout.rows[row]!.label}`);
