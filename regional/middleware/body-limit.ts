@@ -1,6 +1,6 @@
-import type { Context, MiddlewareHandler } from "hono";
+import type { MiddlewareHandler } from "hono";
 import { bodyLimit as honoBodyLimit } from "hono/body-limit";
-import { PayloadTooLarge } from "../../protocol/errors.ts";
+import { ServingError } from "../../protocol/errors.ts";
 
 export interface BodyLimitOptions {
   /** Largest accepted body in bytes. */
@@ -19,16 +19,16 @@ export interface BodyLimitOptions {
 export function bodyLimit(options: BodyLimitOptions): MiddlewareHandler {
   const { maxBytes, message = `body exceeds ${maxBytes} bytes` } = options;
   // The rest of the refused body is still on the wire: close the connection rather than let the client
-  // send its next request after bytes the server never read.
-  const refuse = (c: Context): never => {
-    c.header("connection", "close");
-    throw new PayloadTooLarge(message);
+  // send its next request after bytes the server never read. The header travels with the error: the one
+  // error response is built from the error alone, so a header set on the context would be lost.
+  const refuse = (): never => {
+    throw new ServingError(413, "payload_too_large", message, { connection: "close" });
   };
   const streaming = honoBodyLimit({ maxSize: maxBytes, onError: refuse });
   return async function bodyLimit(c, next) {
     const length = c.req.header("content-length");
     if (length === undefined || c.req.header("transfer-encoding") !== undefined) return streaming(c, next);
-    if (Number(length) > maxBytes) refuse(c);
+    if (Number(length) > maxBytes) refuse();
     await next();
   };
 }
