@@ -1,7 +1,8 @@
 import { DeadlineExceeded } from "../protocol/errors.ts";
 import type { InputRows } from "../protocol/tensor.ts";
 import { type BatcherState, nextBatch } from "./batch-policy.ts";
-import { type Executed, type Executor, type ExecutorContext, nowUs } from "./executor.ts";
+import { nowUs } from "./clock.ts";
+import type { Executed, Executor, ExecutorContext } from "./executor.ts";
 
 interface Waiting {
   input: InputRows;

@@ -3,8 +3,9 @@ import type { InputRows } from "../protocol/tensor.ts";
 import type { ModelRecorder } from "./recorder.ts";
 import type { RunRows } from "./session.ts";
 
-/** Microseconds on the monotonic clock that deadlines and queue times use. */
-export const nowUs = (): number => performance.now() * 1000;
+// Executors' deadlines are on this clock; exported with the contract for executors outside regional/
+// (scripts/bench/regional-baselines.ts).
+export { nowUs } from "./clock.ts";
 
 /** One request's answer: its own output rows and where its time went. */
 export interface Executed {

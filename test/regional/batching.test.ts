@@ -4,7 +4,7 @@ import { RateLimited } from "../../protocol/errors.ts";
 import { signatureOf } from "../../protocol/model-config.ts";
 import type { InputRows } from "../../protocol/tensor.ts";
 import { DynamicBatcher } from "../../regional/batcher.ts";
-import { nowUs } from "../../regional/executor.ts";
+import { nowUs } from "../../regional/clock.ts";
 import type { ModelRecorder } from "../../regional/recorder.ts";
 import { createOnnxModel, type OnnxModel } from "../../regional/session.ts";
 import { heldout, modelBytes, modelConfig } from "../support/heldout.ts";
