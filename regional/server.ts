@@ -2,7 +2,7 @@ import { createServer, STATUS_CODES } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { getRequestListener, RequestError } from "@hono/node-server";
-import { BadRequest, NotReady, RateLimited, ServingError } from "../protocol/errors.ts";
+import { BadRequest, RateLimited, ServingError } from "../protocol/errors.ts";
 import { asServingError, errorResponse } from "../protocol/http-errors.ts";
 import { DEFAULT_LIMITS } from "../protocol/limits.ts";
 import { createRegionalApp } from "./app.ts";
@@ -47,7 +47,7 @@ function queueFullError(status: 429 | 503): () => ServingError {
   const message = "the model's queue is full; retry shortly";
   return status === 429
     ? () => new RateLimited(message, 1, "queue_full")
-    : () => new ServingError(503, "queue_full", message, new NotReady(message, 1).headers);
+    : () => new ServingError(503, "queue_full", message, { "retry-after": "1" });
 }
 
 /** Malformed HTTP never reaches Hono; answer it in the same JSON shape instead of Node's bare 400. */
