@@ -165,6 +165,15 @@ describe("body size", () => {
     });
   });
 
+  it("more rows than the limit is a 413 that keeps the connection (the body was read)", async () => {
+    const rows = Array.from({ length: 65 }, (_, i) => heldout.rows[i]!.input);
+    expect(await post(`${server.url}/v1/classify`, { model: "digits", inputs: rows })).toMatchObject({
+      status: 413,
+      headers: { connection: "keep-alive" },
+      body: { code: "payload_too_large", error: "batch of 65 rows exceeds the limit of 64" },
+    });
+  });
+
   it("a body over 256 KiB is a 413, chunked (no Content-Length)", async () => {
     const res = await request(`${server.url}/v1/classify`, {
       method: "POST",
