@@ -65,18 +65,45 @@ function deferredCounter<L extends string>(config: CounterConfiguration<L>) {
   };
 }
 
-/** A gauge read from plain cells at scrape time (same reason as `deferredCounter`). */
+/** A gauge cell of one model version instance; `dispose()` when that instance is gone. */
+interface GaugeCell extends Cell {
+  dispose(): void;
+}
+
+/**
+ * A gauge read from plain cells at scrape time (same reason as `deferredCounter`). Each model version instance
+ * gets its own cell: a version reloaded while its old instance still finishes requests has two, and the series
+ * reports their sum. A disposed cell stops counting, and a series with no cell left is no longer exported.
+ */
 function collectedGauge<L extends string>(config: GaugeConfiguration<L>) {
-  const cells: { labels: Partial<Record<L, string>>; cell: Cell }[] = [];
+  const series = new Map<string, { labels: Partial<Record<L, string>>; cells: Set<Cell> }>();
   new Gauge<L>({
     ...config,
     collect() {
-      for (const { labels, cell } of cells) this.set(labels, cell.value);
+      this.reset();
+      for (const { labels, cells } of series.values()) {
+        let sum = 0;
+        for (const cell of cells) sum += cell.value;
+        this.set(labels, sum);
+      }
     },
   });
-  return (labels: Record<L, string>): Cell => {
-    const cell = { value: 0 };
-    cells.push({ labels, cell });
+  return (labels: Record<L, string>): GaugeCell => {
+    const key = JSON.stringify(labels);
+    let entry = series.get(key);
+    if (!entry) {
+      entry = { labels, cells: new Set() };
+      series.set(key, entry);
+    }
+    const { cells } = entry;
+    const cell: GaugeCell = {
+      value: 0,
+      dispose() {
+        cells.delete(cell);
+        if (cells.size === 0 && series.get(key)?.cells === cells) series.delete(key);
+      },
+    };
+    cells.add(cell);
     return cell;
   };
 }
@@ -218,6 +245,10 @@ export function createMetrics(): Metrics {
           rd.observe(s);
         },
         ready: (yes) => ready.set(yes ? 1 : 0),
+        dispose() {
+          depth.dispose();
+          p.dispose();
+        },
       };
     },
     modelLoad: (model, outcome) => loads.inc({ model, outcome }),

@@ -45,7 +45,10 @@ export class ModelVersion {
     const drained = new Promise<void>((resolve) => {
       this.#drained = resolve;
     });
-    this.#released = drained.then(() => this.#session.release());
+    this.#released = drained.then(() => {
+      this.recorder.dispose();
+      return this.#session.release();
+    });
   }
 
   /** Requests holding this version now. */

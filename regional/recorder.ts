@@ -20,6 +20,11 @@ export interface ModelRecorder {
   request(outcome: InferenceOutcome, seconds: number): void;
   /** Whether this version serves. */
   ready(ready: boolean): void;
+  /**
+   * The version is released (its last request answered): its gauges stop reporting, and their series go
+   * unless another instance of the same version reports them. Counters and histograms keep their totals.
+   */
+  dispose(): void;
 }
 
 export interface Recorder {

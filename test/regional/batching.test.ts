@@ -47,6 +47,7 @@ function countingRecorder() {
     executed: (rows) => seen.runs.push(rows),
     request: () => {},
     ready: () => {},
+    dispose: () => {},
   };
   return { seen, recorder };
 }

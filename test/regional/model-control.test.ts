@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { until } from "../support/regional-process.ts";
 import {
   addVersion,
   classifyRows,
@@ -165,6 +166,46 @@ describe("loading a new version", () => {
       { name: "digits", version: "2", state: "READY" },
     ]);
     expect(server.logs.some((l) => l.msg === "model version released" && l.version === "1")).toBe(true);
+  });
+
+  it("reloading the serving version while requests hold it: the gauges count the old instance's requests", async () => {
+    await server.shutdown();
+    // Each inference request waits 4 s first, holding its lease on the instance it started with.
+    server = await startTestServer(testOptions(["--models", models.dir, "--delay-ms", "4000"], { ADMIN_TOKEN: TOKEN }));
+    const labels = { model: "digits", version: "1" };
+    let answered = false;
+    const held = post(`${server.url}/v1/classify`, classifyRows(3)).finally(() => {
+      answered = true;
+    });
+    await until(
+      "a request in flight",
+      async () => metric(await metricsText(), "edgecascade_inference_pending_requests", labels) === 1,
+    );
+    expect(await load("digits")).toMatchObject({ status: 200, body: { version: "1", previous: "1" } });
+    const during = await metricsText();
+    expect(answered, "the held request must still be in flight for this check").toBe(false);
+    expect(metric(during, "edgecascade_inference_pending_requests", labels)).toBe(1);
+    expect((await held).status).toBe(200);
+    await until("the old instance released", () =>
+      server.logs.some((l) => l.msg === "model version released" && l.version === "1"),
+    );
+    expect(await metricsText()).toContain('edgecascade_inference_pending_requests{model="digits",version="1"} 0\n');
+  });
+
+  it("a swapped-out version's gauges disappear once it is released", async () => {
+    expect(await servedVersion()).toBe("1");
+    await addVersion(models.dir, "digits", "2");
+    expect((await load("digits", { parameters: { version: "2" } })).status).toBe(200);
+    await until("version 1 released", () =>
+      server.logs.some((l) => l.msg === "model version released" && l.version === "1"),
+    );
+    const text = await metricsText();
+    for (const name of ["edgecascade_inference_queue_depth", "edgecascade_inference_pending_requests"]) {
+      expect(text).not.toContain(`${name}{model="digits",version="1"}`);
+      expect(text).toContain(`${name}{model="digits",version="2"} 0\n`);
+    }
+    // Counters keep what version 1 did.
+    expect(metric(text, "edgecascade_inference_requests_total", { model: "digits", version: "1" })).toBeGreaterThan(0);
   });
 
   it("concurrent identical loads share one attempt", async () => {
