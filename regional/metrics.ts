@@ -177,7 +177,7 @@ export function createMetrics(): Metrics {
     labelNames: modelLabels,
     ...common,
   });
-  const modelReady = new Gauge({
+  const modelReady = collectedGauge({
     name: "edgecascade_model_ready",
     help: "1 while the model version serves, else 0.",
     labelNames: modelLabels,
@@ -225,7 +225,7 @@ export function createMetrics(): Metrics {
       const bs = batchSize.labels(labels);
       const depth = queueDepth(labels);
       const p = pending(labels);
-      const ready = modelReady.labels(labels);
+      const ready = modelReady(labels);
       return {
         pending: (delta) => {
           p.value += delta;
@@ -244,10 +244,13 @@ export function createMetrics(): Metrics {
           outcome(o).value += 1;
           rd.observe(s);
         },
-        ready: (yes) => ready.set(yes ? 1 : 0),
+        ready: (yes) => {
+          ready.value = yes ? 1 : 0;
+        },
         dispose() {
           depth.dispose();
           p.dispose();
+          ready.dispose();
         },
       };
     },

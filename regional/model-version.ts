@@ -76,11 +76,13 @@ export class ModelVersion {
     return this.#executor.submit(rows, deadlineUs);
   }
 
-  /** Take no new leases; release the session once the current ones are done. Resolves when it is released. */
+  /**
+   * Take no new leases; release the session once the current ones are done. Resolves when it is released.
+   * The repository, which decides what serves, says so in the ready gauge; retiring does not touch it.
+   */
   retire(): Promise<void> {
     if (!this.#retired) {
       this.#retired = true;
-      this.recorder.ready(false);
       if (this.#leases === 0) this.#drained();
     }
     return this.#released;

@@ -239,7 +239,10 @@ export class ModelRepository {
     const released: Promise<void>[] = [];
     for (const entry of this.#entries.values()) {
       entry.wanted = false;
-      if (entry.serving) released.push(entry.serving.retire());
+      if (entry.serving) {
+        entry.serving.recorder.ready(false);
+        released.push(entry.serving.retire());
+      }
       entry.serving = undefined;
       for (const old of entry.draining) released.push(old.retire());
     }
@@ -352,7 +355,9 @@ export class ModelRepository {
       const previous = entry.serving;
       entry.serving = model;
       entry.lastError = undefined;
-      if (previous && previous.version !== version) previous.recorder.ready(false);
+      // Each instance has its own ready cell (metrics.ts), so a reload of the same version sets the old
+      // instance's to 0 and the new one's to 1, and the series says 1.
+      previous?.recorder.ready(false);
       recorder.ready(true);
       if (previous) this.#retire(entry, previous);
       this.#recorder.modelLoad(name, "success");

@@ -168,6 +168,17 @@ describe("loading a new version", () => {
     expect(server.logs.some((l) => l.msg === "model version released" && l.version === "1")).toBe(true);
   });
 
+  it("reloading the serving version keeps edgecascade_model_ready at 1", async () => {
+    const ready = async () => metric(await metricsText(), "edgecascade_model_ready", { model: "digits", version: "1" });
+    expect(await ready()).toBe(1);
+    expect(await load("digits")).toMatchObject({ status: 200, body: { version: "1", previous: "1" } });
+    await until("the old instance released", () =>
+      server.logs.some((l) => l.msg === "model version released" && l.version === "1"),
+    );
+    expect(await ready()).toBe(1);
+    expect(await metricsText()).toContain('edgecascade_model_ready{model="digits",version="1"} 1\n');
+  });
+
   it("reloading the serving version while requests hold it: the gauges count the old instance's requests", async () => {
     await server.shutdown();
     // Each inference request waits 4 s first, holding its lease on the instance it started with.
@@ -200,10 +211,15 @@ describe("loading a new version", () => {
       server.logs.some((l) => l.msg === "model version released" && l.version === "1"),
     );
     const text = await metricsText();
-    for (const name of ["edgecascade_inference_queue_depth", "edgecascade_inference_pending_requests"]) {
+    for (const name of [
+      "edgecascade_inference_queue_depth",
+      "edgecascade_inference_pending_requests",
+      "edgecascade_model_ready",
+    ]) {
       expect(text).not.toContain(`${name}{model="digits",version="1"}`);
-      expect(text).toContain(`${name}{model="digits",version="2"} 0\n`);
     }
+    expect(text).toContain('edgecascade_inference_queue_depth{model="digits",version="2"} 0\n');
+    expect(text).toContain('edgecascade_model_ready{model="digits",version="2"} 1\n');
     // Counters keep what version 1 did.
     expect(metric(text, "edgecascade_inference_requests_total", { model: "digits", version: "1" })).toBeGreaterThan(0);
   });
