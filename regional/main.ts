@@ -60,7 +60,11 @@ async function main(): Promise<number | undefined> {
   if (cluster.isWorker) process.on("disconnect", () => stop("primary gone"));
   process.on("SIGHUP", () => {
     log("info", "SIGHUP: reloading every model from disk");
-    void server.reload();
+    // Each model's failed load is logged by the repository; this catches what fails before any load (the
+    // directory unreadable mid-rollout), which would otherwise be an unhandled rejection and end the process.
+    server.reload().catch((err: Error) => {
+      log("error", "SIGHUP: reload failed; the serving versions keep serving", { reason: err.message });
+    });
   });
   return undefined;
 }

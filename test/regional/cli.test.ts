@@ -1,4 +1,5 @@
 import { spawnSync } from "node:child_process";
+import { existsSync, renameSync } from "node:fs";
 import { connect } from "node:net";
 import { fileURLToPath } from "node:url";
 import { Agent, request } from "undici";
@@ -186,6 +187,49 @@ describe("signals", () => {
       expect(worstDifference(res.body.predictions, 5)).toBeLessThanOrEqual(TOLERANCE);
       expect(p.logs.some((l) => l.includes('"msg":"SIGHUP: reloading every model from disk"'))).toBe(true);
     } finally {
+      models.remove();
+    }
+  });
+
+  it("SIGHUP reloading the serving version keeps it ready; a failed reload is logged and the pool serves on", async () => {
+    const models = copyModels();
+    const away = `${models.dir}.away`;
+    try {
+      const p = await pool({ region: "hup", modelsDir: models.dir, extraArgs: ["--ep", "cpu"] });
+      let exited = false;
+      void p.exited.then(() => {
+        exited = true;
+      });
+      // The pool's JSON lines (a crash would write its stack to stderr, which onLog also gets).
+      const logged = () => p.logs.filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+      const ready = async () =>
+        metric((await get(`${p.url}/metrics`)).body, "edgecascade_model_ready", { model: "digits", version: "1" });
+      const loads = () => logged().filter((l) => l.msg === "model version serving" && l.name === "digits").length;
+
+      process.kill(p.pid, "SIGHUP");
+      await until("digits reloaded", () => loads() === 2);
+      expect(await ready()).toBe(1);
+
+      // A rollout replacing the directory: for a moment there is none.
+      renameSync(models.dir, away);
+      process.kill(p.pid, "SIGHUP");
+      await until(
+        "the reload failure logged, or an exit",
+        () => logged().some((l) => l.msg === "SIGHUP: reload failed; the serving versions keep serving") || exited,
+      );
+      expect(exited, p.logs.slice(-5).join("\n")).toBe(false);
+      const failure = logged().find((l) => l.msg === "SIGHUP: reload failed; the serving versions keep serving");
+      expect(failure).toMatchObject({
+        level: "error",
+        reason: expect.stringContaining(`model repository ${models.dir}: ENOENT`),
+      });
+      const res = await post(`${p.url}/v1/classify`, classifyRows(4));
+      expect(res).toMatchObject({ status: 200, body: { version: "1" } });
+      expect(worstDifference(res.body.predictions, 4)).toBeLessThanOrEqual(TOLERANCE);
+      expect((await get(`${p.url}/v2/health/ready`)).status).toBe(200);
+      expect(await ready()).toBe(1);
+    } finally {
+      if (existsSync(away)) renameSync(away, models.dir);
       models.remove();
     }
   });
