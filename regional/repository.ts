@@ -76,6 +76,15 @@ interface Fixture {
   labels: number[];
 }
 
+/** A version that passed every check, ready to swap in. */
+interface Checked {
+  config: ModelConfig;
+  version: string;
+  signature: ModelSignature;
+  session: OnnxModel;
+  checks: Pick<LoadReport, "sha256" | "warmupMs" | "fixture">;
+}
+
 interface Entry {
   name: string;
   serving?: ModelVersion;
@@ -102,6 +111,8 @@ export class ModelRepository {
   readonly #entries = new Map<string, Entry>();
   #fixture: Promise<Fixture> | undefined;
   #announced = false;
+  /** After `close()`: no more loads. */
+  #closed = false;
 
   constructor(options: RepositoryOptions, recorder: Recorder, log: Logger) {
     this.#options = { warmupBudgetMs: 200, accuracyTolerance: 0.01, ...options };
@@ -201,6 +212,7 @@ export class ModelRepository {
    */
   async load(name: string, version?: string): Promise<LoadReport> {
     const entry = await this.#discoverOne(name);
+    if (this.#closed) throw new NotReady(`model "${name}" cannot be loaded: the pool is shutting down`);
     if (entry.loading && entry.loading.version === version) return entry.loading.promise;
     entry.wanted = true;
     const promise = this.#serially(entry, () => this.#loadNow(entry, version));
@@ -234,11 +246,16 @@ export class ModelRepository {
     return Promise.allSettled(wanted.map((e) => this.load(e.name)));
   }
 
-  /** Retire every version and wait until their sessions are released. */
+  /**
+   * Refuse new loads, let the loads in progress end (each discards its version: nothing wants it any more),
+   * then retire every version and wait until their sessions are released.
+   */
   async close(): Promise<void> {
+    this.#closed = true;
+    for (const entry of this.#entries.values()) entry.wanted = false;
+    await Promise.all([...this.#entries.values()].map((entry) => entry.tail));
     const released: Promise<void>[] = [];
     for (const entry of this.#entries.values()) {
-      entry.wanted = false;
       if (entry.serving) {
         entry.serving.recorder.ready(false);
         released.push(entry.serving.retire());
@@ -313,6 +330,58 @@ export class ModelRepository {
   async #loadNow(entry: Entry, requested: string | undefined): Promise<LoadReport> {
     const { name } = entry;
     const started = performance.now();
+    const { config, version, signature, session, checks } = await this.#check(entry, requested);
+    if (!entry.wanted) {
+      // Unloaded, or the pool began shutting down, while this version was checked: swapped in, its session
+      // would never be released.
+      await session.release();
+      const reason = this.#closed ? "the pool is shutting down" : "the model was unloaded meanwhile";
+      this.#log("info", "model load discarded", { model: name, version, reason });
+      throw new LoadFailed(`loading model "${name}" version ${version} was discarded: ${reason}`);
+    }
+
+    const recorder = this.#recorder.model(name, version);
+    const executor = (this.#options.executor ?? ((c) => new DynamicBatcher(c)))({
+      run: session.run,
+      maxBatch: Math.min(this.#options.maxBatch, config.maxBatchSize),
+      maxQueue: this.#options.maxQueue,
+      maxQueueDelayUs: this.#options.maxQueueDelayUs,
+      queueFull: this.#options.queueFull,
+      recorder,
+    });
+    const model = new ModelVersion({ config, version, signature, session, executor, recorder });
+    // The swap: one assignment. Requests that took a lease on the old version keep it until they answer.
+    const previous = entry.serving;
+    entry.serving = model;
+    entry.lastError = undefined;
+    // Each instance has its own ready cell (metrics.ts), so a reload of the same version sets the old
+    // instance's to 0 and the new one's to 1, and the series says 1.
+    previous?.recorder.ready(false);
+    recorder.ready(true);
+    if (previous) this.#retire(entry, previous);
+    this.#recorder.modelLoad(name, "success");
+    const report: LoadReport = {
+      name,
+      version,
+      state: "READY",
+      previous: previous?.version ?? null,
+      provider: this.#options.provider,
+      ...checks,
+    };
+    this.#log("info", "model version serving", { ...report, loadMs: performance.now() - started });
+    if (!this.#announced && this.ready()) {
+      this.#announced = true;
+      this.#options.onFirstReady?.();
+    }
+    return report;
+  }
+
+  /**
+   * Steps 1 to 5 of a load: config, checksum, session, warm-up, fixture check. On failure the session is
+   * released, the failure logged and counted, and `LoadFailed` thrown.
+   */
+  async #check(entry: Entry, requested: string | undefined): Promise<Checked> {
+    const { name } = entry;
     let session: OnnxModel | undefined;
     let version = requested;
     try {
@@ -339,44 +408,8 @@ export class ModelRepository {
       const warmupMs = await this.#warmUp(session, fixture, signature);
       const required = Math.max(0, listed.accuracy.test - this.#options.accuracyTolerance);
       const accuracy = await this.#checkFixture(session, fixture, signature, config, required);
-
-      const maxBatch = Math.min(this.#options.maxBatch, config.maxBatchSize);
-      const recorder = this.#recorder.model(name, version);
-      const executor = (this.#options.executor ?? ((c) => new DynamicBatcher(c)))({
-        run: session.run,
-        maxBatch,
-        maxQueue: this.#options.maxQueue,
-        maxQueueDelayUs: this.#options.maxQueueDelayUs,
-        queueFull: this.#options.queueFull,
-        recorder,
-      });
-      const model = new ModelVersion({ config, version, signature, session, executor, recorder });
-      // The swap: one assignment. Requests that took a lease on the old version keep it until they answer.
-      const previous = entry.serving;
-      entry.serving = model;
-      entry.lastError = undefined;
-      // Each instance has its own ready cell (metrics.ts), so a reload of the same version sets the old
-      // instance's to 0 and the new one's to 1, and the series says 1.
-      previous?.recorder.ready(false);
-      recorder.ready(true);
-      if (previous) this.#retire(entry, previous);
-      this.#recorder.modelLoad(name, "success");
-      const report: LoadReport = {
-        name,
-        version,
-        state: "READY",
-        previous: previous?.version ?? null,
-        provider: this.#options.provider,
-        sha256,
-        warmupMs,
-        fixture: { rows: fixture.labels.length, accuracy, required },
-      };
-      this.#log("info", "model version serving", { ...report, loadMs: performance.now() - started });
-      if (!this.#announced && this.ready()) {
-        this.#announced = true;
-        this.#options.onFirstReady?.();
-      }
-      return report;
+      const checks = { sha256, warmupMs, fixture: { rows: fixture.labels.length, accuracy, required } };
+      return { config, version, signature, session, checks };
     } catch (err) {
       await session?.release();
       const reason = (err as Error).message;

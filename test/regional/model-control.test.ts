@@ -325,3 +325,27 @@ describe("unload and load requests", () => {
     expect(await servedVersion()).toBe("1");
   });
 });
+
+describe("shutdown during a load", () => {
+  it("a load still running when the pool shuts down is discarded; nothing serves after close", async () => {
+    await addVersion(models.dir, "digits", "2", { makeDefault: true });
+    // SIGHUP's path: no HTTP request is open for the load, so nothing holds the shutdown back until it ends.
+    const reloading = server.reload();
+    const digitsLoading = () => server.repository.index().some((e) => e.name === "digits" && e.state === "LOADING");
+    while (!digitsLoading()) await new Promise((r) => setImmediate(r));
+    await server.shutdown();
+
+    const [digits] = await reloading;
+    expect(digits).toMatchObject({ status: "rejected", reason: { code: "load_failed" } });
+    expect((digits as PromiseRejectedResult).reason.message).toBe(
+      'loading model "digits" version 2 was discarded: the pool is shutting down',
+    );
+    // Nothing serves after close(): a version swapped in now would hold its session forever.
+    expect(server.repository.index()).toEqual([
+      { name: "digits", state: "UNAVAILABLE", reason: "unloaded" },
+      { name: "digits-edge", state: "UNAVAILABLE", reason: "unloaded" },
+    ]);
+    expect(server.logs.find((l) => l.msg === "model load discarded")).toMatchObject({ model: "digits", version: "2" });
+    await expect(server.repository.load("digits")).rejects.toMatchObject({ status: 503 });
+  });
+});
