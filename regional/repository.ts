@@ -12,6 +12,7 @@ import { checkFixtureOutputs } from "./fixture-check.ts";
 import type { Logger } from "./log.ts";
 import { type Lease, ModelVersion } from "./model-version.ts";
 import type { Recorder } from "./recorder.ts";
+import { DEFAULT_RETRY_BACKOFF, type RetryBackoff, retryDelayMs } from "./retry-backoff.ts";
 import { createOnnxModel, type OnnxModel } from "./session.ts";
 
 export interface RepositoryOptions {
@@ -30,6 +31,11 @@ export interface RepositoryOptions {
   warmupBudgetMs?: number;
   /** How far fixture accuracy may fall below the accuracy the config states for the version. Default 0.01. */
   accuracyTolerance?: number;
+  /**
+   * After a failed load, how long readiness checks wait before starting another (explicit loads and SIGHUP
+   * never wait). Default: 1 s, doubling per consecutive failure, at most 30 s.
+   */
+  retryBackoff?: RetryBackoff;
   /** How requests reach each version's session. Default: the dynamic batcher. */
   executor?: ExecutorFactory;
   /** Called once, the first time every wanted model serves. */
@@ -97,6 +103,10 @@ interface Entry {
   /** False after an unload: readiness neither waits for it nor reloads it. */
   wanted: boolean;
   lastError?: string;
+  /** Loads failed since the last success. */
+  failures: number;
+  /** `performance.now()` before which readiness checks start no load (after a failure). */
+  retryAtMs: number;
 }
 
 /**
@@ -105,7 +115,11 @@ interface Entry {
  * session is released.
  */
 export class ModelRepository {
-  readonly #options: RepositoryOptions & { warmupBudgetMs: number; accuracyTolerance: number };
+  readonly #options: RepositoryOptions & {
+    warmupBudgetMs: number;
+    accuracyTolerance: number;
+    retryBackoff: RetryBackoff;
+  };
   readonly #recorder: Recorder;
   readonly #log: Logger;
   readonly #entries = new Map<string, Entry>();
@@ -115,7 +129,7 @@ export class ModelRepository {
   #closed = false;
 
   constructor(options: RepositoryOptions, recorder: Recorder, log: Logger) {
-    this.#options = { warmupBudgetMs: 200, accuracyTolerance: 0.01, ...options };
+    this.#options = { warmupBudgetMs: 200, accuracyTolerance: 0.01, retryBackoff: DEFAULT_RETRY_BACKOFF, ...options };
     this.#recorder = recorder;
     this.#log = log;
   }
@@ -134,10 +148,16 @@ export class ModelRepository {
     await Promise.allSettled(names.map((name) => this.load(name)));
   }
 
-  /** Start a load for every wanted model that neither serves nor is loading (readiness checks call this). */
+  /**
+   * Start a load for every wanted model that neither serves nor is loading, unless its last load failed less
+   * than the retry backoff ago (readiness checks call this).
+   */
   ensureLoading(name?: string): void {
+    const now = performance.now();
     for (const entry of name ? [this.#get(name)] : this.#entries.values()) {
-      if (entry.wanted && !entry.serving && !entry.loading) this.load(entry.name).catch(() => {});
+      if (entry.wanted && !entry.serving && !entry.loading && now >= entry.retryAtMs) {
+        this.load(entry.name).catch(() => {});
+      }
     }
   }
 
@@ -275,7 +295,7 @@ export class ModelRepository {
   #entryFor(name: string): Entry {
     let entry = this.#entries.get(name);
     if (!entry) {
-      entry = { name, draining: new Set(), tail: Promise.resolve(), wanted: true };
+      entry = { name, draining: new Set(), tail: Promise.resolve(), wanted: true, failures: 0, retryAtMs: 0 };
       this.#entries.set(name, entry);
     }
     return entry;
@@ -354,6 +374,8 @@ export class ModelRepository {
     const previous = entry.serving;
     entry.serving = model;
     entry.lastError = undefined;
+    entry.failures = 0;
+    entry.retryAtMs = 0;
     // Each instance has its own ready cell (metrics.ts), so a reload of the same version sets the old
     // instance's to 0 and the new one's to 1, and the series says 1.
     previous?.recorder.ready(false);
@@ -414,6 +436,8 @@ export class ModelRepository {
       await session?.release();
       const reason = (err as Error).message;
       entry.lastError = reason;
+      entry.failures++;
+      entry.retryAtMs = performance.now() + retryDelayMs(entry.failures, this.#options.retryBackoff);
       this.#recorder.modelLoad(name, "failure");
       const serving = entry.serving?.version;
       this.#log("warn", "model load failed", {

@@ -21,8 +21,8 @@ export interface ServerHooks {
   metricsText?: (local: Metrics) => () => Promise<string>;
   /** Default: the dynamic batcher. Benchmarks swap in their baselines. */
   executor?: ExecutorFactory;
-  /** Overrides of the load checks (tests). */
-  loadChecks?: Pick<RepositoryOptions, "warmupBudgetMs" | "accuracyTolerance">;
+  /** Overrides of the load checks and of the retry backoff (tests). */
+  loadChecks?: Pick<RepositoryOptions, "warmupBudgetMs" | "accuracyTolerance" | "retryBackoff">;
 }
 
 export interface RegionalServer {

@@ -1,6 +1,7 @@
 import { renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { until } from "../support/regional-process.ts";
 import {
   classifyRows,
   copyModels,
@@ -30,7 +31,12 @@ describe("readiness sequencing", () => {
   it("503 while a model cannot load, liveness 200 throughout; concurrent checks then share one load", async () => {
     const file = join(models.dir, "digits", "1", "model.onnx");
     renameSync(file, `${file}.away`);
-    server = await startTestServer(testOptions(["--models", models.dir]), {}, { waitReady: false });
+    // No retry backoff: this test is about checks sharing a load (the backoff has its own tests below).
+    server = await startTestServer(
+      testOptions(["--models", models.dir]),
+      { loadChecks: { retryBackoff: { initialMs: 0, maxMs: 0 } } },
+      { waitReady: false },
+    );
     const { url } = server;
     expect((await get(`${url}/v2/health/live`)).status).toBe(200);
     await server.loaded;
@@ -63,6 +69,56 @@ describe("readiness sequencing", () => {
     expect(await loads(url, "success")).toBe(1);
     expect(await loads(url, "failure")).toBe(failuresBefore);
     expect((await post(`${url}/v1/classify`, classifyRows(0))).status).toBe(200);
+  });
+
+  it("after a failed load, readiness checks start no new one within the backoff; admin loads and SIGHUP do", async () => {
+    const file = join(models.dir, "digits", "1", "model.onnx");
+    renameSync(file, `${file}.away`);
+    // A backoff no test outlasts: any load after the first one below is an explicit one.
+    server = await startTestServer(
+      testOptions(["--models", models.dir], { ADMIN_TOKEN: "token" }),
+      { loadChecks: { retryBackoff: { initialMs: 600_000, maxMs: 600_000 } } },
+      { waitReady: false },
+    );
+    const { url } = server;
+    await server.loaded;
+    expect(await loads(url, "failure")).toBe(1);
+
+    for (let i = 0; i < 10; i++) {
+      const ready = await get(`${url}${i % 2 ? "/v2/health/ready" : "/v2/models/digits/ready"}`);
+      expect(ready.status).toBe(503);
+    }
+    expect(server.repository.index().filter((e) => e.state === "LOADING")).toEqual([]);
+    expect(await loads(url, "failure")).toBe(1);
+
+    // An explicit load retries at once.
+    const admin = await post(`${url}/v2/repository/models/digits/load`, "", { authorization: "Bearer token" });
+    expect(admin).toMatchObject({ status: 400, body: { code: "load_failed" } });
+    expect(await loads(url, "failure")).toBe(2);
+
+    // So does SIGHUP's reload, once the file is back.
+    renameSync(`${file}.away`, file);
+    expect((await get(`${url}/v2/health/ready`)).status).toBe(503);
+    await server.reload();
+    expect((await get(`${url}/v2/health/ready`)).status).toBe(200);
+    expect(await loads(url, "success")).toBe(1);
+  });
+
+  it("once the backoff has passed, a readiness check loads again", async () => {
+    const file = join(models.dir, "digits", "1", "model.onnx");
+    renameSync(file, `${file}.away`);
+    server = await startTestServer(
+      testOptions(["--models", models.dir]),
+      { loadChecks: { retryBackoff: { initialMs: 50, maxMs: 50 } } },
+      { waitReady: false },
+    );
+    await server.loaded;
+    renameSync(`${file}.away`, file);
+    await until(
+      "a readiness check loads digits",
+      async () => (await get(`${server!.url}/v2/health/ready`)).status === 200,
+    );
+    expect(await loads(server.url, "success")).toBe(1);
   });
 
   it("a model is ready only after a warm-up inference within the budget", async () => {
