@@ -5,7 +5,6 @@ import type { RunRows } from "./session.ts";
 
 // Executors' deadlines are on this clock; exported with the contract for executors outside regional/
 // (scripts/bench/regional-baselines.ts).
-export { nowUs } from "./clock.ts";
 
 /** One request's answer: its own output rows and where its time went. */
 export interface Executed {

@@ -1,6 +1,6 @@
 import { DeadlineExceeded } from "../../protocol/errors.ts";
+import { nowUs } from "../../regional/clock.ts";
 import type { Executed, ExecutorFactory } from "../../regional/executor.ts";
-import { nowUs } from "../../regional/executor.ts";
 import { jsonLogger } from "../../regional/log.ts";
 import { parseCommandLine } from "../../regional/options.ts";
 import { startRegionalServer } from "../../regional/server.ts";
