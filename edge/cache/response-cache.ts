@@ -61,7 +61,14 @@ export class ResponseCache {
     if (local) return { tier: "l1", answer: local };
     const shared = this.#options.shared;
     if (!shared) return { tier: "miss" };
-    const hit = await shared.match(new Request(`${CACHE_ORIGIN}/answers/${key}`));
+    let hit: Response | undefined;
+    try {
+      hit = await shared.match(new Request(`${CACHE_ORIGIN}/answers/${key}`));
+    } catch (err) {
+      // The Cache API is I/O and can fail; a cache that cannot answer is a miss, never a failed request.
+      console.warn(`cache lookup failed: ${(err as Error).message}`);
+      return { tier: "miss" };
+    }
     if (!hit) return { tier: "miss" };
     const stored: unknown = await hit.json().catch(() => undefined);
     if (!isStored(stored) || now >= stored.expiresAt) return { tier: "miss" };
