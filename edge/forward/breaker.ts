@@ -2,13 +2,15 @@ import { breakerOpen, RegionError } from "./errors.ts";
 import type { RegionBook } from "./region-book.ts";
 import type { Interceptor } from "./types.ts";
 
-/** Codes that say nothing about the region's health: it lost a hedge, or nothing was sent. */
-const NEUTRAL: ReadonlySet<RegionError["code"]> = new Set(["cancelled", "budget_spent"]);
+/**
+ * Codes that say nothing about the region's health: it lost a hedge, nothing was sent, or it answered
+ * that it does not serve the version the client pinned (a rollout in progress, not an outage).
+ */
+const NEUTRAL: ReadonlySet<RegionError["code"]> = new Set(["cancelled", "budget_spent", "wrong_version"]);
 
 /**
  * The region's circuit breaker: refuse the call while it is open (nothing is sent), and tell it how each
- * admitted call ended. A call cancelled because another region won, or never sent because the budget was
- * spent, says nothing about this region.
+ * admitted call ended. Neutral outcomes (NEUTRAL) neither count as failures nor reset the count.
  */
 export const breaker =
   (book: RegionBook): Interceptor =>

@@ -3,7 +3,15 @@
  * (the breaker ignores `cancelled`, the degradation reason reads them), never on message text.
  */
 export class RegionError extends Error {
-  readonly code: "breaker_open" | "timeout" | "budget_spent" | "cancelled" | "unavailable" | "status" | "bad_answer";
+  readonly code:
+    | "breaker_open"
+    | "timeout"
+    | "budget_spent"
+    | "cancelled"
+    | "unavailable"
+    | "status"
+    | "bad_answer"
+    | "wrong_version";
   readonly region: string;
 
   constructor(code: RegionError["code"], region: string, message: string, options?: { cause?: unknown }) {
@@ -25,6 +33,12 @@ export const regionTimeout = (region: string, budgetMs: number) =>
  */
 export const budgetSpent = (region: string) =>
   new RegionError("budget_spent", region, "not sent: the SLO budget was already spent");
+/**
+ * The client pinned a version this region does not serve (it answered 404, or with another version), as
+ * during a rollout: try another region. The region itself is healthy, so its breaker ignores this.
+ */
+export const wrongVersion = (region: string, version: string, detail: string) =>
+  new RegionError("wrong_version", region, `does not serve the pinned version ${version}: ${detail}`);
 /** Another region answered first; this call was aborted. */
 export const regionCancelled = (region: string) =>
   new RegionError("cancelled", region, "cancelled: another region answered first");

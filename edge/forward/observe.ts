@@ -2,13 +2,16 @@ import { RegionError } from "./errors.ts";
 import type { RegionBook } from "./region-book.ts";
 import type { Interceptor } from "./types.ts";
 
-type Counter = "failed" | "timedOut" | "cancelled";
+type Counter = "failed" | "timedOut" | "cancelled" | "wrongVersion";
 
 /** The counter a failed call goes to; none for a call that was never sent. */
 function counterOf(err: unknown): Counter | undefined {
   const code = err instanceof RegionError ? err.code : undefined;
   if (code === "budget_spent") return undefined;
-  return code === "cancelled" ? "cancelled" : code === "timeout" ? "timedOut" : "failed";
+  if (code === "cancelled") return "cancelled";
+  if (code === "timeout") return "timedOut";
+  if (code === "wrong_version") return "wrongVersion";
+  return "failed";
 }
 
 /** Count each sent call's outcome and keep answer latencies, from which the hedge delay is computed. */

@@ -20,7 +20,13 @@ classify.post("/classify", limitBody(), async (c) => {
   const call = parseClassifyRequest(parseJsonBody(await c.req.text(), c.req.header("content-type")));
   checkModel(rt, call.model, call.version);
   const rows = readClassifyInputs(call.inputs, rt.signature, DEFAULT_LIMITS);
-  const served = await serve(rt, { rows, mode: call.cascade, location: locate(c), startedAt: c.var.startedAt });
+  const served = await serve(rt, {
+    rows,
+    version: call.version,
+    mode: call.cascade,
+    location: locate(c),
+    startedAt: c.var.startedAt,
+  });
   applyServed(c, served);
   const body: ClassifyResponse = {
     model: rt.modelName,

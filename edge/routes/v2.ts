@@ -55,9 +55,16 @@ const modelReady = async (c: Context<AppEnv>) => {
 const infer = async (c: Context<AppEnv>) => {
   const rt = c.var.runtime;
   const call = parseInferRequest(parseJsonBody(await c.req.text(), c.req.header("content-type")));
-  checkModel(rt, c.req.param("model")!, c.req.param("version"));
+  const version = c.req.param("version");
+  checkModel(rt, c.req.param("model")!, version);
   const rows = readInferInputs(call, rt.signature, DEFAULT_LIMITS);
-  const served = await serve(rt, { rows, mode: call.cascade, location: locate(c), startedAt: c.var.startedAt });
+  const served = await serve(rt, {
+    rows,
+    version,
+    mode: call.cascade,
+    location: locate(c),
+    startedAt: c.var.startedAt,
+  });
   applyServed(c, served);
   return c.json(
     toInferResponse({

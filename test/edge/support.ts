@@ -99,7 +99,10 @@ export interface RegionStatus {
   name: string;
   breaker: { state: string; until?: number; failures?: number };
   hedgeDelayMs: number;
-  counters: Record<"admitted" | "answered" | "failed" | "timedOut" | "cancelled" | "refused" | "hedges", number>;
+  counters: Record<
+    "admitted" | "answered" | "failed" | "timedOut" | "cancelled" | "wrongVersion" | "refused" | "hedges",
+    number
+  >;
 }
 
 export interface StatusBody {
