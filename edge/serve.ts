@@ -13,6 +13,8 @@ import type { EdgeRuntime } from "./runtime.ts";
 
 export interface ServeRequest {
   rows: InputRows;
+  /** The version the client pinned (already checked against the served version); undefined: the served one. */
+  version?: string;
   mode: CascadeMode;
   location: RequestLocation;
   /** Unix ms when the request arrived; the SLO budget counts from here. */
@@ -39,25 +41,27 @@ export interface Served {
   pending?: Promise<void>;
 }
 
-function rowsJson(model: string, rows: InputRows): string {
+function rowsJson(model: string, version: string | undefined, rows: InputRows): string {
   const inputs: number[][] = [];
   for (let r = 0; r < rows.batch; r++)
     inputs.push(Array.from(rows.data.subarray(r * rows.width, (r + 1) * rows.width)));
-  return JSON.stringify({ model, inputs });
+  return JSON.stringify(version === undefined ? { model, inputs } : { model, version, inputs });
 }
 
 /**
  * Answer a request through the tiers: cache (auto mode only), the edge model, the cascade decision, the
  * regions, and degradation to the edge model's answer when no region answers. Only successful,
  * non-degraded answers of `auto` requests are cached; forced modes neither read nor fill the cache.
+ * A pinned version goes to the regions with the rows, and only an answer of that version is taken.
  */
 export async function serve(rt: EdgeRuntime, request: ServeRequest): Promise<Served> {
-  const { rows, mode, location, startedAt } = request;
+  const { rows, version: pinned, mode, location, startedAt } = request;
   const { model } = rt;
   const classes = model.signature.classes;
   const probe = await rt.latestProbe(startedAt);
   const trace: ServeTrace = { cache: { tier: "bypass", ms: 0 }, edge: false };
-  const edgeVersion = rt.servedVersion;
+  // Pinned, the answer is of that version even if the probe read above has just raised the served one.
+  const edgeVersion = pinned ?? rt.servedVersion;
   const useCache = mode === "auto";
   let key: string | undefined;
 
@@ -101,8 +105,9 @@ export async function serve(rt: EdgeRuntime, request: ServeRequest): Promise<Ser
   try {
     forwarded = await rt.forward(regionOrder(rt.options.regions, location, health), {
       path: "/v1/classify",
-      body: rowsJson(rt.modelName, rows),
+      body: rowsJson(rt.modelName, pinned, rows),
       batch: rows.batch,
+      version: pinned,
       headers: {},
       deadlineAt: startedAt + rt.options.sloBudgetMs,
     });

@@ -6,6 +6,7 @@
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { ROOT } from "./stack/build-edge.ts";
 
 const USAGE = "usage: npm run deploy -- --env <region> [--dry-run] [other wrangler deploy options]";
@@ -30,7 +31,9 @@ export function parseDeployArgs(argv: readonly string[], envs: readonly string[]
   return { env, rest };
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+// Run as the main module. import.meta.url is percent-encoded, so compare it with argv[1] as a URL too:
+// a checkout path with a space must not turn the script into a silent no-op.
+if (import.meta.url === pathToFileURL(process.argv[1]!).href) {
   try {
     const envs = deployableEnvs(readFileSync(join(ROOT, "wrangler.toml"), "utf8"));
     const { env, rest } = parseDeployArgs(process.argv.slice(2), envs);

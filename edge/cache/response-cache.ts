@@ -61,18 +61,34 @@ export class ResponseCache {
     if (local) return { tier: "l1", answer: local };
     const shared = this.#options.shared;
     if (!shared) return { tier: "miss" };
-    const hit = await shared.match(new Request(`${CACHE_ORIGIN}/answers/${key}`));
+    let hit: Response | undefined;
+    try {
+      hit = await shared.match(new Request(`${CACHE_ORIGIN}/answers/${key}`));
+    } catch (err) {
+      // The Cache API is I/O and can fail; a cache that cannot answer is a miss, never a failed request.
+      console.warn(`cache lookup failed: ${(err as Error).message}`);
+      return { tier: "miss" };
+    }
     if (!hit) return { tier: "miss" };
-    const stored: unknown = await hit.json().catch(() => undefined);
+    // Read as text once: its length is the entry's size in L1, so the answer need not be serialised again.
+    let text: string;
+    let stored: unknown;
+    try {
+      text = await hit.text();
+      stored = JSON.parse(text);
+    } catch {
+      return { tier: "miss" };
+    }
     if (!isStored(stored) || now >= stored.expiresAt) return { tier: "miss" };
-    this.#remember(key, stored);
+    this.#remember(key, stored, text.length);
     return { tier: "l2", answer: stored };
   }
 
   /** Store an answer: in L1 at once; the returned promise is the L2 write (hand it to waitUntil). */
   put(key: string, answer: CachedAnswer, now: number): Promise<void> {
     const stored: Stored = { ...answer, expiresAt: now + this.#options.ttlS * 1000 };
-    const body = this.#remember(key, stored);
+    const body = JSON.stringify(stored);
+    this.#remember(key, stored, body.length);
     const shared = this.#options.shared;
     if (!shared) return Promise.resolve();
     const response = new Response(body, {
@@ -81,10 +97,8 @@ export class ResponseCache {
     return shared.put(new Request(`${CACHE_ORIGIN}/answers/${key}`), response);
   }
 
-  #remember(key: string, stored: Stored): string {
-    const body = JSON.stringify(stored);
-    // JSON text length is a fair proxy for the heap an entry holds; keys are 64 hex characters.
-    this.#lru.set(key, stored, body.length + key.length, stored.expiresAt);
-    return body;
+  /** Keep an answer in L1; `jsonLength` (its JSON text) is a fair proxy for the heap it holds. */
+  #remember(key: string, stored: Stored, jsonLength: number): void {
+    this.#lru.set(key, stored, jsonLength + key.length, stored.expiresAt);
   }
 }

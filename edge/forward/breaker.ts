@@ -3,8 +3,14 @@ import type { RegionBook } from "./region-book.ts";
 import type { Interceptor } from "./types.ts";
 
 /**
+ * Codes that say nothing about the region's health: it lost a hedge, nothing was sent, or it answered
+ * that it does not serve the version the client pinned (a rollout in progress, not an outage).
+ */
+const NEUTRAL: ReadonlySet<RegionError["code"]> = new Set(["cancelled", "budget_spent", "wrong_version"]);
+
+/**
  * The region's circuit breaker: refuse the call while it is open (nothing is sent), and tell it how each
- * admitted call ended. A call cancelled because another region won says nothing about this region.
+ * admitted call ended. Neutral outcomes (NEUTRAL) neither count as failures nor reset the count.
  */
 export const breaker =
   (book: RegionBook): Interceptor =>
@@ -17,8 +23,8 @@ export const breaker =
       book.record(name, "success", Date.now());
       return answer;
     } catch (err) {
-      const cancelled = err instanceof RegionError && err.code === "cancelled";
-      book.record(name, cancelled ? "cancelled" : "failure", Date.now());
+      const neutral = err instanceof RegionError && NEUTRAL.has(err.code);
+      book.record(name, neutral ? "neutral" : "failure", Date.now());
       throw err;
     }
   };

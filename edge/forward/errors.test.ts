@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { breakerOpen, degradedReason, NoRegionAnswered, RegionError, regionTimeout } from "./errors.ts";
+import { breakerOpen, budgetSpent, degradedReason, NoRegionAnswered, RegionError, regionTimeout } from "./errors.ts";
 
 const unavailable = (r: string) => new RegionError("unavailable", r, "connection refused");
 const status = (r: string) => new RegionError("status", r, "HTTP 503");
@@ -9,6 +9,8 @@ describe("degradedReason", () => {
     ["no regions", [], "no-regions"],
     ["every breaker open", [breakerOpen("us"), breakerOpen("eu")], "breakers-open"],
     ["a timeout among failures", [breakerOpen("us"), regionTimeout("eu", 10), unavailable("ap")], "deadline"],
+    ["the budget spent before any call", [budgetSpent("us"), budgetSpent("eu")], "deadline"],
+    ["an error, then no budget left", [status("us"), budgetSpent("eu")], "deadline"],
     ["errors only", [unavailable("us"), status("eu")], "regions-failed"],
     ["breakers and errors", [breakerOpen("us"), status("eu")], "regions-failed"],
   ] as const)("%s -> %s", (_, errors, reason) => {

@@ -1,6 +1,6 @@
 import { MODEL_VERSION_HEADER } from "../../protocol/headers.ts";
 import type { Prediction } from "../../protocol/types.ts";
-import { RegionError, regionCancelled } from "./errors.ts";
+import { RegionError, regionCancelled, wrongVersion } from "./errors.ts";
 import type { RegionDispatch } from "./types.ts";
 
 function badAnswer(region: string, what: string): RegionError {
@@ -27,7 +27,9 @@ function readProbs(region: string, body: unknown, batch: number, classes: number
 /**
  * The innermost layer: POST the call to the region and read its `/v1/classify` answer. A non-2xx status,
  * a network error or an answer that does not fit the request is a failure of that region; an abort is
- * reported with the reason the aborting layer gave (timeout, or cancelled by a hedge).
+ * reported with the reason the aborting layer gave (timeout, or cancelled by a hedge). With a pinned
+ * version, a 404 (the pool's answer for a version it does not serve) or an answer of another version is
+ * `wrong_version`: not a failure, another region may have it.
  */
 export function fetchRegion(classes: number): RegionDispatch {
   return async (call) => {
@@ -50,7 +52,10 @@ export function fetchRegion(classes: number): RegionDispatch {
     try {
       const text = await response.text();
       if (!response.ok) {
-        throw new RegionError("status", region.name, `HTTP ${response.status}: ${text.slice(0, 200)}`);
+        const detail = `HTTP ${response.status}: ${text.slice(0, 200)}`;
+        if (response.status === 404 && call.version !== undefined)
+          throw wrongVersion(region.name, call.version, detail);
+        throw new RegionError("status", region.name, detail);
       }
       body = JSON.parse(text);
     } catch (err) {
@@ -60,6 +65,9 @@ export function fetchRegion(classes: number): RegionDispatch {
     }
     const version = response.headers.get(MODEL_VERSION_HEADER) ?? (body as { version?: unknown })?.version;
     if (typeof version !== "string" || !/^\d+$/.test(version)) throw badAnswer(region.name, "has no model version");
+    if (call.version !== undefined && version !== call.version) {
+      throw wrongVersion(region.name, call.version, `answered version ${version}`);
+    }
     const probs = readProbs(region.name, body, call.batch, classes);
     return { region: region.name, version, probs, ms: Date.now() - started };
   };

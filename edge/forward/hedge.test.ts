@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Region } from "../regions/region.ts";
-import { NoRegionAnswered, RegionError } from "./errors.ts";
+import { degradedReason, NoRegionAnswered, RegionError } from "./errors.ts";
 import { hedged } from "./hedge.ts";
 import type { RegionCall, RegionDispatch } from "./types.ts";
 
@@ -99,6 +99,33 @@ describe("hedged", () => {
     const { dispatch } = planned({});
     const err = await hedged(dispatch, options())([], call).catch((e: unknown) => e);
     expect((err as NoRegionAnswered).errors).toEqual([]);
+  });
+
+  it("does not fail over once the deadline has passed: the other regions are not sent anything", async () => {
+    const { dispatch, log } = planned({ us: { ms: 100, fail: true }, eu: { ms: 1 }, ap: { ms: 1 } });
+    const soon = { ...call, deadlineAt: Date.now() + 10 };
+    const err = await hedged(dispatch, options())([us, eu, ap], soon).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NoRegionAnswered);
+    expect((err as NoRegionAnswered).errors.map((e) => [e.region, e.code])).toEqual([
+      ["us", "status"],
+      ["eu", "budget_spent"],
+      ["ap", "budget_spent"],
+    ]);
+    expect(log.map((l) => l.region)).toEqual(["us"]);
+    expect(degradedReason((err as NoRegionAnswered).errors)).toBe("deadline");
+  });
+
+  it("sends nothing when the budget is spent before the first call", async () => {
+    const { dispatch, log } = planned({ us: { ms: 1 }, eu: { ms: 1 } });
+    const err = await hedged(dispatch, options())([us, eu], { ...call, deadlineAt: Date.now() - 1 }).catch(
+      (e: unknown) => e,
+    );
+    expect((err as NoRegionAnswered).errors.map((e) => [e.region, e.code])).toEqual([
+      ["us", "budget_spent"],
+      ["eu", "budget_spent"],
+    ]);
+    expect(log).toEqual([]);
+    expect(degradedReason((err as NoRegionAnswered).errors)).toBe("deadline");
   });
 
   it("waits for the hedge when the first region fails after the hedge went out", async () => {

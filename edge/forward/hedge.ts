@@ -1,5 +1,6 @@
 import type { Region } from "../regions/region.ts";
-import { NoRegionAnswered, RegionError, regionCancelled } from "./errors.ts";
+import { budgetLeftMs } from "./deadline.ts";
+import { budgetSpent, NoRegionAnswered, RegionError, regionCancelled } from "./errors.ts";
 import type { RegionAnswer, RegionCall, RegionDispatch } from "./types.ts";
 
 export interface HedgeOptions {
@@ -23,7 +24,8 @@ export interface Forwarded {
  * The outermost layer, across regions (in order, nearest healthy first): send to the first region; if it
  * has not answered after its hedge delay and the budget allows, send one hedge to the next region; if a
  * call fails, fail over to the next region at once. The first answer wins and every other call is aborted
- * (their reason: cancelled). When every region has failed, reject with NoRegionAnswered.
+ * (their reason: cancelled). Once the SLO budget is spent nothing more is sent: the regions not yet asked
+ * are skipped (`budget_spent`), not charged a timeout. When no region answered, reject with NoRegionAnswered.
  */
 export function hedged(dispatch: RegionDispatch, options: HedgeOptions) {
   return (regions: readonly Region[], call: Omit<RegionCall, "region">): Promise<Forwarded> =>
@@ -42,7 +44,7 @@ export function hedged(dispatch: RegionDispatch, options: HedgeOptions) {
       const armHedge = (region: Region) => {
         clearTimeout(timer);
         timer = setTimeout(() => {
-          const worthIt = inFlight.size === 1 && next < regions.length && Date.now() < call.deadlineAt;
+          const worthIt = inFlight.size === 1 && next < regions.length && budgetLeftMs(call.deadlineAt, Date.now()) > 0;
           if (settled || hedgeSent || !worthIt || !options.spendHedge()) return;
           hedgeSent = true;
           options.onHedge?.(regions[next]!);
@@ -50,6 +52,14 @@ export function hedged(dispatch: RegionDispatch, options: HedgeOptions) {
         }, options.delayMs(region));
       };
       const launch = (): void => {
+        if (budgetLeftMs(call.deadlineAt, Date.now()) <= 0) {
+          while (next < regions.length) errors.push(budgetSpent(regions[next++]!.name));
+          if (inFlight.size === 0) {
+            finish();
+            reject(new NoRegionAnswered(errors));
+          }
+          return;
+        }
         const region = regions[next++]!;
         const controller = new AbortController();
         inFlight.set(region, controller);

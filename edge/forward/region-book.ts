@@ -21,6 +21,8 @@ export interface RegionCounters {
   timedOut: number;
   /** Aborted because another region answered first. */
   cancelled: number;
+  /** Answered that it does not serve the version the client pinned (404, or another version). */
+  wrongVersion: number;
   /** Refused by the open breaker, never sent. */
   refused: number;
   /** Calls that were hedges. */
@@ -60,7 +62,16 @@ export class RegionBook {
         region,
         breaker: CLOSED,
         latency: new LatencyWindow(),
-        counters: { admitted: 0, answered: 0, failed: 0, timedOut: 0, cancelled: 0, refused: 0, hedges: 0 },
+        counters: {
+          admitted: 0,
+          answered: 0,
+          failed: 0,
+          timedOut: 0,
+          cancelled: 0,
+          wrongVersion: 0,
+          refused: 0,
+          hedges: 0,
+        },
       });
     }
   }
@@ -88,7 +99,7 @@ export class RegionBook {
   }
 
   /** Count an outcome and, for answers, keep the latency. */
-  observe(name: string, outcome: "answered" | "failed" | "timedOut" | "cancelled", ms?: number): void {
+  observe(name: string, outcome: "answered" | "failed" | "timedOut" | "cancelled" | "wrongVersion", ms?: number): void {
     const entry = this.#entry(name);
     entry.counters[outcome]++;
     if (outcome === "answered" && ms !== undefined) entry.latency.push(ms);

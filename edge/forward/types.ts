@@ -7,6 +7,8 @@ export interface RegionCall {
   path: string;
   /** JSON body. */
   body: string;
+  /** The version the client pinned (the body names it too); an answer of another version is refused. */
+  version?: string;
   /** Rows in the body; the answer must have as many. */
   batch: number;
   headers: Record<string, string>;

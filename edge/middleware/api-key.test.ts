@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { presentedKey } from "./api-key.ts";
+import { clientIds, presentedKey } from "./api-key.ts";
 
 describe("presentedKey", () => {
   it.each([
@@ -14,5 +14,16 @@ describe("presentedKey", () => {
     [undefined, undefined, undefined],
   ])("authorization %j, x-api-key %j -> %j", (authorization, header, key) => {
     expect(presentedKey(authorization, header)).toBe(key);
+  });
+});
+
+describe("clientIds", () => {
+  it("names each key's client by the first 16 hex digits of its SHA-256", async () => {
+    // sha256("k1") = 6ab9f1eb8f7d3388..., sha256("second-key") = f397f260a275cc4d... (from `sha256sum`).
+    const ids = await clientIds(new Set(["k1", "second-key"]));
+    expect([...ids]).toEqual([
+      ["k1", "key:6ab9f1eb8f7d3388"],
+      ["second-key", "key:f397f260a275cc4d"],
+    ]);
   });
 });

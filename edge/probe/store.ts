@@ -31,14 +31,20 @@ export class ProbeStore {
     );
   }
 
-  /** The latest report, if one younger than PROBE_MAX_AGE_S exists. */
+  /**
+   * The latest report, if one younger than PROBE_MAX_AGE_S exists. Every request reads it first, so a
+   * Cache API failure reads as no report (regions ordered by location and breakers alone) and is memoised
+   * like a report, rather than failing the request.
+   */
   async read(now: number): Promise<ProbeReport | null> {
     if (this.#memo && now - this.#memo.readAt < this.#memoMs) return this.#fresh(this.#memo.report, now);
     let report: ProbeReport | null = null;
-    const hit = await this.#cache?.match(new Request(KEY));
-    if (hit) {
-      const body = (await hit.json().catch(() => null)) as ProbeReport | null;
+    try {
+      const hit = await this.#cache?.match(new Request(KEY));
+      const body = (await hit?.json().catch(() => null)) as ProbeReport | null | undefined;
       if (body && typeof body.at === "number" && Array.isArray(body.regions)) report = body;
+    } catch (err) {
+      console.warn(`probe report lookup failed: ${(err as Error).message}`);
     }
     this.#memo = { report, readAt: now };
     return this.#fresh(report, now);

@@ -24,8 +24,8 @@ describe("RegionBreaker", () => {
     });
   });
 
-  it("ignores cancelled calls", () => {
-    expect(record(CLOSED, ["failure", "cancelled", "failure", "cancelled"])).toEqual({
+  it("ignores neutral calls (cancelled, never sent)", () => {
+    expect(record(CLOSED, ["failure", "neutral", "failure", "neutral"])).toEqual({
       state: "closed",
       failures: 2,
       ejections: 0,
@@ -57,9 +57,9 @@ describe("RegionBreaker", () => {
     expect(breakerRecord(probe2, "failure", 3000, options)).toEqual({ state: "open", until: 5500, ejections: 3 });
   });
 
-  it("frees the probe slot when the probe is cancelled", () => {
+  it("frees the probe slot when the probe ends neutral", () => {
     const probing: RegionBreaker = { state: "half-open", probing: true, ejections: 1 };
-    const freed = breakerRecord(probing, "cancelled", 10, options);
+    const freed = breakerRecord(probing, "neutral", 10, options);
     expect(freed).toEqual({ state: "half-open", probing: false, ejections: 1 });
     expect(breakerAdmit(freed, 10).admit).toBe(true);
   });

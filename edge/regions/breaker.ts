@@ -18,7 +18,8 @@ export interface BreakerOptions {
   maxCooldownMs: number;
 }
 
-export type CallOutcome = "success" | "failure" | "cancelled";
+/** `neutral`: the call says nothing about the region (cancelled by a hedge, or never sent). */
+export type CallOutcome = "success" | "failure" | "neutral";
 
 export const CLOSED: RegionBreaker = { state: "closed", failures: 0, ejections: 0 };
 
@@ -42,8 +43,9 @@ export function breakerAdmit(breaker: RegionBreaker, now: number): { admit: bool
 }
 
 /**
- * Record how an admitted call ended. A cancelled call (the loser of a hedge) says nothing about the
- * region: it neither counts as a failure nor resets the count, and a cancelled probe frees the slot.
+ * Record how an admitted call ended. A neutral outcome (the loser of a hedge, a call never sent) says
+ * nothing about the region: it neither counts as a failure nor resets the count, and a neutral probe
+ * frees the slot.
  */
 export function breakerRecord(
   breaker: RegionBreaker,
@@ -54,13 +56,13 @@ export function breakerRecord(
   switch (breaker.state) {
     case "closed":
       if (outcome === "success") return breaker.failures === 0 ? breaker : { ...breaker, failures: 0 };
-      if (outcome === "cancelled") return breaker;
+      if (outcome === "neutral") return breaker;
       return breaker.failures + 1 >= options.failures
         ? open(breaker.ejections + 1, now, options)
         : { ...breaker, failures: breaker.failures + 1 };
     case "half-open":
       if (outcome === "success") return CLOSED;
-      if (outcome === "cancelled") return { ...breaker, probing: false };
+      if (outcome === "neutral") return { ...breaker, probing: false };
       return open(breaker.ejections + 1, now, options);
     case "open":
       // A call admitted before the breaker opened, ending late: the ejection stands.

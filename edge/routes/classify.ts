@@ -1,22 +1,32 @@
 import { Hono } from "hono";
 import { parseClassifyRequest, readClassifyInputs } from "../../protocol/classify-request.ts";
 import { refuseOtherMethods } from "../../protocol/http-errors.ts";
+import { parseJsonBody } from "../../protocol/json-body.ts";
 import { DEFAULT_LIMITS } from "../../protocol/limits.ts";
 import { toPredictions } from "../../protocol/responses.ts";
 import type { ClassifyResponse } from "../../protocol/types.ts";
 import type { AppEnv } from "../app-env.ts";
+import { limitBody } from "../middleware/body-limit.ts";
+import { locate } from "../regions/locate.ts";
 import { serve } from "../serve.ts";
-import { applyServed, checkModel, limitBody, locate, readJson } from "./answer.ts";
+import { checkModel } from "./model-check.ts";
+import { applyServed } from "./served-headers.ts";
 
 /** `POST /v1/classify`: the simple JSON API for apps. */
 export const classify = new Hono<AppEnv>();
 
-classify.post("/classify", limitBody, async (c) => {
+classify.post("/classify", limitBody(), async (c) => {
   const rt = c.var.runtime;
-  const call = parseClassifyRequest(await readJson(c));
+  const call = parseClassifyRequest(parseJsonBody(await c.req.text(), c.req.header("content-type")));
   checkModel(rt, call.model, call.version);
   const rows = readClassifyInputs(call.inputs, rt.signature, DEFAULT_LIMITS);
-  const served = await serve(rt, { rows, mode: call.cascade, location: locate(c), startedAt: c.var.startedAt });
+  const served = await serve(rt, {
+    rows,
+    version: call.version,
+    mode: call.cascade,
+    location: locate(c),
+    startedAt: c.var.startedAt,
+  });
   applyServed(c, served);
   const body: ClassifyResponse = {
     model: rt.modelName,

@@ -2,12 +2,16 @@ import { type Context, Hono } from "hono";
 import pkg from "../../package.json";
 import { refuseOtherMethods } from "../../protocol/http-errors.ts";
 import { parseInferRequest, readInferInputs } from "../../protocol/infer-request.ts";
+import { parseJsonBody } from "../../protocol/json-body.ts";
 import { DEFAULT_LIMITS } from "../../protocol/limits.ts";
 import { toInferResponse } from "../../protocol/responses.ts";
 import type { ModelMetadata, ServerMetadata } from "../../protocol/types.ts";
 import type { AppEnv } from "../app-env.ts";
+import { limitBody } from "../middleware/body-limit.ts";
+import { locate } from "../regions/locate.ts";
 import { serve } from "../serve.ts";
-import { applyServed, checkModel, limitBody, locate, readJson } from "./answer.ts";
+import { checkModel } from "./model-check.ts";
+import { applyServed } from "./served-headers.ts";
 
 /** Open Inference Protocol v2 (KServe), REST: server and model metadata, health, inference. */
 export const v2 = new Hono<AppEnv>();
@@ -50,10 +54,17 @@ const modelReady = async (c: Context<AppEnv>) => {
 
 const infer = async (c: Context<AppEnv>) => {
   const rt = c.var.runtime;
-  const call = parseInferRequest(await readJson(c));
-  checkModel(rt, c.req.param("model")!, c.req.param("version"));
+  const call = parseInferRequest(parseJsonBody(await c.req.text(), c.req.header("content-type")));
+  const version = c.req.param("version");
+  checkModel(rt, c.req.param("model")!, version);
   const rows = readInferInputs(call, rt.signature, DEFAULT_LIMITS);
-  const served = await serve(rt, { rows, mode: call.cascade, location: locate(c), startedAt: c.var.startedAt });
+  const served = await serve(rt, {
+    rows,
+    version,
+    mode: call.cascade,
+    location: locate(c),
+    startedAt: c.var.startedAt,
+  });
   applyServed(c, served);
   return c.json(
     toInferResponse({
@@ -72,7 +83,7 @@ const bases = ["/models/:model", "/models/:model/versions/:version"];
 for (const base of bases) {
   v2.get(base, metadata);
   v2.get(`${base}/ready`, modelReady);
-  v2.post(`${base}/infer`, limitBody, infer);
+  v2.post(`${base}/infer`, limitBody(), infer);
 }
 refuseOtherMethods(v2, {
   "/": ["GET"],

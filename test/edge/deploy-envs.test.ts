@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -70,4 +70,22 @@ describe("per-region deploys", () => {
       }
     },
   );
+});
+
+describe("npm run deploy", () => {
+  it("runs from a checkout whose path has a space (import.meta.url is percent-encoded)", async () => {
+    const checkout = join(tmp, "my projects", "edgecascade");
+    mkdirSync(join(checkout, "scripts/stack"), { recursive: true });
+    for (const file of ["scripts/deploy.ts", "scripts/stack/build-edge.ts", "wrangler.toml"]) {
+      copyFileSync(join(ROOT, file), join(checkout, file));
+    }
+    // Without --env the script refuses with its usage; a script that does nothing would exit 0 silently.
+    const exit = await run(process.execPath, ["--import", "tsx", join(checkout, "scripts/deploy.ts")], {
+      cwd: ROOT,
+    }).then(
+      () => ({ code: 0, stderr: "" }),
+      (err: { code: number; stderr: string }) => ({ code: err.code, stderr: err.stderr }),
+    );
+    expect(exit).toEqual({ code: 2, stderr: expect.stringContaining("--env is required (one of us, eu, ap)") });
+  });
 });

@@ -10,9 +10,11 @@ import {
   closedPort,
   confidentRows,
   EU_CENTRAL,
+  expectScores,
   getJson,
   NEW_YORK,
   NO_HEDGES,
+  post,
   regionStatus,
   regionsVar,
   type StatusBody,
@@ -91,6 +93,86 @@ describe("cache and a regional model version change", () => {
       });
     expect((await pinned("2")).status).toBe(200);
     expect((await pinned("1")).status).toBe(404);
+  });
+});
+
+describe("a pinned version during a rollout", () => {
+  let modelsDir: string;
+  let us: RegionalPool;
+  let eu: RegionalPool;
+  let worker: EdgeWorker;
+  const BREAKER_FAILURES = 2;
+  beforeAll(async () => {
+    modelsDir = modelsWithVersion2();
+    [us, eu] = await Promise.all([
+      startRegionalPool({ region: "us", modelsDir, env: { ADMIN_TOKEN } }),
+      startRegionalPool({ region: "eu", modelsDir, env: { ADMIN_TOKEN } }),
+    ]);
+    // The rollout has reached us (nearest to the requests) but not eu yet.
+    await loadVersion2(us);
+    worker = await startEdgeWorker({
+      vars: {
+        REGIONS: regionsVar([
+          { name: "us", url: us.url, at: US_EAST },
+          { name: "eu", url: eu.url, at: EU_CENTRAL },
+        ]),
+        SLO_BUDGET_MS: "20000",
+        BREAKER_FAILURES: String(BREAKER_FAILURES),
+        ...NO_HEDGES,
+      },
+    });
+  });
+  afterAll(async () => {
+    await worker?.dispose();
+    await Promise.all([us?.stop(), eu?.stop()]);
+    rmSync(modelsDir, { recursive: true, force: true });
+  });
+
+  const pinned = (version: string, row = unsureRows[3]!) =>
+    post(
+      worker,
+      "/v1/classify",
+      { model: "digits", version, inputs: [row.input], parameters: { cascade: "regional" } },
+      { cf: NEW_YORK },
+    );
+
+  it("answers the pinned version from a region that has it; the one that does not is skipped, not ejected", async () => {
+    for (let i = 0; i <= BREAKER_FAILURES; i++) {
+      const answer = await pinned("1");
+      expect(answer.status).toBe(200);
+      expect(answer.body).toMatchObject({ servedBy: "regional:eu", version: "1" });
+      expect(answer.headers.get("x-model-version")).toBe("1");
+      expectScores(answer.body, [unsureRows[3]!], "digits");
+    }
+    const skipped = await regionStatus(worker, "us");
+    expect(skipped.breaker).toEqual({ state: "closed", failures: 0, ejections: 0 });
+    expect(skipped.counters).toMatchObject({ admitted: BREAKER_FAILURES + 1, wrongVersion: BREAKER_FAILURES + 1 });
+    expect(skipped.counters).toMatchObject({ failed: 0, answered: 0 });
+    expect((await getJson<StatusBody>(worker, "/status/regions")).body.servedVersion).toBe("1");
+
+    // The v2 route pins through its path the same way.
+    const infer = await post<{ model_version: string }>(
+      worker,
+      "/v2/models/digits/versions/1/infer",
+      {
+        inputs: [{ name: "pixels", shape: [1, 64], datatype: "FP32", data: unsureRows[4]!.input }],
+        parameters: { cascade: "regional" },
+      },
+      { cf: NEW_YORK },
+    );
+    expect(infer.status).toBe(200);
+    expect(infer.body.model_version).toBe("1");
+    expect(infer.headers.get("x-served-by")).toBe("regional:eu");
+  });
+
+  it("an unpinned request is answered by the nearest region, whose newer version the edge then serves", async () => {
+    const answer = await classify(worker, [unsureRows[5]!], { cascade: "regional" }, { cf: NEW_YORK });
+    expect(answer.body).toMatchObject({ servedBy: "regional:us", version: "2" });
+    expect((await getJson<StatusBody>(worker, "/status/regions")).body.servedVersion).toBe("2");
+    // From here version 1 is no longer served by this edge: pinning it is a 404 that names the served version.
+    const old = await pinned("1");
+    expect(old.status).toBe(404);
+    expect((old.body as unknown as { error: string }).error).toMatch(/the served version is "2"/);
   });
 });
 

@@ -12,6 +12,7 @@ import {
   regionsVar,
   type StatusBody,
   serverTiming,
+  TOKYO,
   US_EAST,
   unsureRows,
 } from "./support.ts";
@@ -126,6 +127,67 @@ describe("failover, circuit breaker and degradation", () => {
       await tight.dispose();
       await slow.stop();
     }
+  });
+});
+
+describe("a region that runs out of the SLO budget", () => {
+  let slow: RegionalPool | undefined;
+  let eu: RegionalPool | undefined;
+  let ap: RegionalPool | undefined;
+  let worker: EdgeWorker;
+  const BREAKER_FAILURES = 2;
+  beforeAll(async () => {
+    [slow, eu, ap] = await Promise.all([
+      // Nearest to the requests, and slower than the budget by 10x.
+      startRegionalPool({ region: "us", extraArgs: ["--delay-ms", "10000"] }),
+      startRegionalPool({ region: "eu" }),
+      startRegionalPool({ region: "ap" }),
+    ]);
+    worker = await startEdgeWorker({
+      vars: {
+        REGIONS: regionsVar([
+          { name: "us", url: slow.url, at: US_EAST },
+          { name: "eu", url: eu.url, at: EU_CENTRAL },
+          { name: "ap", url: ap.url, at: TOKYO },
+        ]),
+        SLO_BUDGET_MS: "1000",
+        BREAKER_FAILURES: String(BREAKER_FAILURES),
+        BREAKER_COOLDOWN_MS: "600000",
+        // Only failover could reach eu and ap; a hedge would be a real, budgeted call.
+        ...NO_HEDGES,
+      },
+    });
+  });
+  afterAll(async () => {
+    await worker?.dispose();
+    await Promise.all([slow?.stop(), eu?.stop(), ap?.stop()]);
+  });
+
+  it("charges the timeout to that region only: the regions never contacted keep closed breakers", async () => {
+    for (let i = 0; i < BREAKER_FAILURES; i++) {
+      const answer = await ask(worker);
+      expect(answer.status).toBe(200);
+      expect(answer.body.servedBy).toBe("degraded");
+      expect(answer.headers.get("x-edgecascade-degraded")).toBe("deadline");
+    }
+    const us = await regionStatus(worker, "us");
+    expect(us.breaker.state).toBe("open");
+    expect(us.counters).toMatchObject({ admitted: BREAKER_FAILURES, timedOut: BREAKER_FAILURES, answered: 0 });
+    for (const name of ["eu", "ap"]) {
+      const region = await regionStatus(worker, name);
+      expect(region.breaker).toEqual({ state: "closed", failures: 0, ejections: 0 });
+      expect(region.counters).toMatchObject({ admitted: 0, failed: 0, timedOut: 0 });
+    }
+    // With the slow region ejected, the next request goes to the nearest healthy one and is answered.
+    const answer = await ask(worker);
+    expect(answer.body.servedBy).toBe("regional:eu");
+    expectScores(answer.body, [row], "digits");
+    const { body } = await getJson<StatusBody>(worker, "/status/regions");
+    expect(body.isolate.regions.map((r) => [r.name, r.breaker.state, r.counters.failed, r.counters.timedOut])).toEqual([
+      ["us", "open", 0, BREAKER_FAILURES],
+      ["eu", "closed", 0, 0],
+      ["ap", "closed", 0, 0],
+    ]);
   });
 });
 

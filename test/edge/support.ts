@@ -85,9 +85,10 @@ export function expectScores(body: ClassifyResponse, rows: HeldoutRow[], model: 
 /** Where requests come from, as `request.cf` says (Cloudflare sends coordinates as strings). */
 export const NEW_YORK = { latitude: "40.71", longitude: "-74.01", continent: "NA", colo: "EWR" };
 export const FRANKFURT = { latitude: "50.11", longitude: "8.68", continent: "EU", colo: "FRA" };
-/** Region locations for REGIONS: Ashburn and Frankfurt. */
+/** Region locations for REGIONS: Ashburn, Frankfurt and Tokyo. */
 export const US_EAST = { latitude: 39.04, longitude: -77.49, continent: "NA" };
 export const EU_CENTRAL = { latitude: 50.11, longitude: 8.68, continent: "EU" };
+export const TOKYO = { latitude: 35.68, longitude: 139.69, continent: "AS" };
 
 /** The REGIONS var for pools (or closed ports) at these locations. */
 export function regionsVar(regions: { name: string; url: string; at: { latitude: number; longitude: number } }[]) {
@@ -98,7 +99,10 @@ export interface RegionStatus {
   name: string;
   breaker: { state: string; until?: number; failures?: number };
   hedgeDelayMs: number;
-  counters: Record<"admitted" | "answered" | "failed" | "timedOut" | "cancelled" | "refused" | "hedges", number>;
+  counters: Record<
+    "admitted" | "answered" | "failed" | "timedOut" | "cancelled" | "wrongVersion" | "refused" | "hedges",
+    number
+  >;
 }
 
 export interface StatusBody {

@@ -1,0 +1,61 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { ResponseCache } from "./response-cache.ts";
+
+const KEY = "a".repeat(64);
+const answer = { version: "1", probs: [0.25, 0.75] };
+
+/** A colo cache whose every lookup fails, as the Cache API can (it is I/O). */
+const failingCache = () =>
+  ({
+    match: () => Promise.reject(new Error("cache unavailable")),
+    put: () => Promise.resolve(),
+  }) as unknown as Cache;
+
+/** A colo cache that keeps what is put, as the Cache API does within its max-age (enough for these tests). */
+function memoryCache(): Cache {
+  const bodies = new Map<string, string>();
+  return {
+    match: async (request: Request) => {
+      const body = bodies.get(request.url);
+      return body === undefined ? undefined : new Response(body);
+    },
+    put: async (request: Request, response: Response) => {
+      bodies.set(request.url, await response.text());
+    },
+  } as unknown as Cache;
+}
+
+const cacheWith = (shared: Cache | undefined, maxEntries = 10) =>
+  new ResponseCache({ ttlS: 60, maxEntries, maxBytes: 1 << 20, shared });
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe("ResponseCache", () => {
+  it("treats a failing shared-cache lookup as a miss and logs it", async () => {
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    const cache = cacheWith(failingCache());
+    expect(await cache.get(KEY, 1000)).toEqual({ tier: "miss" });
+    expect(warn).toHaveBeenCalledTimes(1);
+    expect(String(warn.mock.calls[0]![0])).toMatch(/cache lookup failed: cache unavailable/);
+  });
+
+  it("copies a shared-cache hit into the isolate's tier, sized by its JSON text", async () => {
+    const shared = memoryCache();
+    await cacheWith(shared).put(KEY, answer, 1000); // another isolate of the colo
+    const json = JSON.stringify({ ...answer, expiresAt: 61_000 });
+    // Room for exactly this entry in L1 (its JSON text and key), so a wrong size would not be kept.
+    const cache = new ResponseCache({ ttlS: 60, maxEntries: 10, maxBytes: json.length + KEY.length, shared });
+    expect(await cache.get(KEY, 2000)).toEqual({ tier: "l2", answer: { ...answer, expiresAt: 61_000 } });
+    expect(cache.entries).toBe(1);
+    expect(await cache.get(KEY, 2000)).toEqual({ tier: "l1", answer: { ...answer, expiresAt: 61_000 } });
+    expect(await cache.get(KEY, 61_000)).toEqual({ tier: "miss" });
+  });
+
+  it("still answers from the isolate's tier in front of a failing shared cache", async () => {
+    const cache = cacheWith(failingCache());
+    await cache.put(KEY, answer, 1000);
+    expect(await cache.get(KEY, 1000)).toEqual({ tier: "l1", answer: expect.objectContaining(answer) });
+  });
+});

@@ -1,0 +1,26 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { ProbeStore } from "./store.ts";
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe("ProbeStore", () => {
+  it("reads a failing Cache API as no report, logs it, and asks again only after the memo time", async () => {
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    let lookups = 0;
+    const failing = {
+      match: () => {
+        lookups++;
+        return Promise.reject(new Error("cache unavailable"));
+      },
+    } as unknown as Cache;
+    const store = new ProbeStore(failing, 5000);
+    expect(await store.read(10_000)).toBeNull();
+    expect(await store.read(11_000)).toBeNull();
+    expect(lookups).toBe(1);
+    expect(String(warn.mock.calls[0]![0])).toMatch(/probe report lookup failed: cache unavailable/);
+    expect(await store.read(16_000)).toBeNull();
+    expect(lookups).toBe(2);
+  });
+});
