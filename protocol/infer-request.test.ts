@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { mutations } from "../test/support/body-mutations.ts";
 import { modelConfig } from "../test/support/heldout.ts";
 import { failure } from "../test/support/serving-error.ts";
-import { parseInferRequest, readInferInputs } from "./infer-request.ts";
+import { parseInferRequest, plainInferCall, readInferInputs, schemaInferCall } from "./infer-request.ts";
 import { signatureOf } from "./model-config.ts";
 
 const signature = signatureOf(modelConfig("digits"));
@@ -99,5 +100,43 @@ describe("v2 infer requests", () => {
     ],
   ])("rejects %#: %s", (body, status, message) => {
     expect(failure(() => read(body))).toEqual({ status, message });
+  });
+});
+
+describe("plainInferCall", () => {
+  const valid = [
+    { inputs: [{ name: "pixels", shape: [1, 2], datatype: "FP32", data: [1, 2] }] },
+    {
+      id: "a",
+      parameters: { cascade: "edge", other: 1 },
+      inputs: [{ name: "x", shape: [2, 1], datatype: "INT8", parameters: { p: 1 }, data: [[1], [2]] }],
+      outputs: [{ name: "probabilities", parameters: { binary_data: false } }],
+    },
+  ];
+  const bodies = [...valid, ...valid.flatMap(mutations)].filter(
+    (b): b is object => typeof b === "object" && b !== null && !Array.isArray(b),
+  );
+
+  it(`accepts only what the schema accepts, with the same result (${bodies.length} variants)`, () => {
+    expect(bodies.length).toBeGreaterThan(300);
+    let accepted = 0;
+    for (const body of bodies) {
+      let schema: unknown;
+      try {
+        schema = schemaInferCall(body);
+      } catch {
+        schema = undefined;
+      }
+      const plain = plainInferCall(body as Record<string, unknown>);
+      if (plain !== undefined || schema === undefined) {
+        expect([body, plain]).toEqual([body, schema]);
+      } else {
+        // Declined although valid: only where valibot's records drop keys; the schema then answers.
+        expect(JSON.stringify(body)).toMatch(/"(__proto__|constructor|prototype)"/);
+      }
+      if (plain !== undefined) accepted++;
+    }
+    expect(accepted).toBeGreaterThan(20);
+    expect(accepted).toBeLessThan(bodies.length / 2);
   });
 });

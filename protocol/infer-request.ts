@@ -30,17 +30,71 @@ export interface InferCall {
   cascade: CascadeMode;
 }
 
-/** Check the fields of a v2 infer body (400 naming the field), before the model is looked up. */
-export function parseInferRequest(body: unknown): InferCall {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    throw new BadRequest('body must be a JSON object with "inputs"');
+const isPlainObject = (x: unknown): x is Record<string, unknown> =>
+  typeof x === "object" && x !== null && !Array.isArray(x);
+/** A parameters object as `v.record` keeps it whole: valibot drops these keys from records. */
+const plainRecord = (x: unknown): x is Record<string, unknown> =>
+  isPlainObject(x) &&
+  !Object.hasOwn(x, "__proto__") &&
+  !Object.hasOwn(x, "prototype") &&
+  !Object.hasOwn(x, "constructor");
+const TENSOR_FIELDS = new Set(["name", "shape", "datatype", "parameters", "data"]);
+const REQUEST_FIELDS = new Set(["id", "parameters", "inputs", "outputs"]);
+
+function plainTensor(t: unknown): boolean {
+  if (!isPlainObject(t)) return false;
+  for (const key in t) if (!TENSOR_FIELDS.has(key)) return false;
+  const { name, shape, datatype, parameters, data } = t;
+  if (typeof name !== "string" || typeof datatype !== "string" || !Array.isArray(data) || !Array.isArray(shape)) {
+    return false;
   }
+  for (const d of shape) if (!Number.isInteger(d) || (d as number) < 0) return false;
+  return parameters === undefined || plainRecord(parameters);
+}
+
+function plainOutput(o: unknown): boolean {
+  if (!isPlainObject(o)) return false;
+  for (const key in o) if (key !== "name" && key !== "parameters") return false;
+  return typeof o.name === "string" && (o.parameters === undefined || plainRecord(o.parameters));
+}
+
+/**
+ * The same rules as `inferSchema` and the cascade parameter, checked by hand for a body that keeps them: the
+ * call, or undefined for anything else (`schemaInferCall` then says what is wrong). Why: as for
+ * `plainClassifyCall`; infer-request.test.ts holds the two to each other.
+ */
+export function plainInferCall(body: Record<string, unknown>): InferCall | undefined {
+  for (const key in body) if (!REQUEST_FIELDS.has(key)) return undefined;
+  const { id, parameters, inputs, outputs } = body;
+  if (id !== undefined && typeof id !== "string") return undefined;
+  if (!Array.isArray(inputs) || inputs.length === 0 || !inputs.every(plainTensor)) return undefined;
+  if (outputs !== undefined && !(Array.isArray(outputs) && outputs.every(plainOutput))) return undefined;
+  let cascade: CascadeMode = "auto";
+  if (parameters !== undefined) {
+    if (!plainRecord(parameters)) return undefined;
+    const mode = parameters.cascade;
+    if (mode !== undefined) {
+      if (!(CASCADE_MODES as readonly unknown[]).includes(mode)) return undefined;
+      cascade = mode as CascadeMode;
+    }
+  }
+  return { request: body as unknown as InferRequest, cascade };
+}
+
+/** `inferSchema`'s verdict on an object body: the call, or a 400 naming the first field that is wrong. */
+export function schemaInferCall(body: object): InferCall {
   const parsed = parseOrDescribe(inferSchema, body);
   if (!parsed.ok) throw new BadRequest(parsed.message);
   const request = parsed.value as InferRequest;
   const cascade = parseOrDescribe(cascadeSchema, request.parameters?.cascade, "parameters.cascade");
   if (!cascade.ok) throw new BadRequest(cascade.message);
   return { request, cascade: cascade.value ?? "auto" };
+}
+
+/** Check the fields of a v2 infer body (400 naming the field), before the model is looked up. */
+export function parseInferRequest(body: unknown): InferCall {
+  if (!isPlainObject(body)) throw new BadRequest('body must be a JSON object with "inputs"');
+  return plainInferCall(body) ?? schemaInferCall(body);
 }
 
 /** Flatten row-major nested data (`[[1,2],[3,4]]` or `[1,2,3,4]`); nesting deeper than any tensor here is refused. */

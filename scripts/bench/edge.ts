@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus } from "node:os";
 import { join, resolve } from "node:path";
@@ -10,6 +10,7 @@ import { argmax, type HeldoutSet } from "../../protocol/heldout.ts";
 import { ROOT } from "../stack/build-edge.ts";
 import { startEdgeWorker } from "../stack/edge-worker.ts";
 import { startRegionalPool } from "../stack/regional-pool.ts";
+import { holdBenchLock } from "./lock.ts";
 
 /**
  * `npm run bench:edge`: the edge Worker in local workerd (Miniflare on its own socket, not wrangler's dev
@@ -25,14 +26,7 @@ import { startRegionalPool } from "../stack/regional-pool.ts";
  * set goes through the cascade once: the share answered at the edge and accuracy against the full model.
  * Runs under `flock /tmp/edgecascade-bench.lock` (re-executing itself) so benchmarks never overlap.
  */
-const LOCK = "/tmp/edgecascade-bench.lock";
-if (!process.env.EDGECASCADE_BENCH_LOCKED && spawnSync("flock", ["--version"]).status === 0) {
-  const child = spawnSync("flock", [LOCK, process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
-    stdio: "inherit",
-    env: { ...process.env, EDGECASCADE_BENCH_LOCKED: "1" },
-  });
-  process.exit(child.status ?? 1);
-}
+holdBenchLock();
 
 const { values: args } = parseArgs({
   options: {

@@ -1,102 +1,103 @@
-import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import type { HeldoutSet } from "../../protocol/heldout.ts";
 import { type RegionalPool, startRegionalPool } from "../stack/regional-pool.ts";
+import { holdBenchLock } from "./lock.ts";
+import { cpuSeconds, haveWrk, type WrkRequest, type WrkResult, wrk, wrkScript } from "./wrk.ts";
 
 /**
- * `npm run bench:regional`: on loopback, with one load generator (wrk, one thread, the same connections and
- * request mix for all), one server process at a time:
+ * `npm run bench:regional`: on loopback, one load generator (wrk, one thread, the same connections for all),
+ * one server process at a time, rounds interleaving the servers so that drift on a shared machine hits all:
  *   (a) the regional pool (`--workers 1`, dynamic batching, defaults otherwise),
- *   (b) naive: the same stack doing one session.run per request, no batching,
- *   (c) ceiling: the same HTTP stack with inference removed.
- * Rounds interleave a, b, c so that drift on a shared machine hits all three; the report gives medians.
- * wrk rather than autocannon: in C it leaves more of the 2 cores to the server, so the servers, not the
- * generator, set the pace; its latency histogram is in microseconds. wrk is closed-loop: its latencies are
- * those at the throughput it reached (each connection waits for its answer).
- * Run it alone: `flock /tmp/edgecascade-bench.lock npm run bench:regional`.
+ *   (b) what a user would write instead: a plain node:http server doing one onnxruntime-node session.run
+ *       per request (scripts/bench/plain-servers.ts),
+ *   (c) a plain node:http server that parses the JSON body and answers a constant: Node's HTTP layer alone.
+ * With `--own-stack`, also the pool's own stack (Hono app, validation, metrics) with the batcher swapped out:
+ *   (d) one session.run per request, (e) no inference (scripts/bench/regional-baselines.ts).
+ * Load: POST /v1/classify, one held-out row per request, the 360 rows in turn. The report gives medians, and
+ * the a/b and a/c ratios as the median of each round's own ratio.
+ * wrk rather than a Node generator: in C it leaves more of the cores to the server. It is closed-loop: its
+ * latencies are those at the throughput it reached. Takes about
+ * rounds x servers x (warmup + duration + 2 s) seconds (default 5 x 3 x 10 s, under 3 minutes).
  */
+holdBenchLock();
+
 const { values: args } = parseArgs({
   options: {
-    connections: { type: "string", default: "16" },
-    duration: { type: "string", default: "8" },
-    warmup: { type: "string", default: "3" },
+    connections: { type: "string", default: "64" },
+    duration: { type: "string", default: "6" },
+    warmup: { type: "string", default: "2" },
     rounds: { type: "string", default: "5" },
     out: { type: "string", default: "bench" },
+    "own-stack": { type: "boolean", default: false },
   },
 });
 const connections = Number(args.connections);
 const durationS = Number(args.duration);
 const warmupS = Number(args.warmup);
 const rounds = Number(args.rounds);
-const TARGETS = { aOverB: 1.5, aOverC: 0.8, p99Ms: 10 };
+const TARGETS = { aOverB: 1.5, aOverC: 0.7, p99Ms: 10 };
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const BASELINES = fileURLToPath(new URL("./regional-baselines.ts", import.meta.url));
+const PLAIN = fileURLToPath(new URL("./plain-servers.ts", import.meta.url));
+const OWN_STACK = fileURLToPath(new URL("./regional-baselines.ts", import.meta.url));
 const heldout = JSON.parse(readFileSync(join(ROOT, "models/digits-heldout.json"), "utf8")) as HeldoutSet;
 
-if (spawnSync("wrk", ["--version"]).error) {
+if (!haveWrk()) {
   process.stderr.write("bench:regional needs wrk (Debian: sudo apt-get install wrk)\n");
   process.exit(1);
 }
 
-/**
- * wrk script: every held-out row as its own single-row /v1/classify request, in turn; at the end one line
- * with requests, seconds, p50/p95/p99 (ms), errors and non-2xx answers.
- */
-function wrkScript(): string {
-  const bodies = heldout.rows.map((r) => `  [[${JSON.stringify({ model: "digits", inputs: r.input })}]],`);
-  return `local bodies = {\n${bodies.join("\n")}\n}
-local i = 0
-request = function()
-  i = i % #bodies + 1
-  return wrk.format("POST", "/v1/classify", { ["content-type"] = "application/json" }, bodies[i])
-end
-done = function(summary, latency, requests)
-  local e = summary.errors
-  io.write(string.format("RESULT %d %.6f %.3f %.3f %.3f %d %d\\n", summary.requests, summary.duration / 1e6,
-    latency:percentile(50) / 1000, latency:percentile(95) / 1000, latency:percentile(99) / 1000,
-    e.connect + e.read + e.write + e.timeout, e.status))
-end
-`;
+type Key = "a" | "b" | "c" | "d" | "e";
+interface Server {
+  key: Key;
+  name: string;
+  /** Whether it is the pool's own stack, which reports its batches in /metrics. */
+  pool: boolean;
+  start(): Promise<RegionalPool>;
 }
+const common = { region: "bench", workers: 1 };
+const SERVERS: Server[] = [
+  { key: "a", name: "regional pool (dynamic batching)", pool: true, start: () => startRegionalPool(common) },
+  {
+    key: "b",
+    name: "plain node:http, one session.run per request",
+    pool: false,
+    start: () => startRegionalPool({ ...common, script: PLAIN, extraArgs: ["--mode", "per-request"] }),
+  },
+  {
+    key: "c",
+    name: "plain node:http, JSON.parse and a constant answer",
+    pool: false,
+    start: () => startRegionalPool({ ...common, script: PLAIN, extraArgs: ["--mode", "constant"] }),
+  },
+  ...(args["own-stack"]
+    ? ([
+        {
+          key: "d",
+          name: "pool's own stack, one session.run per request",
+          pool: true,
+          start: () => startRegionalPool({ ...common, script: OWN_STACK, extraArgs: ["--mode", "naive"] }),
+        },
+        {
+          key: "e",
+          name: "pool's own stack, no inference",
+          pool: true,
+          start: () => startRegionalPool({ ...common, script: OWN_STACK, extraArgs: ["--mode", "ceiling"] }),
+        },
+      ] satisfies Server[])
+    : []),
+];
 
-interface Measurement {
-  reqPerSec: number;
-  p50Ms: number;
-  p95Ms: number;
-  p99Ms: number;
-  /** Socket errors and timeouts. */
-  errors: number;
-  non2xx: number;
-  /** Rows per session.run during the measurement, from the pool's own metrics; null for the ceiling. */
+interface Measurement extends WrkResult {
+  /** Rows per session.run during the measurement, from the pool's own metrics; null for the plain servers. */
   meanBatch: number | null;
-  /** Server CPU per answered request, in user space (JS, onnxruntime) and in the kernel (mostly socket writes). */
+  /** Server CPU per answered request, in user space (JS, onnxruntime) and in the kernel (mostly socket I/O). */
   userUsPerRequest: number;
   kernelUsPerRequest: number;
-}
-
-/** User and kernel CPU seconds a process has used (Linux /proc; clock ticks of 10 ms). */
-function cpuSeconds(pid: number): { user: number; kernel: number } {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  // After the command: state is field 3, utime 14 and stime 15 (1-based over the whole line).
-  return { user: Number(fields[11]) / 100, kernel: Number(fields[12]) / 100 };
-}
-
-function wrk(url: string, seconds: number, script: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn("wrk", ["-t1", `-c${connections}`, `-d${seconds}s`, "--timeout", "5s", "-s", script, url]);
-    let out = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => {
-      out += d;
-    });
-    child.on("error", reject);
-    child.on("exit", (code) => (code === 0 ? resolve(out) : reject(new Error(`wrk exited ${code}: ${out}`))));
-  });
 }
 
 async function batchCounts(url: string): Promise<{ rows: number; executions: number }> {
@@ -109,49 +110,22 @@ async function batchCounts(url: string): Promise<{ rows: number; executions: num
   return { rows: sum("edgecascade_inference_rows_total"), executions: sum("edgecascade_inference_executions_total") };
 }
 
-interface Server {
-  key: "a" | "b" | "c";
-  name: string;
-  start(): Promise<RegionalPool>;
-}
-const common = { region: "bench", workers: 1 };
-const SERVERS: Server[] = [
-  { key: "a", name: "regional pool (dynamic batching)", start: () => startRegionalPool(common) },
-  {
-    key: "b",
-    name: "naive: one session.run per request",
-    start: () => startRegionalPool({ ...common, script: BASELINES, extraArgs: ["--mode", "naive"] }),
-  },
-  {
-    key: "c",
-    name: "ceiling: same HTTP stack, no inference",
-    start: () => startRegionalPool({ ...common, script: BASELINES, extraArgs: ["--mode", "ceiling"] }),
-  },
-];
-
 async function measure(server: Server, script: string): Promise<Measurement> {
   const pool = await server.start();
   try {
-    await wrk(pool.url, warmupS, script);
-    const before = await batchCounts(pool.url);
+    const url = `${pool.url}/v1/classify`;
+    await wrk(url, { connections, seconds: warmupS, script });
+    const before = server.pool ? await batchCounts(pool.url) : undefined;
     const cpuBefore = cpuSeconds(pool.pid);
-    const out = await wrk(pool.url, durationS, script);
+    const result = await wrk(url, { connections, seconds: durationS, script });
     const cpuAfter = cpuSeconds(pool.pid);
-    const after = await batchCounts(pool.url);
-    const line = out.split("\n").find((l) => l.startsWith("RESULT "));
-    if (!line) throw new Error(`no RESULT line from wrk:\n${out}`);
-    const [requests, seconds, p50, p95, p99, errors, non2xx] = line.split(" ").slice(1).map(Number) as number[];
-    const executions = after.executions - before.executions;
+    const after = server.pool ? await batchCounts(pool.url) : undefined;
+    const executions = before && after ? after.executions - before.executions : 0;
     return {
-      reqPerSec: requests! / seconds!,
-      p50Ms: p50!,
-      p95Ms: p95!,
-      p99Ms: p99!,
-      errors: errors!,
-      non2xx: non2xx!,
-      meanBatch: executions > 0 ? (after.rows - before.rows) / executions : null,
-      userUsPerRequest: ((cpuAfter.user - cpuBefore.user) * 1e6) / requests!,
-      kernelUsPerRequest: ((cpuAfter.kernel - cpuBefore.kernel) * 1e6) / requests!,
+      ...result,
+      meanBatch: before && after && executions > 0 ? (after.rows - before.rows) / executions : null,
+      userUsPerRequest: ((cpuAfter.user - cpuBefore.user) * 1e6) / result.requests,
+      kernelUsPerRequest: ((cpuAfter.kernel - cpuBefore.kernel) * 1e6) / result.requests,
     };
   } finally {
     await pool.stop();
@@ -165,10 +139,17 @@ const median = (xs: number[]) => {
 };
 const round2 = (x: number) => Math.round(x * 100) / 100;
 
+const requests: WrkRequest[] = heldout.rows.map((r) => ({
+  method: "POST",
+  path: "/v1/classify",
+  headers: { "content-type": "application/json" },
+  body: JSON.stringify({ model: "digits", inputs: r.input }),
+}));
 const dir = mkdtempSync(join(tmpdir(), "edgecascade-bench-"));
 const script = join(dir, "rows.lua");
-writeFileSync(script, wrkScript());
-const raw: Record<Server["key"], Measurement[]> = { a: [], b: [], c: [] };
+writeFileSync(script, wrkScript(requests));
+const raw = Object.fromEntries(SERVERS.map((s) => [s.key, [] as Measurement[]])) as Record<Key, Measurement[]>;
+const startedAt = Date.now();
 try {
   for (let round = 1; round <= rounds; round++) {
     for (const server of SERVERS) {
@@ -185,6 +166,7 @@ try {
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
+const tookS = Math.round((Date.now() - startedAt) / 1000);
 
 interface Summary {
   name: string;
@@ -213,10 +195,10 @@ function summarize(server: Server): Summary {
     kernelUsPerRequest: Math.round(med((m) => m.kernelUsPerRequest)),
   };
 }
-const summary = { a: summarize(SERVERS[0]!), b: summarize(SERVERS[1]!), c: summarize(SERVERS[2]!) };
+const summary = Object.fromEntries(SERVERS.map((s) => [s.key, summarize(s)])) as Record<Key, Summary>;
 
 /**
- * Ratios are the median of each round's own ratio: a, b and c of one round ran minutes apart at most, so a
+ * Ratios are the median of each round's own ratio: a, b and c of one round ran within a minute, so a
  * neighbour's load that comes and goes moves all three together and cancels out.
  */
 const perRound = raw.a.map((a, i) => ({
@@ -227,25 +209,22 @@ const ratios = {
   aOverB: round2(median(perRound.map((r) => r.aOverB))),
   aOverC: round2(median(perRound.map((r) => r.aOverC))),
 };
-/** Server CPU per request relative to the pool's: what batching saves, barely moved by other load on the box. */
-const cpu = (k: Server["key"]) => summary[k].userUsPerRequest + summary[k].kernelUsPerRequest;
+/** Server CPU per request relative to the pool's: barely moved by other load on the box. */
+const cpu = (k: Key) => summary[k].userUsPerRequest + summary[k].kernelUsPerRequest;
 const cpuPerRequest = { bOverA: round2(cpu("b") / cpu("a")), cOverA: round2(cpu("c") / cpu("a")) };
-/** The same ratios from the medians of req/s, for comparison. */
-const ratiosOfMedians = {
-  aOverB: round2(summary.a.reqPerSec / summary.b.reqPerSec),
-  aOverC: round2(summary.a.reqPerSec / summary.c.reqPerSec),
-};
 const met = {
   aOverB: ratios.aOverB >= TARGETS.aOverB,
   aOverC: ratios.aOverC >= TARGETS.aOverC,
   p99: summary.a.p99Ms <= TARGETS.p99Ms,
-  noErrors: summary.a.errors + summary.b.errors + summary.c.errors === 0,
+  noErrors: SERVERS.every((s) => summary[s.key].errors === 0),
 };
 
+const command = `npm run bench:regional${args["own-stack"] ? " -- --own-stack" : ""}`;
 const loadavg = readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
 const report = {
-  command: "flock /tmp/edgecascade-bench.lock npm run bench:regional",
+  command,
   date: new Date().toISOString(),
+  tookS,
   machine: { cpus: cpus().length, model: cpus()[0]?.model ?? "unknown", node: process.version, loadavgAfter: loadavg },
   load: {
     generator: "wrk -t1 (closed loop)",
@@ -257,7 +236,6 @@ const report = {
   },
   servers: summary,
   ratios,
-  ratiosOfMedians,
   cpuPerRequest,
   targets: TARGETS,
   met,
@@ -270,35 +248,36 @@ const table = [
   "|---|---:|---:|---:|---:|---:|---:|---:|",
   ...SERVERS.map((s) => {
     const r = summary[s.key];
-    const cpu = `${r.userUsPerRequest} + ${r.kernelUsPerRequest} µs`;
-    return `| (${s.key}) ${r.name} | ${r.reqPerSec} | ${r.p50Ms} | ${r.p95Ms} | ${r.p99Ms} | ${r.meanBatch ?? "–"} | ${cpu} | ${r.errors} |`;
+    const cpuText = `${r.userUsPerRequest} + ${r.kernelUsPerRequest} µs`;
+    return `| (${s.key}) ${r.name} | ${r.reqPerSec} | ${r.p50Ms} | ${r.p95Ms} | ${r.p99Ms} | ${r.meanBatch ?? "–"} | ${cpuText} | ${r.errors} |`;
   }),
 ].join("\n");
+const yes = (ok: boolean) => (ok ? "yes" : "**no**");
 const markdown = `# Regional pool benchmark
 
-\`${report.command}\` — ${report.date}, ${report.machine.cpus} × ${report.machine.model}, Node ${report.machine.node},
-load average after the run ${loadavg}. Load: ${report.load.generator}, ${connections} connections, ${durationS} s per
-measurement after ${warmupS} s of warm-up, ${rounds} rounds interleaving a, b, c; medians (ratios: median of the
-rounds' own ratios, so load from elsewhere that comes and goes cancels out). Each server is one process
-(\`--workers 1\`) on 127.0.0.1 and shares the 2 cores with the generator. ${report.load.request}.
+\`${command}\` (runs under \`flock /tmp/edgecascade-bench.lock\`; took ${tookS} s) — ${report.date},
+${report.machine.cpus} × ${report.machine.model}, Node ${report.machine.node}, load average after the run ${loadavg}.
+Load: ${report.load.generator}, ${connections} connections, ${durationS} s per measurement after ${warmupS} s of
+warm-up, ${rounds} rounds interleaving the servers; medians. Each server is one process on 127.0.0.1 and shares
+the cores with the generator. ${report.load.request}. (b) and (c) are the baselines a user would write: plain
+\`node:http\`, nothing of the pool's stack (\`scripts/bench/plain-servers.ts\`).
 
 ${table}
 
-| ratio | measured | target | met |
+| ratio | measured (median of the rounds' own ratios) | target | met |
 |---|---:|---:|---|
-| a/b (batching vs one run per request) | ${ratios.aOverB} (of medians: ${ratiosOfMedians.aOverB}) | ≥ ${TARGETS.aOverB} | ${met.aOverB ? "yes" : "**no**"} |
-| a/c (pool vs HTTP ceiling) | ${ratios.aOverC} (of medians: ${ratiosOfMedians.aOverC}) | ≥ ${TARGETS.aOverC} | ${met.aOverC ? "yes" : "**no**"} |
-| a p99 at that load | ${summary.a.p99Ms} ms | ≤ ${TARGETS.p99Ms} ms | ${met.p99 ? "yes" : "**no**"} |
+| a/b (the pool vs a plain server running the model per request) | ${ratios.aOverB} | ≥ ${TARGETS.aOverB} | ${yes(met.aOverB)} |
+| a/c (the pool vs a plain server that only parses and answers) | ${ratios.aOverC} | ≥ ${TARGETS.aOverC} | ${yes(met.aOverC)} |
+| a p99 at that load | ${summary.a.p99Ms} ms | ≤ ${TARGETS.p99Ms} ms | ${yes(met.p99)} |
 
 Server CPU per request is the server process's user and kernel time during the measurement divided by the
-requests answered: the naive server spends ${cpuPerRequest.bOverA}× the pool's, the ceiling ${cpuPerRequest.cOverA}×. It moves less than
-req/s when something else runs on the machine (contention still inflates it); most of the kernel part is the socket
-write of each answer. When a/c comes out near or above 1, the generator (one wrk thread on the same 2 cores) rather
-than the server set the pace of a and c alike; their CPU per request is then the comparison that means something.
+requests answered: the per-request server spends ${cpuPerRequest.bOverA}× the pool's, the constant server
+${cpuPerRequest.cOverA}×. It moves less than req/s when something else runs on the machine (contention still
+inflates it). Most of the kernel part, for every server alike, is the socket write of each answer.
 
 Per round: \`bench/regional.json\` (\`rounds\`, \`ratiosPerRound\`).
 `;
-const outDir = join(ROOT, args.out);
+const outDir = resolve(ROOT, args.out!);
 mkdirSync(outDir, { recursive: true });
 writeFileSync(join(outDir, "regional.json"), `${JSON.stringify(report, null, 2)}\n`);
 writeFileSync(join(outDir, "regional.md"), markdown);
