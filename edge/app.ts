@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { cors } from "hono/cors";
 import { timing } from "hono/timing";
+import { INFERENCE_HEADER_LENGTH } from "../protocol/binary-tensor.ts";
 import { NotFound } from "../protocol/errors.ts";
 import { DEGRADED_HEADER, MODEL_VERSION_HEADER, SERVED_BY_HEADER } from "../protocol/headers.ts";
 import { asServingError, errorResponse } from "../protocol/http-errors.ts";
@@ -28,8 +29,15 @@ app.use(
   cors({
     origin: (origin, c) => allowedOrigin(origin, c.var.runtime.options.corsOrigins),
     allowMethods: ["GET", "POST", "OPTIONS"],
-    allowHeaders: ["content-type", "authorization", "x-api-key", "x-edgecascade-location"],
-    exposeHeaders: ["server-timing", SERVED_BY_HEADER, MODEL_VERSION_HEADER, DEGRADED_HEADER, "retry-after"],
+    allowHeaders: ["content-type", "authorization", "x-api-key", "x-edgecascade-location", INFERENCE_HEADER_LENGTH],
+    exposeHeaders: [
+      "server-timing",
+      SERVED_BY_HEADER,
+      MODEL_VERSION_HEADER,
+      DEGRADED_HEADER,
+      "retry-after",
+      INFERENCE_HEADER_LENGTH,
+    ],
     maxAge: 600,
   }),
 );

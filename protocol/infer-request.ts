@@ -1,10 +1,18 @@
 import * as v from "valibot";
+import { float32FromBytes } from "./binary-tensor.ts";
 import { BadRequest } from "./errors.ts";
 import type { RequestLimits } from "./limits.ts";
 import type { ModelSignature } from "./model-config.ts";
 import { parseOrDescribe, plainObject } from "./schema-message.ts";
 import { checkBatch, type InputRows, writeFloat32 } from "./tensor.ts";
-import { CASCADE_MODES, type CascadeMode, DATATYPES, type Datatype, type InferRequest } from "./types.ts";
+import {
+  CASCADE_MODES,
+  type CascadeMode,
+  DATATYPES,
+  type Datatype,
+  type InferInputTensor,
+  type InferRequest,
+} from "./types.ts";
 
 const parametersSchema = plainObject(v.record(v.string(), v.unknown()));
 const tensorSchema = v.strictObject({
@@ -12,7 +20,7 @@ const tensorSchema = v.strictObject({
   shape: v.array(v.pipe(v.number(), v.integer("must hold integers"), v.minValue(0, "must not be negative"))),
   datatype: v.string(),
   parameters: v.optional(parametersSchema),
-  data: v.array(v.unknown()),
+  data: v.optional(v.array(v.unknown())),
 });
 const inferSchema = v.strictObject({
   id: v.optional(v.string()),
@@ -45,9 +53,8 @@ function plainTensor(t: unknown): boolean {
   if (!isPlainObject(t)) return false;
   for (const key in t) if (!TENSOR_FIELDS.has(key)) return false;
   const { name, shape, datatype, parameters, data } = t;
-  if (typeof name !== "string" || typeof datatype !== "string" || !Array.isArray(data) || !Array.isArray(shape)) {
-    return false;
-  }
+  if (typeof name !== "string" || typeof datatype !== "string" || !Array.isArray(shape)) return false;
+  if (data !== undefined && !Array.isArray(data)) return false;
   for (const d of shape) if (!Number.isInteger(d) || (d as number) < 0) return false;
   return parameters === undefined || plainRecord(parameters);
 }
@@ -111,11 +118,51 @@ function flatten(data: unknown[], depth: number): unknown[] {
 
 const shapeText = (shape: readonly number[]) => `[${shape.join(",")}]`;
 
+/** The values of an FP32 input sent as binary data (protocol/binary-tensor.ts): sizes must add up exactly. */
+function binaryValues(
+  name: string,
+  tensor: InferInputTensor,
+  binary: Uint8Array,
+  shape: readonly number[],
+  count: number,
+) {
+  const size = tensor.parameters!.binary_data_size;
+  if (!Number.isSafeInteger(size) || (size as number) < 0) {
+    throw new BadRequest(
+      `input "${name}": "parameters.binary_data_size" must be a whole number of bytes, got ${JSON.stringify(size)}`,
+    );
+  }
+  if (tensor.data !== undefined)
+    throw new BadRequest(`input "${name}" has both "data" and "parameters.binary_data_size"`);
+  if (size !== count * 4) {
+    throw new BadRequest(
+      `input "${name}" has binary_data_size ${size}; shape ${shapeText(shape)} of FP32 needs ${count * 4} bytes`,
+    );
+  }
+  if (binary.length !== size) {
+    throw new BadRequest(
+      `the body has ${binary.length} bytes of binary tensor data after the JSON; binary_data_size says ${size}`,
+    );
+  }
+  const values = float32FromBytes(binary);
+  for (let i = 0; i < values.length; i++) {
+    if (!Number.isFinite(values[i])) throw new BadRequest(`input "${name}" value ${i} is not a finite number`);
+  }
+  return values;
+}
+
 /**
  * The input rows of a v2 infer call, checked against the model: input name, datatype, shape (against the
- * model and against the data's element count), values, batch limits; requested outputs must exist.
+ * model and against the data's element count), values, batch limits; requested outputs must exist. The
+ * values come from `data`, or from `binary` (the bytes after the JSON part) when the input carries
+ * `binary_data_size`.
  */
-export function readInferInputs(call: InferCall, signature: ModelSignature, limits: RequestLimits): InputRows {
+export function readInferInputs(
+  call: InferCall,
+  signature: ModelSignature,
+  limits: RequestLimits,
+  binary: Uint8Array = new Uint8Array(0),
+): InputRows {
   const { inputs, outputs } = call.request;
   const model = `model "${signature.name}"`;
   if (inputs.length !== 1)
@@ -130,9 +177,6 @@ export function readInferInputs(call: InferCall, signature: ModelSignature, limi
   if ((tensor.datatype as Datatype) !== "FP32") {
     throw new BadRequest(`input "${tensor.name}" has datatype ${tensor.datatype}; ${model} expects FP32`);
   }
-  if (tensor.parameters?.binary_data_size !== undefined) {
-    throw new BadRequest('binary tensor data is not supported; send the values in "data" as JSON');
-  }
   const { shape } = tensor;
   if (shape.length !== 2 || shape[1] !== signature.width) {
     throw new BadRequest(
@@ -143,19 +187,24 @@ export function readInferInputs(call: InferCall, signature: ModelSignature, limi
   if (batch < 1)
     throw new BadRequest(`input "${tensor.name}" has shape ${shapeText(shape)}; the batch must be at least 1`);
   checkBatch(batch, limits, signature.maxBatchSize);
-  const flat = flatten(tensor.data, 0);
-  if (flat.length !== batch * signature.width) {
-    throw new BadRequest(
-      `input "${tensor.name}" has ${flat.length} values; shape ${shapeText(shape)} needs ${batch * signature.width}`,
-    );
-  }
   for (const out of outputs ?? []) {
     if (out.name !== signature.outputName) {
       throw new BadRequest(`unknown output "${out.name}"; ${model} has output "${signature.outputName}"`);
     }
-    if (out.parameters?.binary_data === true) {
-      throw new BadRequest('binary output data is not supported; omit "binary_data"');
-    }
+  }
+  const count = batch * signature.width;
+  if (tensor.parameters?.binary_data_size !== undefined) {
+    return { data: binaryValues(tensor.name, tensor, binary, shape, count), batch, width: signature.width };
+  }
+  if (binary.length > 0) {
+    throw new BadRequest(`${binary.length} bytes of binary data follow the JSON, but no input has binary_data_size`);
+  }
+  if (tensor.data === undefined) {
+    throw new BadRequest(`input "${tensor.name}" has no "data" (nor "parameters.binary_data_size")`);
+  }
+  const flat = flatten(tensor.data, 0);
+  if (flat.length !== count) {
+    throw new BadRequest(`input "${tensor.name}" has ${flat.length} values; shape ${shapeText(shape)} needs ${count}`);
   }
   const data = new Float32Array(flat.length);
   writeFloat32(flat, data, 0, (i) => `input "${tensor.name}" value ${i}`);

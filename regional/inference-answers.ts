@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { encodeInferResponse, readInferBody, wantsBinaryOutput } from "../protocol/binary-tensor.ts";
 import { parseClassifyRequest, readClassifyInputs } from "../protocol/classify-request.ts";
 import { ServingError } from "../protocol/errors.ts";
 import { MODEL_VERSION_HEADER, SERVED_BY_HEADER } from "../protocol/headers.ts";
@@ -16,6 +17,8 @@ import type { InferenceOutcome } from "./recorder.ts";
 /** An inference request as the answering code needs it, whichever HTTP layer read it. */
 export interface InferenceInput {
   contentType: string | undefined;
+  /** `Inference-Header-Content-Length` (v2 with binary tensor data, protocol/binary-tensor.ts). */
+  jsonLength: string | undefined;
   /** The whole body. */
   body: Uint8Array;
   /** When the pool received the request, on the `nowUs` clock. */
@@ -27,7 +30,7 @@ export interface InferenceInput {
 /** A 200 answer: its headers (names lower case) and body. */
 export interface InferenceAnswer {
   headers: Record<string, string>;
-  body: string;
+  body: string | Uint8Array<ArrayBuffer>;
 }
 
 function outcomeOf(err: unknown): InferenceOutcome {
@@ -71,7 +74,6 @@ export function inferenceAnswers(deps: AppDeps) {
       outcome = "success";
       const totalMs = (nowUs() - receivedUs) / 1000;
       const headers = {
-        "content-type": "application/json",
         "server-timing":
           `${delayTiming}queue;dur=${result.queueMs.toFixed(3)}, ` +
           `compute;dur=${result.computeMs.toFixed(3)};desc="batch of ${result.batchRows}", ` +
@@ -104,20 +106,22 @@ export function inferenceAnswers(deps: AppDeps) {
           predictions: toPredictions(result.probs, rows.batch, signature.labels),
           servedBy,
         };
-        return { headers, body: JSON.stringify(body) };
+        return { headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) };
       } finally {
         lease.release();
       }
     },
 
     async infer(input: InferenceInput, model: string, version?: string): Promise<InferenceAnswer> {
-      const call = parseInferRequest(parseJsonBody(text(input), input.contentType));
+      const { json, binary } = readInferBody(input.body, input.jsonLength, input.contentType);
+      const call = parseInferRequest(json);
       const lease = repository.acquire(model, version);
       try {
         const { signature } = lease.model;
-        const rows = readInferInputs(call, signature, limits);
+        const rows = readInferInputs(call, signature, limits, binary);
+        const binaryOutput = wantsBinaryOutput(call.request, signature.outputName);
         const { result, headers } = await run(input, lease, rows);
-        const body = toInferResponse({
+        const response = toInferResponse({
           model,
           version: lease.model.version,
           id: call.request.id,
@@ -125,8 +129,10 @@ export function inferenceAnswers(deps: AppDeps) {
           probs: result.probs,
           batch: rows.batch,
           classes: signature.classes,
+          binary: binaryOutput,
         });
-        return { headers, body: JSON.stringify(body) };
+        const encoded = encodeInferResponse(response, result.probs, binaryOutput);
+        return { headers: { ...encoded.headers, ...headers }, body: encoded.body };
       } finally {
         lease.release();
       }

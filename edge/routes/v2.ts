@@ -1,8 +1,13 @@
 import { type Context, Hono } from "hono";
 import pkg from "../../package.json";
+import {
+  encodeInferResponse,
+  INFERENCE_HEADER_LENGTH,
+  readInferBody,
+  wantsBinaryOutput,
+} from "../../protocol/binary-tensor.ts";
 import { refuseOtherMethods } from "../../protocol/http-errors.ts";
 import { parseInferRequest, readInferInputs } from "../../protocol/infer-request.ts";
-import { parseJsonBody } from "../../protocol/json-body.ts";
 import { DEFAULT_LIMITS } from "../../protocol/limits.ts";
 import { toInferResponse } from "../../protocol/responses.ts";
 import type { ModelMetadata, ServerMetadata } from "../../protocol/types.ts";
@@ -16,7 +21,13 @@ import { applyServed } from "./served-headers.ts";
 /** Open Inference Protocol v2 (KServe), REST: server and model metadata, health, inference. */
 export const v2 = new Hono<AppEnv>();
 
-v2.get("/", (c) => c.json({ name: "edgecascade-edge", version: pkg.version, extensions: [] } satisfies ServerMetadata));
+v2.get("/", (c) =>
+  c.json({
+    name: "edgecascade-edge",
+    version: pkg.version,
+    extensions: ["binary_tensor_data"],
+  } satisfies ServerMetadata),
+);
 
 v2.get("/health/live", (c) => c.json({ live: true }));
 
@@ -52,12 +63,16 @@ const modelReady = async (c: Context<AppEnv>) => {
   return c.json({ name: rt.modelName, ready }, ready ? 200 : 503);
 };
 
+/** Inference, with JSON or binary tensor data in and out (protocol/binary-tensor.ts). */
 const infer = async (c: Context<AppEnv>) => {
   const rt = c.var.runtime;
-  const call = parseInferRequest(parseJsonBody(await c.req.text(), c.req.header("content-type")));
+  const body = new Uint8Array(await c.req.arrayBuffer());
+  const { json, binary } = readInferBody(body, c.req.header(INFERENCE_HEADER_LENGTH), c.req.header("content-type"));
+  const call = parseInferRequest(json);
   const version = c.req.param("version");
   checkModel(rt, c.req.param("model")!, version);
-  const rows = readInferInputs(call, rt.signature, DEFAULT_LIMITS);
+  const rows = readInferInputs(call, rt.signature, DEFAULT_LIMITS, binary);
+  const binaryOutput = wantsBinaryOutput(call.request, rt.signature.outputName);
   const served = await serve(rt, {
     rows,
     version,
@@ -66,17 +81,18 @@ const infer = async (c: Context<AppEnv>) => {
     startedAt: c.var.startedAt,
   });
   applyServed(c, served);
-  return c.json(
-    toInferResponse({
-      model: rt.modelName,
-      version: served.version,
-      id: call.request.id,
-      outputName: rt.signature.outputName,
-      probs: served.probs,
-      batch: served.batch,
-      classes: rt.signature.classes,
-    }),
-  );
+  const response = toInferResponse({
+    model: rt.modelName,
+    version: served.version,
+    id: call.request.id,
+    outputName: rt.signature.outputName,
+    probs: served.probs,
+    batch: served.batch,
+    classes: rt.signature.classes,
+    binary: binaryOutput,
+  });
+  const answer = encodeInferResponse(response, Float32Array.from(served.probs), binaryOutput);
+  return c.body(answer.body, 200, answer.headers);
 };
 
 const bases = ["/models/:model", "/models/:model/versions/:version"];

@@ -1,4 +1,5 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
+import { INFERENCE_HEADER_LENGTH } from "../../protocol/binary-tensor.ts";
 import { BadRequest } from "../../protocol/errors.ts";
 import { DEADLINE_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER } from "../../protocol/headers.ts";
 import { asServingError, errorAnswer } from "../../protocol/http-errors.ts";
@@ -46,7 +47,10 @@ export function inferenceFastPath({ deps, answers, fallback }: FastPathOptions):
   const { limits, sharedSecret, recorder, draining, log } = deps;
   const signature = sharedSecret === undefined ? undefined : { secret: sharedSecret };
 
-  async function answer(req: IncomingMessage, route: FastRoute): Promise<ReturnType<typeof errorAnswer>> {
+  async function answer(
+    req: IncomingMessage,
+    route: FastRoute,
+  ): Promise<{ status: number; headers: Record<string, string>; body: string | Uint8Array<ArrayBuffer> }> {
     try {
       const receivedUs = nowUs();
       const deadlineUs = deadlineFromHeader(header(req, DEADLINE_HEADER), receivedUs);
@@ -56,7 +60,13 @@ export function inferenceFastPath({ deps, answers, fallback }: FastPathOptions):
         const call = { method: "POST", path: req.url!, body };
         await checkEdgeSignature(signature, call, header(req, TIMESTAMP_HEADER), header(req, SIGNATURE_HEADER));
       }
-      const input: InferenceInput = { contentType: header(req, "content-type"), body, receivedUs, deadlineUs };
+      const input: InferenceInput = {
+        contentType: header(req, "content-type"),
+        jsonLength: header(req, INFERENCE_HEADER_LENGTH),
+        body,
+        receivedUs,
+        deadlineUs,
+      };
       const { headers, body: text } =
         route.kind === "classify"
           ? await answers.classify(input)

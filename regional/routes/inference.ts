@@ -1,4 +1,5 @@
 import { type Context, Hono } from "hono";
+import { INFERENCE_HEADER_LENGTH } from "../../protocol/binary-tensor.ts";
 import { refuseOtherMethods } from "../../protocol/http-errors.ts";
 import type { AppDeps, RegionalEnv } from "../app-context.ts";
 import type { InferenceAnswer, InferenceAnswers, InferenceInput } from "../inference-answers.ts";
@@ -30,6 +31,7 @@ export function inferenceRoutes(deps: AppDeps, answers: InferenceAnswers): Hono<
 
   const input = async (c: Context<RegionalEnv>): Promise<InferenceInput> => ({
     contentType: c.req.header("content-type"),
+    jsonLength: c.req.header(INFERENCE_HEADER_LENGTH),
     body: new Uint8Array(await c.req.arrayBuffer()),
     // c.get, not c.var: Hono builds a fresh object of every variable on each c.var access.
     receivedUs: c.get("receivedUs"),

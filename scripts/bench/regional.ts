@@ -20,8 +20,11 @@ import { cpuSeconds, haveWrk, type WrkRequest, type WrkResult, wrk, wrkScript } 
  * Load: POST /v1/classify, one held-out row per request, the 360 rows in turn. The report gives medians, and
  * the a/b and a/c ratios as the median of each round's own ratio.
  * wrk rather than a Node generator: in C it leaves more of the cores to the server. It is closed-loop: its
- * latencies are those at the throughput it reached. Takes about
- * rounds x servers x (warmup + duration + 2 s) seconds (default 5 x 3 x 10 s, under 3 minutes).
+ * latencies are those at the throughput it reached.
+ * Then the wire formats, on the pool alone: v2 infer with JSON data against Triton's binary tensor data
+ * (little-endian FP32 in and out), at 1 and 64 rows per request (`--wire-rounds` rounds).
+ * Takes about (rounds x servers + wire-rounds x 4) x (warmup + duration + ~1 s): with the defaults,
+ * (5 x 3 + 3 x 4) x 9 s, about 4 minutes.
  */
 holdBenchLock();
 
@@ -31,6 +34,7 @@ const { values: args } = parseArgs({
     duration: { type: "string", default: "6" },
     warmup: { type: "string", default: "2" },
     rounds: { type: "string", default: "5" },
+    "wire-rounds": { type: "string", default: "3" },
     out: { type: "string", default: "bench" },
     "own-stack": { type: "boolean", default: false },
   },
@@ -39,6 +43,7 @@ const connections = Number(args.connections);
 const durationS = Number(args.duration);
 const warmupS = Number(args.warmup);
 const rounds = Number(args.rounds);
+const wireRounds = Number(args["wire-rounds"]);
 const TARGETS = { aOverB: 1.5, aOverC: 0.7, p99Ms: 10 };
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -166,6 +171,131 @@ try {
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
+/** v2 infer bodies of `batch` held-out rows each (windows over the 360 rows), JSON or binary in and out. */
+function inferRequests(batch: number, binary: boolean): WrkRequest[] {
+  const out: WrkRequest[] = [];
+  for (let from = 0; from + batch <= heldout.rows.length && out.length < 64; from += batch) {
+    const rows = heldout.rows.slice(from, from + batch).map((r) => r.input);
+    if (!binary) {
+      out.push({
+        method: "POST",
+        path: "/v2/models/digits/infer",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          inputs: [{ name: "pixels", shape: [batch, rows[0]!.length], datatype: "FP32", data: rows }],
+        }),
+      });
+      continue;
+    }
+    const values = new Uint8Array(Float32Array.from(rows.flat()).buffer);
+    const json = new TextEncoder().encode(
+      JSON.stringify({
+        parameters: { binary_data_output: true },
+        inputs: [
+          {
+            name: "pixels",
+            shape: [batch, rows[0]!.length],
+            datatype: "FP32",
+            parameters: { binary_data_size: values.length },
+          },
+        ],
+      }),
+    );
+    const body = new Uint8Array(json.length + values.length);
+    body.set(json);
+    body.set(values, json.length);
+    out.push({
+      method: "POST",
+      path: "/v2/models/digits/infer",
+      headers: { "content-type": "application/octet-stream", "inference-header-content-length": String(json.length) },
+      body,
+    });
+  }
+  return out;
+}
+
+interface WireLoad {
+  key: string;
+  name: string;
+  batch: number;
+  script: string;
+}
+interface WireMeasurement extends WrkResult {
+  rowsPerSec: number;
+  cpuUsPerRow: number;
+}
+const wireDir = mkdtempSync(join(tmpdir(), "edgecascade-bench-"));
+const WIRE: WireLoad[] = [1, 64].flatMap((batch) =>
+  [false, true].map((binary) => {
+    const key = `${binary ? "binary" : "json"}${batch}`;
+    const file = join(wireDir, `${key}.lua`);
+    writeFileSync(file, wrkScript(inferRequests(batch, binary)));
+    return {
+      key,
+      name: `${binary ? "binary" : "JSON"}, ${batch} row${batch > 1 ? "s" : ""} per request`,
+      batch,
+      script: file,
+    };
+  }),
+);
+const wireRaw = Object.fromEntries(WIRE.map((w) => [w.key, [] as WireMeasurement[]]));
+try {
+  for (let round = 1; round <= wireRounds; round++) {
+    const pool = await startRegionalPool(common);
+    try {
+      for (const load of WIRE) {
+        const url = `${pool.url}/v2/models/digits/infer`;
+        await wrk(url, { connections, seconds: warmupS, script: load.script });
+        const before = cpuSeconds(pool.pid);
+        const result = await wrk(url, { connections, seconds: durationS, script: load.script });
+        const after = cpuSeconds(pool.pid);
+        const rows = result.requests * load.batch;
+        const m = {
+          ...result,
+          rowsPerSec: result.reqPerSec * load.batch,
+          cpuUsPerRow: ((after.user + after.kernel - before.user - before.kernel) * 1e6) / rows,
+        };
+        wireRaw[load.key]!.push(m);
+        process.stdout.write(
+          `wire round ${round} ${load.key.padEnd(8)} ${m.reqPerSec.toFixed(0)} req/s  ${m.rowsPerSec.toFixed(0)} rows/s  ` +
+            `p50 ${m.p50Ms.toFixed(2)}  p99 ${m.p99Ms.toFixed(2)} ms  errors ${m.errors}  non-2xx ${m.non2xx}  ` +
+            `server CPU/row ${m.cpuUsPerRow.toFixed(1)} µs\n`,
+        );
+      }
+    } finally {
+      await pool.stop();
+    }
+  }
+} finally {
+  rmSync(wireDir, { recursive: true, force: true });
+}
+const wire = Object.fromEntries(
+  WIRE.map((w) => {
+    const ms = wireRaw[w.key]!;
+    const med = (pick: (m: WireMeasurement) => number) => median(ms.map(pick));
+    return [
+      w.key,
+      {
+        name: w.name,
+        rowsPerRequest: w.batch,
+        reqPerSec: Math.round(med((m) => m.reqPerSec)),
+        rowsPerSec: Math.round(med((m) => m.rowsPerSec)),
+        p50Ms: round2(med((m) => m.p50Ms)),
+        p99Ms: round2(med((m) => m.p99Ms)),
+        cpuUsPerRow: Math.round(med((m) => m.cpuUsPerRow) * 10) / 10,
+        errors: ms.reduce((n, m) => n + m.errors + m.non2xx, 0),
+      },
+    ];
+  }),
+);
+/** Binary over JSON, per batch size: median of the rounds' own ratios of rows/s. */
+const binaryOverJson = Object.fromEntries(
+  [1, 64].map((batch) => [
+    batch,
+    round2(median(wireRaw[`binary${batch}`]!.map((b, i) => b.rowsPerSec / wireRaw[`json${batch}`]![i]!.rowsPerSec))),
+  ]),
+);
+
 const tookS = Math.round((Date.now() - startedAt) / 1000);
 
 interface Summary {
@@ -216,7 +346,7 @@ const met = {
   aOverB: ratios.aOverB >= TARGETS.aOverB,
   aOverC: ratios.aOverC >= TARGETS.aOverC,
   p99: summary.a.p99Ms <= TARGETS.p99Ms,
-  noErrors: SERVERS.every((s) => summary[s.key].errors === 0),
+  noErrors: SERVERS.every((s) => summary[s.key].errors === 0) && Object.values(wire).every((w) => w.errors === 0),
 };
 
 const command = `npm run bench:regional${args["own-stack"] ? " -- --own-stack" : ""}`;
@@ -239,6 +369,7 @@ const report = {
   cpuPerRequest,
   targets: TARGETS,
   met,
+  wire: { rounds: wireRounds, loads: wire, binaryOverJson, raw: wireRaw },
   rounds: raw,
   ratiosPerRound: perRound.map((r) => ({ aOverB: round2(r.aOverB), aOverC: round2(r.aOverC) })),
 };
@@ -275,13 +406,32 @@ requests answered: the per-request server spends ${cpuPerRequest.bOverA}× the p
 ${cpuPerRequest.cOverA}×. It moves less than req/s when something else runs on the machine (contention still
 inflates it). Most of the kernel part, for every server alike, is the socket write of each answer.
 
-Per round: \`bench/regional.json\` (\`rounds\`, \`ratiosPerRound\`).
+## Wire formats: JSON against binary tensor data
+
+The pool alone, POST /v2/models/digits/infer, ${wireRounds} rounds of the four loads; binary is Triton's binary tensor
+data extension (\`Inference-Header-Content-Length\`, rows as little-endian FP32 after the JSON part, the answer's
+probabilities returned the same way with \`binary_data_output\`).
+
+| load | req/s | rows/s | p50 ms | p99 ms | server CPU per row | errors |
+|---|---:|---:|---:|---:|---:|---:|
+${Object.values(wire)
+  .map(
+    (w) =>
+      `| ${w.name} | ${w.reqPerSec} | ${w.rowsPerSec} | ${w.p50Ms} | ${w.p99Ms} | ${w.cpuUsPerRow} µs | ${w.errors} |`,
+  )
+  .join("\n")}
+
+Binary over JSON, rows/s (median of the rounds' own ratios): ${binaryOverJson[1]}× at 1 row per request,
+${binaryOverJson[64]}× at 64.
+
+Per round: \`bench/regional.json\` (\`rounds\`, \`ratiosPerRound\`, \`wire.raw\`).
 `;
 const outDir = resolve(ROOT, args.out!);
 mkdirSync(outDir, { recursive: true });
 writeFileSync(join(outDir, "regional.json"), `${JSON.stringify(report, null, 2)}\n`);
 writeFileSync(join(outDir, "regional.md"), markdown);
 process.stdout.write(
-  `\n${table}\n\na/b ${ratios.aOverB}  a/c ${ratios.aOverC}  (targets ≥ ${TARGETS.aOverB}, ≥ ${TARGETS.aOverC}, p99 ≤ ${TARGETS.p99Ms} ms)\n`,
+  `\n${table}\n\na/b ${ratios.aOverB}  a/c ${ratios.aOverC}  (targets ≥ ${TARGETS.aOverB}, ≥ ${TARGETS.aOverC}, p99 ≤ ${TARGETS.p99Ms} ms)\n` +
+    `binary/JSON rows/s: ${binaryOverJson[1]}× at 1 row, ${binaryOverJson[64]}× at 64 rows; took ${tookS} s\n`,
 );
 process.exitCode = met.noErrors ? 0 : 1;

@@ -13,7 +13,9 @@ export interface WrkRequest {
 function luaBytes(bytes: Uint8Array): string {
   let out = '"';
   for (const b of bytes) {
-    out += b >= 0x20 && b < 0x7f && b !== 0x22 && b !== 0x5c ? String.fromCharCode(b) : `\\${b}`;
+    // Always three digits: Lua reads a \0 followed by the character 5 as one escape, \05.
+    out +=
+      b >= 0x20 && b < 0x7f && b !== 0x22 && b !== 0x5c ? String.fromCharCode(b) : `\\${String(b).padStart(3, "0")}`;
   }
   return `${out}"`;
 }
