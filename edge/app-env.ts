@@ -1,11 +1,10 @@
-import type { TimingVariables } from "hono/timing";
 import type { Env } from "./env.ts";
 import type { EdgeRuntime } from "./runtime.ts";
 
 /** Hono's typing of the Worker's app: bindings and per-request variables. */
 export interface AppEnv {
   Bindings: Env;
-  Variables: TimingVariables & {
+  Variables: {
     runtime: EdgeRuntime;
     /** Unix ms when the request arrived. */
     startedAt: number;

@@ -16,7 +16,8 @@ export interface ServeRequest {
   /** The version the client pinned (already checked against the served version); undefined: the served one. */
   version?: string;
   mode: CascadeMode;
-  location: RequestLocation;
+  /** Where the request comes from; only asked when a region is chosen (reading `request.cf` has a cost). */
+  locate: () => RequestLocation;
   /** Unix ms when the request arrived; the SLO budget counts from here. */
   startedAt: number;
 }
@@ -55,7 +56,7 @@ function rowsJson(model: string, version: string | undefined, rows: InputRows): 
  * A pinned version goes to the regions with the rows, and only an answer of that version is taken.
  */
 export async function serve(rt: EdgeRuntime, request: ServeRequest): Promise<Served> {
-  const { rows, version: pinned, mode, location, startedAt } = request;
+  const { rows, version: pinned, mode, locate, startedAt } = request;
   const { model } = rt;
   const classes = model.signature.classes;
   const probe = await rt.latestProbe(startedAt);
@@ -103,7 +104,7 @@ export async function serve(rt: EdgeRuntime, request: ServeRequest): Promise<Ser
   const health = rt.book.health(startedAt, Object.fromEntries((probe?.regions ?? []).map((p) => [p.name, p.ready])));
   let forwarded: Forwarded;
   try {
-    forwarded = await rt.forward(regionOrder(rt.options.regions, location, health), {
+    forwarded = await rt.forward(regionOrder(rt.options.regions, locate(), health), {
       path: "/v1/classify",
       body: rowsJson(rt.modelName, pinned, rows),
       batch: rows.batch,

@@ -27,7 +27,7 @@ const knownClients = new WeakMap<ReadonlySet<string>, Promise<Map<string, string
  */
 export function apiKey(): MiddlewareHandler<AppEnv> {
   return async function apiKey(c, next) {
-    const keys = c.var.runtime.options.apiKeys;
+    const keys = c.get("runtime").options.apiKeys;
     const key = presentedKey(c.req.header("authorization"), c.req.header("x-api-key"));
     if (keys.size > 0) {
       if (!key) throw new Unauthorized("missing API key: send Authorization: Bearer <key> or x-api-key");

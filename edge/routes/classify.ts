@@ -16,7 +16,7 @@ import { applyServed } from "./served-headers.ts";
 export const classify = new Hono<AppEnv>();
 
 classify.post("/classify", limitBody(), async (c) => {
-  const rt = c.var.runtime;
+  const rt = c.get("runtime");
   const call = parseClassifyRequest(parseJsonBody(await c.req.text(), c.req.header("content-type")));
   checkModel(rt, call.model, call.version);
   const rows = readClassifyInputs(call.inputs, rt.signature, DEFAULT_LIMITS);
@@ -24,8 +24,8 @@ classify.post("/classify", limitBody(), async (c) => {
     rows,
     version: call.version,
     mode: call.cascade,
-    location: locate(c),
-    startedAt: c.var.startedAt,
+    locate: () => locate(c),
+    startedAt: c.get("startedAt"),
   });
   applyServed(c, served);
   const body: ClassifyResponse = {

@@ -9,7 +9,7 @@ import type { AppEnv } from "../app-env.ts";
 export const status = new Hono<AppEnv>();
 
 status.get("/regions", async (c) => {
-  const rt = c.var.runtime;
+  const rt = c.get("runtime");
   const probe = await rt.latestProbe(Date.now());
   return c.json({
     servedVersion: rt.servedVersion,

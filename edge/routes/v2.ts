@@ -33,15 +33,18 @@ v2.get("/health/live", (c) => c.json({ live: true }));
 
 /** Ready once the edge model has loaded; the first call loads it (cold start, about half a second). */
 v2.get("/health/ready", async (c) => {
-  const ready = await c.var.runtime.model.load().then(
-    () => true,
-    () => false,
-  );
+  const ready = await c
+    .get("runtime")
+    .model.load()
+    .then(
+      () => true,
+      () => false,
+    );
   return c.json({ ready }, ready ? 200 : 503);
 });
 
 const metadata = (c: Context<AppEnv>) => {
-  const rt = c.var.runtime;
+  const rt = c.get("runtime");
   checkModel(rt, c.req.param("model")!, c.req.param("version"));
   const { config } = rt.model;
   return c.json({
@@ -54,7 +57,7 @@ const metadata = (c: Context<AppEnv>) => {
 };
 
 const modelReady = async (c: Context<AppEnv>) => {
-  const rt = c.var.runtime;
+  const rt = c.get("runtime");
   checkModel(rt, c.req.param("model")!, c.req.param("version"));
   const ready = await rt.model.load().then(
     () => true,
@@ -65,7 +68,7 @@ const modelReady = async (c: Context<AppEnv>) => {
 
 /** Inference, with JSON or binary tensor data in and out (protocol/binary-tensor.ts). */
 const infer = async (c: Context<AppEnv>) => {
-  const rt = c.var.runtime;
+  const rt = c.get("runtime");
   const body = new Uint8Array(await c.req.arrayBuffer());
   const { json, binary } = readInferBody(body, c.req.header(INFERENCE_HEADER_LENGTH), c.req.header("content-type"));
   const call = parseInferRequest(json);
@@ -77,8 +80,8 @@ const infer = async (c: Context<AppEnv>) => {
     rows,
     version,
     mode: call.cascade,
-    location: locate(c),
-    startedAt: c.var.startedAt,
+    locate: () => locate(c),
+    startedAt: c.get("startedAt"),
   });
   applyServed(c, served);
   const response = toInferResponse({
