@@ -20,6 +20,8 @@ export interface RegionalPoolOptions {
   onLog?: (line: string) => void;
   /** Benchmarks: another entry point taking the same flags (scripts/bench/regional-baselines.ts). */
   script?: string;
+  /** Working directory of the process. Default: this repository's root. */
+  cwd?: string;
 }
 
 export interface RegionalPool {
@@ -53,7 +55,7 @@ export async function startRegionalPool(opts: RegionalPoolOptions): Promise<Regi
   if (modelsDir) args.push("--models", modelsDir);
   args.push(...extraArgs);
   const child = spawn(process.execPath, args, {
-    cwd: ROOT,
+    cwd: opts.cwd ?? ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
