@@ -19,12 +19,12 @@ COPY package.json package-lock.json .npmrc ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 RUN find node_modules/onnxruntime-node/bin/napi-v6 -mindepth 1 -maxdepth 2 ! -path "*/napi-v6/linux" ! -path "*/linux/$(node -p process.arch)" -exec rm -rf {} + && rm -rf node_modules/onnxruntime-web
 
-# The same with the CUDA 12 provider: ONNXRUNTIME_NODE_INSTALL overrides .npmrc, and npm 11 runs a
-# dependency's install script only when allowed.
+# The same with the CUDA 12 provider: ONNXRUNTIME_NODE_INSTALL overrides .npmrc, and onnxruntime-node's
+# install script downloads the provider (from NuGet: this stage needs that network access).
 FROM node AS deps-gpu
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
-RUN ONNXRUNTIME_NODE_INSTALL=cuda12 npm ci --omit=dev --no-audit --no-fund --allow-scripts=onnxruntime-node && npm cache clean --force
+RUN ONNXRUNTIME_NODE_INSTALL=cuda12 npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 RUN test -f node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime_providers_cuda.so
 RUN find node_modules/onnxruntime-node/bin/napi-v6 -mindepth 1 -maxdepth 2 ! -path "*/napi-v6/linux" ! -path "*/linux/$(node -p process.arch)" -exec rm -rf {} + && rm -rf node_modules/onnxruntime-web
 
