@@ -1,19 +1,19 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { chmodSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, join, posix } from "node:path";
+import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { signatureHeaders } from "../../protocol/signing.ts";
 import { parseCommandLine } from "../../regional/options.ts";
 import { ROOT } from "../../scripts/stack/build-edge.ts";
 import {
+  APT,
   commandOf,
-  copyFromContext,
-  type Dockerfile,
   dockerignorePatterns,
   envPairs,
   isIgnored,
   parseDockerfile,
+  replay,
   type Stage,
 } from "../support/dockerfile.ts";
 import { heldout } from "../support/heldout.ts";
@@ -29,104 +29,6 @@ const stage = (name: string): Stage => {
 };
 const ops = (s: Stage, op: string) => s.instructions.filter((i) => i.op === op);
 const last = (s: Stage, op: string) => ops(s, op).at(-1)?.args;
-
-/** RUN lines that install system packages: replayed by checking that the host has those packages. */
-const APT =
-  /^apt-get update && apt-get install -y --no-install-recommends ([\w\s.+-]+?) && rm -rf \/var\/lib\/apt\/lists\/\*$/;
-
-interface Replayed {
-  /** The stage's filesystem: container path `/x` is `${root}/x`. */
-  root: string;
-  workdir: string;
-  env: Record<string, string>;
-  user?: string;
-  entrypoint: string[];
-  cmd: string[];
-  systemPackages: string[];
-}
-
-/**
- * Replay a stage as `docker build --target` would run it, on this machine: COPY from the context (filtered by
- * .dockerignore) or from another replayed stage, RUN in the stage's WORKDIR with its ENV. Only RUN lines
- * that install Debian packages are not run; their packages are returned for the caller to check.
- */
-function replay(file: Dockerfile, name: string, into: string, done = new Map<string, Replayed>()): Replayed {
-  const cached = done.get(name);
-  if (cached) return cached;
-  const s = stage(name);
-  const root = join(into, name);
-  const parent = file.stages.some((p) => p.name === s.from) ? replay(file, s.from, into, done) : undefined;
-  mkdirSync(root, { recursive: true });
-  if (parent) cpSync(parent.root, root, { recursive: true });
-  const state: Replayed = {
-    root,
-    workdir: parent?.workdir ?? "/",
-    env: { ...parent?.env },
-    user: parent?.user,
-    entrypoint: parent?.entrypoint ?? [],
-    cmd: parent?.cmd ?? [],
-    systemPackages: [...(parent?.systemPackages ?? [])],
-  };
-  const inside = (path: string) => join(root, posix.resolve(state.workdir, path));
-  for (const { op, args, flags } of s.instructions) {
-    if (op === "WORKDIR") {
-      state.workdir = posix.resolve(state.workdir, args);
-      mkdirSync(inside("."), { recursive: true });
-    } else if (op === "ENV") {
-      Object.assign(state.env, envPairs(args));
-    } else if (op === "USER") {
-      state.user = args;
-    } else if (op === "ENTRYPOINT") {
-      state.entrypoint = commandOf(args);
-      state.cmd = [];
-    } else if (op === "CMD") {
-      state.cmd = commandOf(args);
-    } else if (op === "COPY") {
-      const parts = args.split(/\s+/);
-      const dest = parts.pop()!;
-      for (const src of parts) {
-        if (flags.from) {
-          const from = replay(file, flags.from, into, done);
-          cpSync(join(from.root, src), inside(dest), { recursive: true });
-        } else {
-          // A directory's contents go into dest; a file goes into dest when dest ends with "/".
-          const file = !statSync(join(ROOT, src)).isDirectory();
-          copyFromContext(
-            ROOT,
-            src,
-            file && dest.endsWith("/") ? inside(posix.join(dest, basename(src))) : inside(dest),
-            ignore,
-          );
-        }
-      }
-    } else if (op === "RUN") {
-      const apt = args.match(APT);
-      if (apt) {
-        state.systemPackages.push(...apt[1]!.split(/\s+/));
-        continue;
-      }
-      execFileSync("/bin/sh", ["-c", args], {
-        cwd: inside("."),
-        env: { ...buildEnvironment, ...state.env },
-        stdio: "pipe",
-        timeout: 300_000,
-      });
-    } else if (!["EXPOSE", "ARG", "LABEL"].includes(op)) {
-      throw new Error(`replay does not know ${op}`);
-    }
-  }
-  done.set(name, state);
-  return state;
-}
-
-/**
- * RUN lines see this machine's environment (its registry access, certificates), as `docker build` sees its
- * daemon's network, less what `npm test` and vitest set for themselves: npm's lifecycle variables would
- * point the install at this checkout.
- */
-const buildEnvironment = Object.fromEntries(
-  Object.entries(process.env).filter(([name]) => !/^(npm_|VITEST|NODE_ENV$|NODE_OPTIONS$)/i.test(name)),
-);
 
 function installed(pkg: string): boolean {
   try {
@@ -193,7 +95,7 @@ describe("Dockerfile", () => {
   });
 
   it("replayed here (production install, then start as the image's user): ready, answers, drains on SIGTERM", async () => {
-    const image = replay(dockerfile, "cpu", tmp);
+    const image = replay(dockerfile, "cpu", { context: ROOT, ignore, into: tmp });
     const app = join(image.root, image.workdir);
     for (const pkg of image.systemPackages) {
       expect(installed(pkg), `Debian package ${pkg} (the image installs it; .ci/run does here)`).toBe(true);

@@ -3,8 +3,9 @@
  * their base, ARG/ENV, WORKDIR, COPY (from the context or another stage), RUN, USER, ENTRYPOINT and CMD.
  * test/deploy/image.test.ts replays the repository's Dockerfile with it.
  */
+import { execFileSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
-import { dirname, join, posix, relative } from "node:path";
+import { basename, dirname, join, posix, relative } from "node:path";
 
 export interface Instruction {
   op: string;
@@ -149,3 +150,108 @@ export function copyFromContext(context: string, src: string, dest: string, igno
   walk(from);
   return files;
 }
+
+/** RUN lines that install system packages: replayed by checking that the host has those packages. */
+export const APT =
+  /^apt-get update && apt-get install -y --no-install-recommends ([\w\s.+-]+?) && rm -rf \/var\/lib\/apt\/lists\/\*$/;
+
+export interface Replayed {
+  /** The stage's filesystem: container path `/x` is `${root}/x`. */
+  root: string;
+  workdir: string;
+  env: Record<string, string>;
+  user?: string;
+  entrypoint: string[];
+  cmd: string[];
+  systemPackages: string[];
+}
+
+/**
+ * Replay a stage as `docker build --target` would run it, on this machine: COPY from the context (filtered by
+ * .dockerignore) or from another replayed stage, RUN in the stage's WORKDIR with its ENV. Only RUN lines
+ * that install Debian packages are not run; their packages are returned for the caller to check.
+ */
+export function replay(
+  file: Dockerfile,
+  name: string,
+  build: { context: string; ignore: readonly string[]; into: string },
+  done = new Map<string, Replayed>(),
+): Replayed {
+  const cached = done.get(name);
+  if (cached) return cached;
+  const s = file.stages.find((st) => st.name === name);
+  if (!s) throw new Error(`Dockerfile has no stage ${name}`);
+  const { context, ignore, into } = build;
+  const root = join(into, name);
+  const parent = file.stages.some((p) => p.name === s.from) ? replay(file, s.from, build, done) : undefined;
+  mkdirSync(root, { recursive: true });
+  if (parent) cpSync(parent.root, root, { recursive: true });
+  const state: Replayed = {
+    root,
+    workdir: parent?.workdir ?? "/",
+    env: { ...parent?.env },
+    user: parent?.user,
+    entrypoint: parent?.entrypoint ?? [],
+    cmd: parent?.cmd ?? [],
+    systemPackages: [...(parent?.systemPackages ?? [])],
+  };
+  const inside = (path: string) => join(root, posix.resolve(state.workdir, path));
+  for (const { op, args, flags } of s.instructions) {
+    if (op === "WORKDIR") {
+      state.workdir = posix.resolve(state.workdir, args);
+      mkdirSync(inside("."), { recursive: true });
+    } else if (op === "ENV") {
+      Object.assign(state.env, envPairs(args));
+    } else if (op === "USER") {
+      state.user = args;
+    } else if (op === "ENTRYPOINT") {
+      state.entrypoint = commandOf(args);
+      state.cmd = [];
+    } else if (op === "CMD") {
+      state.cmd = commandOf(args);
+    } else if (op === "COPY") {
+      const parts = args.split(/\s+/);
+      const dest = parts.pop()!;
+      for (const src of parts) {
+        if (flags.from) {
+          const from = replay(file, flags.from, build, done);
+          cpSync(join(from.root, src), inside(dest), { recursive: true });
+        } else {
+          // A directory's contents go into dest; a file goes into dest when dest ends with "/".
+          const isFile = !statSync(join(context, src)).isDirectory();
+          copyFromContext(
+            context,
+            src,
+            isFile && dest.endsWith("/") ? inside(posix.join(dest, basename(src))) : inside(dest),
+            ignore,
+          );
+        }
+      }
+    } else if (op === "RUN") {
+      const apt = args.match(APT);
+      if (apt) {
+        state.systemPackages.push(...apt[1]!.split(/\s+/));
+        continue;
+      }
+      execFileSync("/bin/sh", ["-c", args], {
+        cwd: inside("."),
+        env: { ...buildEnvironment, ...state.env },
+        stdio: "pipe",
+        timeout: 300_000,
+      });
+    } else if (!["EXPOSE", "ARG", "LABEL"].includes(op)) {
+      throw new Error(`replay does not know ${op}`);
+    }
+  }
+  done.set(name, state);
+  return state;
+}
+
+/**
+ * RUN lines see this machine's environment (its registry access, certificates), as `docker build` sees its
+ * daemon's network, less what `npm test` and vitest set for themselves: npm's lifecycle variables would
+ * point the install at this checkout.
+ */
+const buildEnvironment = Object.fromEntries(
+  Object.entries(process.env).filter(([name]) => !/^(npm_|VITEST|NODE_ENV$|NODE_OPTIONS$)/i.test(name)),
+);
