@@ -1,6 +1,7 @@
-import { execFileSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ScaledObject } from "@kubernetes-models/keda/keda.sh/v1alpha1/ScaledObject";
 import { Deployment } from "kubernetes-models/apps/v1/Deployment";
@@ -9,8 +10,8 @@ import { PodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBu
 import { Namespace } from "kubernetes-models/v1/Namespace";
 import { Service } from "kubernetes-models/v1/Service";
 import { ServiceAccount } from "kubernetes-models/v1/ServiceAccount";
-import { describe, expect, it } from "vitest";
-import { parseAllDocuments, parse as parseYaml } from "yaml";
+import { afterAll, describe, expect, it } from "vitest";
+import { parseAllDocuments, parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { createMetrics } from "../../regional/metrics.ts";
 import { parseCommandLine, type RegionalOptions } from "../../regional/options.ts";
 import { ROOT } from "../../scripts/stack/build-edge.ts";
@@ -72,6 +73,9 @@ const byKind = (objects: Obj[], kind: string) => {
   expect(found, kind).toHaveLength(1);
   return found[0];
 };
+
+const tmp = mkdtempSync(join(tmpdir(), "edgecascade-k8s-"));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 const cpus = (q: string) => (q.endsWith("m") ? Number(q.slice(0, -1)) / 1000 : Number(q));
 
@@ -191,8 +195,49 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
     expect(queue.metadata.query).toMatch(/^sum\(edgecascade_inference_queue_depth\{/);
     // One pod per `threshold` waiting requests: less than one worker's queue, so scaling starts before refusals.
     expect(Number(queue.metadata.threshold)).toBeLessThan(options.maxQueue * options.workers);
-    expect(latency.metadata.query).toMatch(/^histogram_quantile\(0\.95, /);
+    expect(latency.metadata.query).toMatch(/^\(histogram_quantile\(0\.95, /);
     expect(cpu).toMatchObject({ type: "cpu", metricType: "Utilization" });
+  });
+
+  it("'s autoscaling queries answer for its own pods only, and 0 for the p95 of an idle region", () => {
+    const [queue, latency] = byKind(objects, "ScaledObject").spec.triggers;
+    const own = `namespace="edgecascade",region="${region ?? "any"}"`;
+    const other = 'namespace="elsewhere",region="other"';
+    const series = (labels: string, name: string, values: string) => ({ series: `${name}{${labels}}`, values });
+    const bucket = "edgecascade_inference_request_duration_seconds_bucket";
+    // 80 of every 100 requests under 1 s, all under 2 s: p95 = 1 + (95 - 80) / 20 = 1.75 s, exact in binary.
+    const busy = [
+      series(`${own},pod="a",model="digits",version="1"`, "edgecascade_inference_queue_depth", "10x20"),
+      series(`${own},pod="b",model="digits",version="1"`, "edgecascade_inference_queue_depth", "30x20"),
+      series(`${own},pod="a",model="digits",version="1",le="1"`, bucket, "0+80x20"),
+      series(`${own},pod="a",model="digits",version="1",le="2"`, bucket, "0+100x20"),
+      series(`${own},pod="a",model="digits",version="1",le="+Inf"`, bucket, "0+100x20"),
+      series(`${other},pod="c",model="digits",version="1"`, "edgecascade_inference_queue_depth", "500x20"),
+      series(`${other},pod="c",model="digits",version="1",le="1"`, bucket, "0+1x20"),
+      series(`${other},pod="c",model="digits",version="1",le="+Inf"`, bucket, "0+100x20"),
+    ];
+    const idle = [series(`${own},pod="a",model="digits",version="1",le="+Inf"`, bucket, "5x20")];
+    const test = (input: object[], expr: string, value: number) => ({
+      interval: "30s",
+      input_series: input,
+      promql_expr_test: [{ expr, eval_time: "5m", exp_samples: [{ labels: "{}", value }] }],
+    });
+    const file = join(tmp, `${overlay}.test.yml`);
+    writeFileSync(
+      file,
+      stringifyYaml({
+        rule_files: [],
+        tests: [
+          test(busy, queue.metadata.query, 40),
+          // In milliseconds, rounded: rates divide by the window, so the quantile is 1.75 within float error.
+          test(busy, `round((${latency.metadata.query}) * 1000)`, 1750),
+          test(idle, latency.metadata.query, 0),
+        ],
+      }),
+    );
+    const run = spawnSync("promtool", ["test", "rules", file], { encoding: "utf8" });
+    expect(run.error, "promtool must be installed (Debian package prometheus)").toBeUndefined();
+    expect(run.status, run.stdout + run.stderr).toBe(0);
   });
 
   it.runIf(gpu)("asks for a GPU on a GPU node", () => {
