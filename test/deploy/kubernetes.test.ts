@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { ScaledObject } from "@kubernetes-models/keda/keda.sh/v1alpha1/ScaledObject";
 import { Deployment } from "kubernetes-models/apps/v1/Deployment";
 import { Ingress } from "kubernetes-models/networking.k8s.io/v1/Ingress";
+import { NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
 import { PodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBudget";
 import { Namespace } from "kubernetes-models/v1/Namespace";
 import { Service } from "kubernetes-models/v1/Service";
@@ -39,6 +40,7 @@ const MODELS: Record<string, new (data: never) => { validate(): void }> = {
   "v1/Service": Service,
   "apps/v1/Deployment": Deployment,
   "networking.k8s.io/v1/Ingress": Ingress,
+  "networking.k8s.io/v1/NetworkPolicy": NetworkPolicy,
   "policy/v1/PodDisruptionBudget": PodDisruptionBudget,
   "keda.sh/v1alpha1/ScaledObject": ScaledObject,
 };
@@ -94,6 +96,7 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
       "Deployment",
       "Ingress",
       "Namespace",
+      "NetworkPolicy",
       "PodDisruptionBudget",
       "ScaledObject",
       "Service",
@@ -171,6 +174,18 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
       });
     }
     expect(container.args.join(" ")).not.toMatch(/secret|token/i);
+  });
+
+  it("lets only the ingress controller and Prometheus reach the pool's port", () => {
+    const policy = byKind(objects, "NetworkPolicy");
+    expect(policy.spec.podSelector.matchLabels).toEqual(deployment.spec.selector.matchLabels);
+    expect(policy.spec.policyTypes).toEqual(["Ingress"]);
+    const [rule] = policy.spec.ingress;
+    expect(rule.ports).toEqual([{ port: "http", protocol: "TCP" }]);
+    expect(rule.from.map((f: Obj) => f.namespaceSelector.matchLabels["kubernetes.io/metadata.name"])).toEqual([
+      "ingress-nginx",
+      "monitoring",
+    ]);
   });
 
   it("keeps a region serving through voluntary disruptions", () => {
