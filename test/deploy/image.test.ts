@@ -187,3 +187,48 @@ function parseOptions(argv: string[]) {
   if (parsed.help) throw new Error("--help");
   return parsed.options;
 }
+
+describe("Dockerfile reader", () => {
+  it("joins continuations, drops comments, substitutes global ARGs and reads flags", () => {
+    const file = parseDockerfile(
+      [
+        "# syntax=docker/dockerfile:1",
+        "ARG BASE=node:24-slim",
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: Dockerfile syntax, not a template
+        "FROM ${BASE} AS build",
+        "RUN apt-get update \\",
+        "    # a comment inside a continuation",
+        "    && apt-get install -y tini",
+        "COPY --from=build --chown=1000:1000 /app/x ./y",
+        'ENV A=1 B="two words"',
+        "FROM build",
+        'CMD ["--ep", "cuda"]',
+      ].join("\n"),
+    );
+    expect(file.globalArgs).toEqual({ BASE: "node:24-slim" });
+    expect(file.stages.map((s) => [s.name, s.from])).toEqual([
+      ["build", "node:24-slim"],
+      ["1", "build"],
+    ]);
+    const [run, copy, env] = file.stages[0]!.instructions;
+    expect(run).toEqual({ op: "RUN", args: "apt-get update && apt-get install -y tini", flags: {} });
+    expect(copy).toEqual({ op: "COPY", args: "/app/x ./y", flags: { from: "build", chown: "1000:1000" } });
+    expect(envPairs(env!.args)).toEqual({ A: "1", B: "two words" });
+    expect(commandOf(file.stages[1]!.instructions[0]!.args)).toEqual(["--ep", "cuda"]);
+    expect(commandOf("npm ci")).toEqual(["/bin/sh", "-c", "npm ci"]);
+    expect(() => parseDockerfile("RUN true")).toThrow(/RUN before the first FROM/);
+  });
+
+  it("matches .dockerignore patterns as Docker does: last match wins, parents count, dot files too", () => {
+    const patterns = ["**", "!src", "!src/**", "**/*.test.ts", "src/tmp?", "!src/tmp1"];
+    expect(isIgnored("src/a.ts", patterns)).toBe(false);
+    expect(isIgnored("src/deep/a.ts", patterns)).toBe(false);
+    expect(isIgnored("src/deep/a.test.ts", patterns)).toBe(true);
+    expect(isIgnored("src/tmp2/file", patterns)).toBe(true);
+    expect(isIgnored("src/tmp1/file", patterns)).toBe(false);
+    expect(isIgnored(".env", patterns)).toBe(true);
+    expect(isIgnored("other/a.ts", patterns)).toBe(true);
+    expect(isIgnored("a.ts", ["*.ts"])).toBe(true);
+    expect(isIgnored("dir/a.ts", ["*.ts"])).toBe(false);
+  });
+});
