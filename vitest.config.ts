@@ -23,6 +23,16 @@ export default defineConfig({
       },
       {
         test: {
+          // What runs the system beyond one machine: the image recipe, the manifests, the alerting rules.
+          name: "deploy",
+          include: ["test/deploy/**/*.test.ts"],
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        test: {
           name: "regional",
           include: ["test/regional/**/*.test.ts"],
           testTimeout: 60_000,

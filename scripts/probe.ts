@@ -1,5 +1,5 @@
 /**
- * npm run probe -- --url URL [--duration S] [--rate R] [--json] [--report FILE]
+ * npm run probe -- --url URL [--duration S] [--rate R] [--json] [--report FILE] [--prometheus FILE]
  *
  * Synthetic latency probes against any edge URL: a realistic mix (cache repeats, rows the edge model is
  * sure of, rows it is not), open-loop at a fixed rate; prints p50/p95/p99 per path and overall, the error
@@ -12,6 +12,7 @@ import type { HeldoutSet } from "../protocol/heldout.ts";
 import { calibrationOf, parseModelConfig } from "../protocol/model-config.ts";
 import { probeMix, seededRandom } from "./probe/mix.ts";
 import { runOpenLoop } from "./probe/open-loop.ts";
+import { probeExposition, writeProbeExposition } from "./probe/prometheus.ts";
 import { renderReport } from "./probe/report-html.ts";
 import { PROBE_PATHS, type ProbeSummary, summarize } from "./probe/summary.ts";
 
@@ -22,6 +23,7 @@ const HELP = `Usage: npm run probe -- --url URL [options]
   --rate R           requests per second, open loop (default 50)
   --json             print one JSON object instead of the table
   --report FILE      HTML report path (default bench/probe-report.html)
+  --prometheus FILE  also write the summary as Prometheus text (node_exporter textfile collector, Pushgateway)
   --api-key KEY      API key, if the edge requires one (or EDGECASCADE_API_KEY)
   --location LAT,LON send x-edgecascade-location (honoured by local stacks only)
   --seed N           request mix seed (default 1)
@@ -66,6 +68,7 @@ async function main(): Promise<number> {
       rate: { type: "string" },
       json: { type: "boolean", default: false },
       report: { type: "string" },
+      prometheus: { type: "string" },
       "api-key": { type: "string" },
       location: { type: "string" },
       seed: { type: "string" },
@@ -117,6 +120,7 @@ async function main(): Promise<number> {
   });
   mkdirSync(dirname(reportPath), { recursive: true });
   writeFileSync(reportPath, renderReport(summary, results));
+  if (values.prometheus) writeProbeExposition(resolve(values.prometheus), probeExposition(summary, Date.now()));
   if (values.json) console.log(JSON.stringify({ ...summary, report: reportPath }));
   else console.log(`${table(summary)}\nreport: ${reportPath}`);
   return 0;

@@ -76,7 +76,13 @@ describe("npm run deploy", () => {
   it("runs from a checkout whose path has a space (import.meta.url is percent-encoded)", async () => {
     const checkout = join(tmp, "my projects", "edgecascade");
     mkdirSync(join(checkout, "scripts/stack"), { recursive: true });
-    for (const file of ["scripts/deploy.ts", "scripts/stack/build-edge.ts", "wrangler.toml"]) {
+    mkdirSync(join(checkout, "scripts/deploy"), { recursive: true });
+    for (const file of [
+      "scripts/deploy.ts",
+      "scripts/deploy/plan.ts",
+      "scripts/stack/build-edge.ts",
+      "wrangler.toml",
+    ]) {
       copyFileSync(join(ROOT, file), join(checkout, file));
     }
     // Without --env the script refuses with its usage; a script that does nothing would exit 0 silently.
