@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { parseOrDescribe } from "./schema-message.ts";
-import { DATATYPES } from "./types.ts";
+import { DATATYPES, type ModelMetadata } from "./types.ts";
 
 const tensorSpec = v.strictObject({
   name: v.pipe(v.string(), v.nonEmpty("must not be empty")),
@@ -125,4 +125,17 @@ export function calibrationOf(config: ModelConfig, version = config.version): Ca
   const cascade = config.versions[version]?.cascade;
   if (!cascade) throw new Error(`model ${config.name} version ${version} has no cascade calibration`);
   return cascade;
+}
+
+/** v2 model metadata of a config, under `name` (an edge variant is described as the model it stands for). */
+export function describeModel(config: ModelConfig, versions: string[], name = config.name): ModelMetadata {
+  return {
+    name,
+    versions,
+    platform: config.platform,
+    inputs: config.inputs.map((t) => ({ ...t, shape: [...t.shape] })),
+    outputs: config.outputs.map((t) => ({ ...t, shape: [...t.shape] })),
+    labels: [...config.labels],
+    ...(config.features ? { features: [...config.features] } : {}),
+  };
 }

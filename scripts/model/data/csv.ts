@@ -50,8 +50,8 @@ export function splitCsvLine(line: string): string[] {
 const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
 /**
- * Parse a CSV of features and a label (last column). The first line is a header when any of its cells is
- * not a number; every other line must have `width + 1` cells, finite numbers that fit float32, and a label
+ * Parse a CSV of features and a label (last column). The first line is a header when none of its feature
+ * cells is a number; every other line must have `width + 1` cells, finite numbers that fit float32, and a label
  * that is a class index below `classes` (or one of `labels`). Blank lines are skipped.
  */
 export function parseLabelledCsv(text: string, expect: CsvExpectations): LabelledRows {
@@ -66,7 +66,8 @@ export function parseLabelledCsv(text: string, expect: CsvExpectations): Labelle
     if (lines[l]!.trim() === "") continue;
     const where = `${source} line ${l + 1}`;
     const cells = splitCsvLine(lines[l]!);
-    if (rows.length === 0 && header === undefined && cells.some((c) => !NUMBER.test(c))) {
+    // The first line is a header when none of its feature cells is a number (one bad cell is a data error).
+    if (rows.length === 0 && header === undefined && cells.slice(0, expect.width).every((c) => !NUMBER.test(c))) {
       if (cells.length !== columns) {
         throw new DataError(
           `${where} (header) has ${cells.length} columns; the model takes ${expect.width} features, so the file needs ${columns} (features, then the label)`,
