@@ -1,13 +1,13 @@
 /**
  * `npm run deploy -- --env <region> [wrangler options]`: `wrangler deploy --env <region>` for one of the
- * regions in wrangler.toml. Extra arguments (`--dry-run`, `--outdir dir`, ...) pass through to wrangler.
+ * regions in wrangler.toml, with the models of `models/` (the Worker's model module is generated first). Extra arguments (`--dry-run`, `--outdir dir`, ...) pass through to wrangler.
  * The top level of wrangler.toml is the local stack and is never deployed.
  */
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { ROOT } from "./stack/build-edge.ts";
+import { EDGE_BUILD_DIR, generateModels, MODELS_DIR, ROOT } from "./stack/build-edge.ts";
 
 const USAGE = "usage: npm run deploy -- --env <region> [--dry-run] [other wrangler deploy options]";
 
@@ -37,6 +37,8 @@ if (import.meta.url === pathToFileURL(process.argv[1]!).href) {
   try {
     const envs = deployableEnvs(readFileSync(join(ROOT, "wrangler.toml"), "utf8"));
     const { env, rest } = parseDeployArgs(process.argv.slice(2), envs);
+    // The Worker serves exactly the models in models/: generate its model module before wrangler bundles.
+    generateModels(MODELS_DIR, EDGE_BUILD_DIR);
     const child = spawn(join(ROOT, "node_modules/.bin/wrangler"), ["deploy", "--env", env, ...rest], {
       cwd: ROOT,
       stdio: "inherit",
