@@ -37,14 +37,17 @@ describe("parseEnv", () => {
   });
 
   it("reads strings and numbers alike, keys and origins as lists", () => {
-    const options = parseEnv({
-      SLO_BUDGET_MS: "25",
-      HEDGE_BUDGET_RATIO: 0.05,
-      API_KEYS: " a, b ,,",
-      CORS_ORIGINS: "https://a.example, https://b.example",
-      ALLOW_LOCATION_OVERRIDE: "true",
-      REGIONAL_SHARED_SECRET: "s3cret",
-    }, MODELS);
+    const options = parseEnv(
+      {
+        SLO_BUDGET_MS: "25",
+        HEDGE_BUDGET_RATIO: 0.05,
+        API_KEYS: " a, b ,,",
+        CORS_ORIGINS: "https://a.example, https://b.example",
+        ALLOW_LOCATION_OVERRIDE: "true",
+        REGIONAL_SHARED_SECRET: "s3cret",
+      },
+      MODELS,
+    );
     expect(options.sloBudgetMs).toBe(25);
     expect(options.hedgeBudgetRatio).toBe(0.05);
     expect(options.apiKeys.map((k) => k.key)).toEqual(["a", "b"]);

@@ -7,8 +7,8 @@ import type { CacheTier } from "./cache/response-cache.ts";
 import { cascadeDecision } from "./cascade/decision.ts";
 import { type DegradedReason, degradedReason, NoRegionAnswered } from "./forward/errors.ts";
 import type { Forwarded } from "./forward/hedge.ts";
-import { regionOrder } from "./regions/order.ts";
 import type { ServedModel } from "./models/served-model.ts";
+import { regionOrder } from "./regions/order.ts";
 import type { RequestLocation } from "./regions/region.ts";
 import type { EdgeRuntime } from "./runtime.ts";
 

@@ -30,9 +30,7 @@ export const HELDOUT_FILE = "heldout.json";
  */
 export function heldoutPath(config: ModelConfig, version = config.version): string {
   const against = config.versions[version]?.cascade?.against;
-  return against
-    ? `${against.model}/${against.version}/${HELDOUT_FILE}`
-    : `${config.name}/${version}/${HELDOUT_FILE}`;
+  return against ? `${against.model}/${against.version}/${HELDOUT_FILE}` : `${config.name}/${version}/${HELDOUT_FILE}`;
 }
 
 /** Index of the largest value. */

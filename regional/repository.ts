@@ -288,7 +288,9 @@ export class ModelRepository {
   /** 404 for a model the repository does not have, naming those it has. */
   #unknown(name: string): NotFound {
     const known = [...this.#entries.keys()].sort();
-    return new NotFound(`unknown model "${name}"; this pool serves ${known.map((n) => `"${n}"`).join(", ") || "no model"}`);
+    return new NotFound(
+      `unknown model "${name}"; this pool serves ${known.map((n) => `"${n}"`).join(", ") || "no model"}`,
+    );
   }
 
   #entryFor(name: string): Entry {

@@ -34,18 +34,19 @@ export function parseDeployArgs(argv: readonly string[], envs: readonly string[]
 // Run as the main module. import.meta.url is percent-encoded, so compare it with argv[1] as a URL too:
 // a checkout path with a space must not turn the script into a silent no-op.
 if (import.meta.url === pathToFileURL(process.argv[1]!).href) {
-  try {
+  const deploy = async () => {
     const envs = deployableEnvs(readFileSync(join(ROOT, "wrangler.toml"), "utf8"));
     const { env, rest } = parseDeployArgs(process.argv.slice(2), envs);
     // The Worker serves exactly the models in models/: generate its model module before wrangler bundles.
-    generateModels(MODELS_DIR, EDGE_BUILD_DIR);
+    await generateModels(MODELS_DIR, EDGE_BUILD_DIR);
     const child = spawn(join(ROOT, "node_modules/.bin/wrangler"), ["deploy", "--env", env, ...rest], {
       cwd: ROOT,
       stdio: "inherit",
     });
     child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
-  } catch (err) {
-    console.error((err as Error).message);
+  };
+  deploy().catch((err: Error) => {
+    console.error(err.message);
     process.exit(2);
-  }
+  });
 }

@@ -9,10 +9,10 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { probeMix, seededRandom } from "./probe/mix.ts";
-import { probeTarget } from "./probe/target.ts";
 import { runOpenLoop } from "./probe/open-loop.ts";
 import { renderReport } from "./probe/report-html.ts";
 import { PROBE_PATHS, type ProbeSummary, summarize } from "./probe/summary.ts";
+import { probeTarget } from "./probe/target.ts";
 
 const HELP = `Usage: npm run probe -- --url URL [options]
 

@@ -12,9 +12,16 @@ import { demoRoutes } from "./routes.ts";
 const configs = { "breast-cancer": parseModelConfig(cancerConfig, "c"), digits: parseModelConfig(digitsConfig, "d") };
 const modelConfig = (name: keyof typeof configs) => configs[name];
 const samples = (name: keyof typeof configs) =>
-  [0, 1, 2].map((i) => ({ input: Array.from({ length: configs[name].inputs[0]!.shape[1]! }, (_, f) => i + f), label: i % 2 }));
+  [0, 1, 2].map((i) => ({
+    input: Array.from({ length: configs[name].inputs[0]!.shape[1]! }, (_, f) => i + f),
+    label: i % 2,
+  }));
 const models = new ModelCatalog(
-  (["breast-cancer", "digits"] as const).map((name) => ({ config: modelConfig(name), edge: undefined, samples: samples(name) })),
+  (["breast-cancer", "digits"] as const).map((name) => ({
+    config: modelConfig(name),
+    edge: undefined,
+    samples: samples(name),
+  })),
 );
 const app = new Hono<AppEnv>();
 app.use(async (c, next) => {

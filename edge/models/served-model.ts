@@ -33,7 +33,10 @@ export class ServedModel {
     this.samples = source.samples;
     this.#servedVersion = source.config.version;
     const edgeSignature = source.edge?.signature;
-    if (edgeSignature && (edgeSignature.width !== this.signature.width || edgeSignature.classes !== this.signature.classes)) {
+    if (
+      edgeSignature &&
+      (edgeSignature.width !== this.signature.width || edgeSignature.classes !== this.signature.classes)
+    ) {
       throw new Error(
         `${source.edge!.config.name} takes ${edgeSignature.width} features into ${edgeSignature.classes} classes; ` +
           `${this.name} takes ${this.signature.width} into ${this.signature.classes}`,

@@ -85,6 +85,10 @@ export class RequestCounts {
   snapshot(visible: { model: (name: string) => boolean; tenant: (name: string) => boolean }): CountsSnapshot {
     const pick = <T>(map: Map<string, T>, keep: (name: string) => boolean) =>
       Object.fromEntries([...map].filter(([name]) => keep(name)).map(([name, c]) => [name, structuredClone(c)]));
-    return { since: this.since, models: pick(this.#models, visible.model), tenants: pick(this.#tenants, visible.tenant) };
+    return {
+      since: this.since,
+      models: pick(this.#models, visible.model),
+      tenants: pick(this.#tenants, visible.tenant),
+    };
   }
 }

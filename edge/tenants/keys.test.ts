@@ -32,9 +32,12 @@ describe("parseTenantKeys", () => {
 
   it.each([
     ["[", "API_KEYS: invalid JSON"],
-    ['{"key":"a"}', "API_KEYS: invalid JSON"],
-    ['[{"key":"a","models":["digit"]}]', 'API_KEYS[0].models: unknown model "digit"; this Worker serves "digits", "breast-cancer"'],
-    ['[{"key":"a"},{"key":"b","models":"all"}]', 'API_KEYS: "[1].models" must be "*" or an array of model names'],
+    ['{"key":"a"}', "API_KEYS: must be a JSON array of keys"],
+    [
+      '[{"key":"a","models":["digit"]}]',
+      'API_KEYS[0].models: unknown model "digit"; this Worker serves "digits", "breast-cancer"',
+    ],
+    ['[{"key":"a"},{"key":"b","models":"all"}]', 'API_KEYS: "[1].models" must be ("*" | Array), got string'],
     ['[{"key":"a","rateLimit":{"requests":0,"periodS":60}}]', '"[0].rateLimit.requests" must be at least 1'],
     ['[{"key":"a","rateLimit":{"requests":5}}]', '"[0].rateLimit.periodS" is required'],
     ['[{"key":"a b"}]', '"[0].key" must be 1-256 printable characters without spaces'],

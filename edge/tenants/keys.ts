@@ -21,7 +21,7 @@ export interface TenantKey {
 const keySchema = v.strictObject({
   key: v.pipe(v.string(), v.regex(/^[\x21-\x7e]{1,256}$/, "must be 1-256 printable characters without spaces")),
   tenant: v.optional(v.pipe(v.string(), v.regex(/^[\w.-]{1,64}$/, "must be 1-64 letters, digits, '.', '_' or '-'"))),
-  models: v.optional(v.union([v.literal("*"), v.array(v.string())], 'must be "*" or an array of model names')),
+  models: v.optional(v.union([v.literal("*"), v.array(v.string())])),
   rateLimit: v.optional(
     v.strictObject({
       requests: v.pipe(v.number(), v.integer("must be an integer"), v.minValue(1, "must be at least 1")),
@@ -41,7 +41,7 @@ export function parseTenantKeys(raw: string | undefined, served: readonly string
   const text = (raw ?? "").trim();
   if (text === "") return [];
   let keys: TenantKey[];
-  if (!text.startsWith("[")) {
+  if (!text.startsWith("[") && !text.startsWith("{")) {
     keys = text
       .split(",")
       .map((k) => k.trim())
@@ -54,6 +54,7 @@ export function parseTenantKeys(raw: string | undefined, served: readonly string
     } catch (err) {
       throw new Error(`API_KEYS: invalid JSON: ${(err as Error).message}`);
     }
+    if (!Array.isArray(json)) throw new Error("API_KEYS: must be a JSON array of keys, or keys separated by commas");
     const parsed = parseOrDescribe(keysSchema, json);
     // valibot names array items as "0.models"; the message says "[0].models", as the other errors do.
     if (!parsed.ok) throw new Error(`API_KEYS: ${parsed.message.replace(/"(\d+)(\.|")/g, '"[$1]$2')}`);

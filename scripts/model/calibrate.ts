@@ -17,9 +17,7 @@ export interface CascadeFigures {
   cascadeAccuracy: number;
 }
 
-export type Calibration =
-  | { ok: true; threshold: number }
-  | { ok: false; bestAgreement: number; atThreshold: number };
+export type Calibration = { ok: true; threshold: number } | { ok: false; bestAgreement: number; atThreshold: number };
 
 const round4 = (x: number) => Math.round(x * 1e4) / 1e4;
 

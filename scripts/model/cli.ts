@@ -39,7 +39,11 @@ export function overview(commands: readonly Subcommand[]): string {
 }
 
 /** Dispatch `argv` (`[subcommand, ...options]`) to its subcommand; every failure becomes a message and an exit code. */
-export async function runModelCli(argv: readonly string[], commands: readonly Subcommand[], out: Output): Promise<number> {
+export async function runModelCli(
+  argv: readonly string[],
+  commands: readonly Subcommand[],
+  out: Output,
+): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
     out.log(overview(commands));

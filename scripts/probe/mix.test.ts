@@ -52,7 +52,9 @@ describe("probeMix", () => {
       const changed = r.inputs.filter((v, i) => v !== rows[r.row]!.input[i]);
       expect(changed).toHaveLength(1);
       const i = r.inputs.findIndex((v, i) => v !== rows[r.row]!.input[i]);
-      expect(Math.abs(changed[0]! - rows[r.row]!.input[i]!)).toBeLessThanOrEqual(1e-3 * Math.max(1, rows[r.row]!.input[i]!));
+      expect(Math.abs(changed[0]! - rows[r.row]!.input[i]!)).toBeLessThanOrEqual(
+        1e-3 * Math.max(1, rows[r.row]!.input[i]!),
+      );
       expect(Math.fround(changed[0]!)).not.toBe(Math.fround(rows[r.row]!.input[i]!));
     }
   });

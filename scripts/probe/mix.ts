@@ -61,7 +61,9 @@ export function probeMix(
   const unconfidentShare = edge ? (options.unconfidentShare ?? 0.05) : 1 - repeatShare;
   const confidence = rows.map((r) => (edge ? edgeConfidence(r, edge.model) : 0));
   const confident = edge ? rows.flatMap((_, i) => (confidence[i]! >= edge.threshold + margin ? [i] : [])) : [];
-  const unconfident = edge ? rows.flatMap((_, i) => (confidence[i]! < edge.threshold - margin ? [i] : [])) : rows.map((_, i) => i);
+  const unconfident = edge
+    ? rows.flatMap((_, i) => (confidence[i]! < edge.threshold - margin ? [i] : []))
+    : rows.map((_, i) => i);
   if (edge && (confident.length === 0 || unconfident.length === 0)) {
     throw new Error("the held-out rows need both confident and unconfident rows around the threshold");
   }

@@ -32,7 +32,10 @@ export function probeTarget(modelsDir: string, model: string): ProbeTarget {
     throw new Error(`--model ${model}: not a model of ${modelsDir} (a <name>/config.json that stands for no other)`);
   }
   const edgeConfig = readConfig(modelsDir, `${model}-edge`);
-  const edge = edgeConfig?.standsFor === model ? { model: edgeConfig.name, threshold: calibrationOf(edgeConfig).threshold } : undefined;
+  const edge =
+    edgeConfig?.standsFor === model
+      ? { model: edgeConfig.name, threshold: calibrationOf(edgeConfig).threshold }
+      : undefined;
   const heldout = JSON.parse(readFileSync(join(modelsDir, heldoutPath(config)), "utf8")) as HeldoutSet;
   if (edge && !heldout.rows[0]?.expected[edge.model]) {
     throw new Error(`${heldoutPath(config)} has no expected outputs of ${edge.model}; import the model again`);

@@ -4,7 +4,6 @@ import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs"
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { EDGE_MODELS_SPECIFIER, writeEdgeModels } from "./edge-models.ts";
 
 const run = promisify(execFile);
 
@@ -50,7 +49,10 @@ export function bundleModules(dir: string): BundleModule[] {
  * the repository's own `models/` goes where wrangler.toml's alias points; another directory (a test's) gets a
  * module of its own beside its bundle.
  */
-export function generateModels(modelsDir: string, outdir: string): string[] {
+export async function generateModels(modelsDir: string, outdir: string): Promise<string[]> {
+  // Imported here, not at the top: this module is also the deploy script's, which must start (and print its
+  // usage) with nothing but Node built-ins.
+  const { EDGE_MODELS_SPECIFIER, writeEdgeModels } = await import("./edge-models.ts");
   const own = resolve(modelsDir) === MODELS_DIR;
   const module = own ? EDGE_MODELS_MODULE : `${outdir}-models/edge-models.js`;
   writeEdgeModels(modelsDir, module);
@@ -70,7 +72,7 @@ export async function wranglerBuild(
   const tmp = `${outdir}.tmp-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(dirname(outdir), { recursive: true });
-  const alias = generateModels(modelsDir, outdir);
+  const alias = await generateModels(modelsDir, outdir);
   const args = ["deploy", "--dry-run", "--outdir", tmp, ...(env ? ["--env", env] : []), ...alias];
   const { stdout, stderr } = await run(join(ROOT, "node_modules/.bin/wrangler"), args, {
     cwd: ROOT,
@@ -93,7 +95,9 @@ export function edgeBundle(modelsDir = MODELS_DIR): Promise<EdgeBundle> {
   let bundle = building.get(key);
   if (!bundle) {
     const own = key === MODELS_DIR;
-    const dir = own ? EDGE_BUILD_DIR : join(ROOT, ".build", `edge-${createHash("sha256").update(key).digest("hex").slice(0, 12)}`);
+    const dir = own
+      ? EDGE_BUILD_DIR
+      : join(ROOT, ".build", `edge-${createHash("sha256").update(key).digest("hex").slice(0, 12)}`);
     bundle = (async () => {
       if (!(own && process.env[PREBUILT_ENV] && existsSync(join(EDGE_BUILD_DIR, "worker.js")))) {
         await wranglerBuild(dir, undefined, modelsDir);

@@ -106,10 +106,16 @@ export interface RegionStatus {
 }
 
 export interface StatusBody {
-  servedVersion: string;
+  servedVersions: Record<string, string>;
   probe: {
     at: number;
-    regions: { name: string; ready: boolean; latencyMs?: number; version?: string; error?: string }[];
+    regions: {
+      name: string;
+      ready: boolean;
+      latencyMs?: number;
+      versions?: Record<string, string>;
+      error?: string;
+    }[];
   } | null;
   isolate: { hedgeTokens: number; regions: RegionStatus[] };
 }

@@ -88,7 +88,8 @@ describe("server and model metadata (Open Inference Protocol v2)", () => {
         status: 404,
         body: {
           code: "not_found",
-          error: 'unknown model "nope"; this pool serves "breast-cancer", "breast-cancer-edge", "digits", "digits-edge"',
+          error:
+            'unknown model "nope"; this pool serves "breast-cancer", "breast-cancer-edge", "digits", "digits-edge"',
         },
       });
     }

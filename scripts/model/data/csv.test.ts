@@ -31,7 +31,10 @@ describe("parseLabelledCsv", () => {
   });
 
   it.each([
-    ["1,2,3\n", "d.csv line 1 has 3 values; the model takes 3 features, so each line needs 4 (features, then the label)"],
+    [
+      "1,2,3\n",
+      "d.csv line 1 has 3 values; the model takes 3 features, so each line needs 4 (features, then the label)",
+    ],
     ["a,b,c,d,e\n1,2,3,0\n", "d.csv line 1 (header) has 5 columns"],
     ["1,2,3,0\n1,x,3,0\n", 'd.csv line 2, column 2: "x" is not a number that fits float32'],
     ["1,1e39,3,0\n", 'd.csv line 1, column 2: "1e39" is not a number that fits float32'],

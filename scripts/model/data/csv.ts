@@ -103,6 +103,6 @@ export function parseLabelledCsv(text: string, expect: CsvExpectations): Labelle
   }
   if (rows.length === 0) throw new DataError(`${source} has no data rows`);
   const features = new Float32Array(rows.length * expect.width);
-  rows.forEach((row, r) => features.set(row, r * expect.width));
+  for (const [r, row] of rows.entries()) features.set(row, r * expect.width);
   return { ...(header ? { header } : {}), features, labels, width: expect.width };
 }

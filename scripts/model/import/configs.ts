@@ -100,7 +100,8 @@ function checkCompatible(raw: RawConfig, source: string, facts: ImportFacts, ten
   if (output.name !== tensors.outputName || output.shape[1] !== tensors.classes) {
     throw mismatch("output", [output.name, output.shape[1]], [tensors.outputName, tensors.classes]);
   }
-  if (config.labels.join("\u0000") !== facts.labels.join("\u0000")) throw mismatch("labels", config.labels, facts.labels);
+  if (config.labels.join("\u0000") !== facts.labels.join("\u0000"))
+    throw mismatch("labels", config.labels, facts.labels);
   return config;
 }
 
@@ -120,7 +121,9 @@ export function planImport(facts: ImportFacts, existing: Existing): ImportPlan {
   const fullVersion = nextVersion(existing.full, existing.fullDirs);
   const serves = existing.full === undefined;
   if (existing.full) checkCompatible(existing.full, `${name}/config.json`, facts, facts.full.tensors);
-  const dataset = facts.source ? { dataset: { source: facts.source, split: facts.split } } : { dataset: { split: facts.split } };
+  const dataset = facts.source
+    ? { dataset: { source: facts.source, split: facts.split } }
+    : { dataset: { split: facts.split } };
   const common = {
     labels: facts.labels,
     ...(facts.features ? { features: facts.features } : {}),

@@ -13,7 +13,14 @@ import {
 import { RefusedError } from "../cli.ts";
 import { DataError, type LabelledRows, parseLabelledCsv } from "../data/csv.ts";
 import { stratifiedSplit } from "../data/split.ts";
-import { type Candidate, checkProbabilities, inspectCandidate, openSession, readCandidate, runRows } from "../onnx/load.ts";
+import {
+  type Candidate,
+  checkProbabilities,
+  inspectCandidate,
+  openSession,
+  readCandidate,
+  runRows,
+} from "../onnx/load.ts";
 import { encodeModel } from "../onnx/proto.ts";
 import { QuantizeError, quantizeWeights } from "../quantize/graph.ts";
 import {
@@ -46,7 +53,9 @@ async function readRawConfig(dir: string): Promise<RawConfig | undefined> {
   try {
     return JSON.parse(text) as RawConfig;
   } catch (err) {
-    throw new RefusedError(`${join(dir, "config.json")} is not valid JSON (${(err as Error).message}); fix or remove it`);
+    throw new RefusedError(
+      `${join(dir, "config.json")} is not valid JSON (${(err as Error).message}); fix or remove it`,
+    );
   }
 }
 
@@ -58,7 +67,9 @@ async function versionDirs(dir: string): Promise<string[]> {
 /** Rows `indices` of a probability matrix. */
 function part(probs: Float32Array, classes: number, indices: readonly number[]): ProbabilityMatrix {
   const out = new Float32Array(indices.length * classes);
-  indices.forEach((r, i) => out.set(probs.subarray(r * classes, (r + 1) * classes), i * classes));
+  indices.forEach((r, i) => {
+    out.set(probs.subarray(r * classes, (r + 1) * classes), i * classes);
+  });
   return { probs: out, rows: indices.length, classes };
 }
 
@@ -91,7 +102,9 @@ export async function importModel(options: ImportOptions, note: (line: string) =
       const q = quantizeWeights(full.model);
       edge = inspectCandidate(encodeModel(q.model), `--quantize (of ${basename(options.full)})`);
       quantized = { tensors: q.tensors.length };
-      note(`quantized ${q.tensors.length} weight tensors: ${q.tensors.map((t) => `${t.name} [${t.dims.join(", ")}]`).join(", ")}`);
+      note(
+        `quantized ${q.tensors.length} weight tensors: ${q.tensors.map((t) => `${t.name} [${t.dims.join(", ")}]`).join(", ")}`,
+      );
     } catch (err) {
       if (err instanceof QuantizeError) throw new RefusedError(`--quantize: ${err.message}`);
       throw err;
@@ -107,8 +120,7 @@ export async function importModel(options: ImportOptions, note: (line: string) =
   const fullSession = await openSession(full, full.signature.probabilities.classes ?? 0);
   try {
     // A symbolic class dimension: one run of a zero row tells it.
-    const classes =
-      full.signature.probabilities.classes ?? (await fullSession.run(new Float32Array(width), 1)).length;
+    const classes = full.signature.probabilities.classes ?? (await fullSession.run(new Float32Array(width), 1)).length;
     const edgeClasses = edge?.signature.probabilities.classes;
     if (edge && edgeClasses !== undefined && edgeClasses !== classes) {
       throw new RefusedError(
@@ -128,7 +140,9 @@ export async function importModel(options: ImportOptions, note: (line: string) =
       edgeDirs: await versionDirs(edgeDir),
     };
     const labels =
-      options.labels ?? (existing.full?.labels as string[] | undefined) ?? Array.from({ length: classes }, (_, i) => String(i));
+      options.labels ??
+      (existing.full?.labels as string[] | undefined) ??
+      Array.from({ length: classes }, (_, i) => String(i));
 
     const text = await readFile(options.data, "utf8").catch((err: Error) => {
       throw new RefusedError(`--data: cannot read ${options.data} (${err.message})`);

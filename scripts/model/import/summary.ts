@@ -5,7 +5,9 @@ const pct = (x: number) => `${(x * 100).toFixed(2)}%`;
 /** Lines of a plain table, columns padded to their widest cell. */
 export function table(rows: readonly (readonly string[])[]): string[] {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
-  return rows.map((r) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join("  "));
+  return rows.map((r) =>
+    r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join("  "),
+  );
 }
 
 /** What an import did, for people: the variants, the cascade on the held-out rows, and what serves now. */
@@ -18,7 +20,14 @@ export function importSummary(result: ImportResult): string {
     "",
     ...table([
       ["model", "version", "weights", "bytes", "accuracy (calibration)", "accuracy (held-out)"],
-      [facts.name, plan.fullVersion, full.weights, String(full.file.bytes), pct(full.accuracy.validation), pct(full.accuracy.test)],
+      [
+        facts.name,
+        plan.fullVersion,
+        full.weights,
+        String(full.file.bytes),
+        pct(full.accuracy.validation),
+        pct(full.accuracy.test),
+      ],
       ...(edge && plan.edgeVersion
         ? [
             [
@@ -47,7 +56,10 @@ export function importSummary(result: ImportResult): string {
       );
     }
   } else {
-    lines.push("", "no edge variant: the edge forwards every request for this model to a region (the cache still applies)");
+    lines.push(
+      "",
+      "no edge variant: the edge forwards every request for this model to a region (the cache still applies)",
+    );
   }
   lines.push(
     "",

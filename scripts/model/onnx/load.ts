@@ -91,7 +91,8 @@ export function checkProbabilities(probs: Float32Array, classes: number, label: 
     let sum = 0;
     for (let c = 0; c < classes; c++) {
       const p = probs[r * classes + c]!;
-      if (!(p >= 0 && p <= 1)) {
+      // Tree ensembles sum float32 votes: ten votes of 0.1 make 1.0000001.
+      if (!(p >= -1e-5 && p <= 1 + 1e-5)) {
         throw new RefusedError(
           `${label}: output row ${r} holds ${p}, not a probability; the model must end in a softmax (or output class probabilities)`,
         );

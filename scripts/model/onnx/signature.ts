@@ -91,7 +91,9 @@ export function inspectSignature(model: ModelProto): OnnxSignature {
     const tensor = output.type?.tensorType;
     const outputDims = dims(output);
     if (!tensor) {
-      const zipmap = output.type?.sequenceType ? " (a ZipMap? convert the model without it, e.g. skl2onnx zipmap=False)" : "";
+      const zipmap = output.type?.sequenceType
+        ? " (a ZipMap? convert the model without it, e.g. skl2onnx zipmap=False)"
+        : "";
       throw new SignatureError(`output "${output.name}" is ${describe(output)}${zipmap}; outputs must be tensors`);
     }
     if (tensor.elemType === DataType.FLOAT && outputDims?.length === 2) probabilities.push(output);

@@ -18,7 +18,11 @@ export const quantizeCommand: Subcommand = {
   async run(argv, out) {
     let values: { in?: string; out?: string };
     try {
-      values = parseArgs({ args: argv, options: { in: { type: "string" }, out: { type: "string" } }, strict: true }).values;
+      values = parseArgs({
+        args: argv,
+        options: { in: { type: "string" }, out: { type: "string" } },
+        strict: true,
+      }).values;
     } catch (err) {
       throw new UsageError((err as Error).message);
     }

@@ -4,9 +4,9 @@ import {
   EXTERNAL_DATA,
   int64,
   intAttribute,
+  type ModelProto,
   makeNode,
   makeTensor,
-  type ModelProto,
   type NodeProto,
   type TensorProto,
 } from "../onnx/proto.ts";
@@ -33,7 +33,9 @@ export class QuantizeError extends Error {}
 /** The float32 values of an initializer, from `float_data` or little-endian `raw_data`. */
 export function floatValues(tensor: TensorProto): Float32Array {
   if (tensor.dataLocation === EXTERNAL_DATA) {
-    throw new QuantizeError(`initializer "${tensor.name}" keeps its values in an external file; save the model as one file`);
+    throw new QuantizeError(
+      `initializer "${tensor.name}" keeps its values in an external file; save the model as one file`,
+    );
   }
   if (tensor.floatData.length > 0) return Float32Array.from(tensor.floatData);
   const raw = tensor.rawData;
@@ -115,8 +117,18 @@ export function quantizeWeights(source: ModelProto): GraphQuantization {
     const zeroName = fresh(`${tensor.name}_zero_point`);
     initializers.push(
       makeTensor({ name: qName, dataType: DataType.INT8, dims: [rows, cols], rawData: new Uint8Array(q.buffer) }),
-      makeTensor({ name: scaleName, dataType: DataType.FLOAT, dims: [scales.length], rawData: littleEndianFloats(scales) }),
-      makeTensor({ name: zeroName, dataType: DataType.INT8, dims: [scales.length], rawData: new Uint8Array(scales.length) }),
+      makeTensor({
+        name: scaleName,
+        dataType: DataType.FLOAT,
+        dims: [scales.length],
+        rawData: littleEndianFloats(scales),
+      }),
+      makeTensor({
+        name: zeroName,
+        dataType: DataType.INT8,
+        dims: [scales.length],
+        rawData: new Uint8Array(scales.length),
+      }),
     );
     dequantizers.push(
       makeNode(
