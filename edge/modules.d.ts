@@ -10,7 +10,7 @@ declare module "*.onnx" {
 }
 
 // The model repository as the Worker bundles it: generated at build time by scripts/stack/edge-models.ts
-// (wrangler's `alias` points this specifier at .build/models/edge-models.js).
+// (the `[alias]` of the wrangler config build-edge.ts writes points this specifier at the generated file).
 declare module "edgecascade-models" {
   const models: {
     /** A logical model's config.json (the full model's). */

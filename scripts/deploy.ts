@@ -38,8 +38,8 @@ if (import.meta.url === pathToFileURL(process.argv[1]!).href) {
     const envs = deployableEnvs(readFileSync(join(ROOT, "wrangler.toml"), "utf8"));
     const { env, rest } = parseDeployArgs(process.argv.slice(2), envs);
     // The Worker serves exactly the models in models/: generate its model module before wrangler bundles.
-    await generateModels(MODELS_DIR, EDGE_BUILD_DIR);
-    const child = spawn(join(ROOT, "node_modules/.bin/wrangler"), ["deploy", "--env", env, ...rest], {
+    const config = await generateModels(MODELS_DIR, EDGE_BUILD_DIR);
+    const child = spawn(join(ROOT, "node_modules/.bin/wrangler"), ["deploy", "--env", env, ...config, ...rest], {
       cwd: ROOT,
       stdio: "inherit",
     });

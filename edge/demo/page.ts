@@ -68,7 +68,7 @@ function selectModel(name) {
   const form = $("form"); form.innerHTML = "";
   if (!isDrawing()) model.features.forEach((f, i) => {
     const label = document.createElement("label"); label.textContent = f;
-    const input = document.createElement("input"); input.type = "number"; input.step = "any"; input.name = "f" + i; input.required = true;
+    const input = document.createElement("input"); input.type = "number"; input.step = "any"; input.name = "f" + i;
     label.appendChild(input); form.appendChild(label);
   });
   $("result").hidden = true; $("label").textContent = "?"; $("true-label").textContent = ""; $("error").textContent = "";
