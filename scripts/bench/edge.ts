@@ -4,7 +4,7 @@ import { availableParallelism, cpus } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import * as hdr from "hdr-histogram-js";
-import { Miniflare } from "miniflare";
+import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { Pool } from "undici";
 import { argmax } from "../../protocol/heldout.ts";
 import { probeTarget } from "../probe/target.ts";
@@ -165,13 +165,15 @@ async function main() {
     },
     rateLimit: false,
   });
-  const hello = new Miniflare({
-    modules: true,
-    scriptPath: join(ROOT, "scripts/bench/hello-worker.js"),
-    compatibilityDate: "2026-04-01",
-    host: "127.0.0.1",
-    port: 0,
-  });
+  const hello = new Miniflare(
+    convertV4MiniflareOptions({
+      modules: true,
+      scriptPath: join(ROOT, "scripts/bench/hello-worker.js"),
+      compatibilityDate: "2026-04-01",
+      host: "127.0.0.1",
+      port: 0,
+    }),
+  );
   const helloUrl = (await hello.ready).toString().replace(/\/$/, "");
   const cleanUp = async () => {
     await Promise.allSettled([edge.dispose(), hello.dispose(), regional.stop()]);

@@ -25,7 +25,7 @@ const file = (name: string, content: string | Uint8Array) => {
   return join(dir, name);
 };
 const model = (...argv: string[]) =>
-  promisify(execFile)(process.execPath, ["--import", "tsx", "scripts/model.ts", ...argv], { cwd: ROOT });
+  promisify(execFile)(process.execPath, ["scripts/model.ts", ...argv], { cwd: ROOT });
 
 const CENTROIDS = [
   [0, 0, 0, 0],

@@ -23,7 +23,7 @@ const tmp = mkdtempSync(join(tmpdir(), "edgecascade-e2e-"));
 /** `npm start` itself (scripts/start.ts), in its own process group, on free ports. */
 async function startStack(): Promise<void> {
   const [edgePort, us, eu, ap] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
-  stack = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts"], {
+  stack = spawn(process.execPath, ["scripts/start.ts"], {
     cwd: ROOT,
     detached: true,
     env: {
@@ -244,7 +244,7 @@ describe("synthetic probes against the local stack", () => {
     const json = await promisify(execFile)(
       process.execPath,
       [
-        ...["--import", "tsx", "scripts/probe.ts", "--url", edgeUrl, "--model", "breast-cancer"],
+        ...["scripts/probe.ts", "--url", edgeUrl, "--model", "breast-cancer"],
         ...["--duration", "2", "--rate", "30", "--json", "--report", join(tmp, "cancer.html")],
       ],
       { cwd: ROOT, timeout: 60_000 },
@@ -260,20 +260,7 @@ describe("synthetic probes against the local stack", () => {
     const report = join(tmp, "probe.html");
     const { stdout } = await promisify(execFile)(
       process.execPath,
-      [
-        "--import",
-        "tsx",
-        "scripts/probe.ts",
-        "--url",
-        edgeUrl,
-        "--duration",
-        "3",
-        "--rate",
-        "40",
-        "--json",
-        "--report",
-        report,
-      ],
+      ["scripts/probe.ts", "--url", edgeUrl, "--duration", "3", "--rate", "40", "--json", "--report", report],
       { cwd: ROOT, timeout: 60_000 },
     );
     const summary = JSON.parse(stdout);

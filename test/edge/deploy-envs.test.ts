@@ -31,7 +31,7 @@ describe("per-region deploys", () => {
       const outdir = join(tmp, env);
       const { stdout } = await run(
         process.execPath,
-        ["--import", "tsx", "scripts/deploy.ts", "--env", env, "--dry-run", "--outdir", outdir],
+        ["scripts/deploy.ts", "--env", env, "--dry-run", "--outdir", outdir],
         { cwd: ROOT, env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" } },
       );
       const [, raw, gzip] = stdout.match(/Total Upload: ([\d.]+) KiB \/ gzip: ([\d.]+) KiB/) ?? [];
@@ -83,7 +83,7 @@ describe("npm run deploy", () => {
       copyFileSync(join(ROOT, file), join(checkout, file));
     }
     // Without --env the script refuses with its usage; a script that does nothing would exit 0 silently.
-    const exit = await run(process.execPath, ["--import", "tsx", join(checkout, "scripts/deploy.ts")], {
+    const exit = await run(process.execPath, [join(checkout, "scripts/deploy.ts")], {
       cwd: ROOT,
     }).then(
       () => ({ code: 0, stderr: "" }),

@@ -17,7 +17,7 @@ export interface LocalStack {
 /** `npm start` itself (scripts/start.ts), in its own process group, on free ports; `env` on top. */
 export async function startLocalStack(env: Record<string, string> = {}): Promise<LocalStack> {
   const [edgePort, us, eu, ap] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
-  const child = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts"], {
+  const child = spawn(process.execPath, ["scripts/start.ts"], {
     cwd: ROOT,
     detached: true,
     env: {
