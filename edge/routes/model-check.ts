@@ -19,10 +19,13 @@ export function checkModel<M extends { readonly servedVersion: string }>(
   mayCall: (name: string) => boolean = () => true,
 ): M {
   const found = served.get(model);
-  const callable = served.names.filter(mayCall);
-  if (!found) throw new NotFound(`unknown model "${model}"; this endpoint serves ${quoted(callable)}`);
+  // The list of callable models is built only for the error messages, never on the way to an answer.
+  if (!found)
+    throw new NotFound(`unknown model "${model}"; this endpoint serves ${quoted(served.names.filter(mayCall))}`);
   if (!mayCall(model)) {
-    throw new Forbidden(`this API key may not call model "${model}"; it may call ${quoted(callable)}`);
+    throw new Forbidden(
+      `this API key may not call model "${model}"; it may call ${quoted(served.names.filter(mayCall))}`,
+    );
   }
   if (version !== undefined && version !== found.servedVersion) {
     throw new NotFound(
