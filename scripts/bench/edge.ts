@@ -356,7 +356,7 @@ The edge Worker is the wrangler bundle run by Miniflare on its own socket (not w
 scenario: ${st.warmupS} s warm-up, ${st.durationS} s closed loop with ${st.connections} requests in flight (req/s), then
 ${st.durationS} s open loop at ${st.openLoopRatePerS} req/s (latency, each request timed from when it was due).
 ${st.rounds} rounds, scenarios interleaved; medians, with the rounds' range where it shows how noisy a shared
-2-core machine is. Single-row requests cycling through the 360 held-out rows.
+2-core machine is. Single-row requests of model ${model} cycling through its ${heldout.rows.length} held-out rows.
 The edge's SLO budget is raised to ${st.sloBudgetMs} ms here so forwards are measured rather than degraded.
 
 | scenario | req/s (rounds' range) | vs hello | p50 ms | p95 ms | p99 ms (range) | p99 vs hello | errors | answered by |

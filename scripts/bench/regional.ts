@@ -259,7 +259,7 @@ const report = {
     durationS,
     warmupS,
     rounds,
-    request: "POST /v1/classify, one held-out row per request, 360 rows in turn",
+    request: `POST /v1/classify, model ${model}, one held-out row per request, ${heldout.rows.length} rows in turn`,
   },
   servers: summary,
   ratios,
