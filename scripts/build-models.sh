@@ -39,5 +39,4 @@ for name in digits digits-edge breast-cancer breast-cancer-edge; do
   rm -rf "models/$name"
   mv "$work/models/$name" "models/$name"
 done
-rm -f models/digits-heldout.json
 echo "models/ rebuilt: digits, digits-edge, breast-cancer, breast-cancer-edge"
