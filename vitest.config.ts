@@ -57,7 +57,9 @@ export default defineConfig({
           name: "e2e",
           include: ["test/e2e/**/*.test.ts"],
           testTimeout: 120_000,
-          hookTimeout: 180_000,
+          hookTimeout: 240_000,
+          // Each file runs a whole `npm start` stack (three pools and workerd): one at a time on 2 cores.
+          fileParallelism: false,
           sequence: { groupOrder: 3 },
         },
       },

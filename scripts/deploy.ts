@@ -1,13 +1,15 @@
 /**
  * `npm run deploy -- --env <region> [--percent P [--version-id ID]] [--rollback] [--message M] [--dry-run]`:
  * deploys the edge Worker to one of wrangler.toml's environments, at once or gradually with Worker versions.
- * The top level of wrangler.toml is the local stack and is never deployed. What runs is planned by the pure
- * functions of scripts/deploy/plan.ts; this file runs wrangler and prints each command first.
+ * The top level of wrangler.toml is the local stack and is never deployed. The Worker serves exactly the models
+ * of `models/`: its model module is generated before any command that bundles (deploy, versions upload). What
+ * runs is planned by the pure functions of scripts/deploy/plan.ts; this file runs wrangler and prints each
+ * command first.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
 import {
   type DeployRequest,
@@ -20,7 +22,7 @@ import {
   uploadedVersionId,
   wranglerCommand,
 } from "./deploy/plan.ts";
-import { ROOT } from "./stack/build-edge.ts";
+import { EDGE_BUILD_DIR, generateModels, MODELS_DIR, ROOT } from "./stack/build-edge.ts";
 
 const WRANGLER = join(ROOT, "node_modules/.bin/wrangler");
 
@@ -59,9 +61,16 @@ function exec(args: string[], stdout: "inherit" | "pipe", env?: NodeJS.ProcessEn
 const UPLOADED = "<uploaded-version-id>";
 const STABLE: LiveDeployment = { versions: [{ version_id: "<serving-version-id>", percentage: 100 }] };
 
+/** wrangler's arguments for a command that bundles the Worker: the generated config that aliases its models. */
+async function bundling(request: Extract<DeployRequest, { wranglerArgs: string[] }>): Promise<string[]> {
+  const [flag, config] = await generateModels(MODELS_DIR, EDGE_BUILD_DIR);
+  // wrangler runs in ROOT: the relative path reads better in dry runs and logs.
+  return [flag!, relative(ROOT, config!), ...request.wranglerArgs];
+}
+
 async function deploy(request: DeployRequest): Promise<void> {
   const { env } = request;
-  if (request.mode === "deploy") return wrangler.run(wranglerCommand.deploy(env, request.wranglerArgs));
+  if (request.mode === "deploy") return wrangler.run(wranglerCommand.deploy(env, await bundling(request)));
   const print = (args: string[]) => console.log(`wrangler ${shellLine(args)}`);
 
   if (request.mode === "rollback") {
@@ -77,7 +86,7 @@ async function deploy(request: DeployRequest): Promise<void> {
 
   if (request.dryRun) {
     print(wranglerCommand.status(env));
-    if (!request.versionId) print(wranglerCommand.upload(env, request.message, request.wranglerArgs));
+    if (!request.versionId) print(wranglerCommand.upload(env, request.message, await bundling(request)));
     const live = request.versionId
       ? { versions: [...STABLE.versions, { version_id: request.versionId, percentage: 0 }] }
       : STABLE;
@@ -94,7 +103,7 @@ async function deploy(request: DeployRequest): Promise<void> {
     const dir = mkdtempSync(join(tmpdir(), "edgecascade-deploy-"));
     try {
       const outputFile = join(dir, "wrangler-output.json");
-      await wrangler.run(wranglerCommand.upload(env, request.message, request.wranglerArgs), {
+      await wrangler.run(wranglerCommand.upload(env, request.message, await bundling(request)), {
         WRANGLER_OUTPUT_FILE_PATH: outputFile,
       });
       candidate = uploadedVersionId(readFileSync(outputFile, "utf8"));

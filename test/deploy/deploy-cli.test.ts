@@ -48,7 +48,8 @@ describe("npm run deploy --percent / --rollback --dry-run", () => {
     expect(code).toBe(0);
     expect(stdout.trim().split("\n")).toEqual([
       "wrangler deployments status --env eu --json",
-      "wrangler versions upload --env eu --message 'canary 10%'",
+      // The generated config: wrangler.toml plus the alias of the Worker's model module (models/).
+      "wrangler versions upload --env eu --message 'canary 10%' --config .wrangler-models-repository.toml",
       "wrangler versions deploy '<uploaded-version-id>@10%' '<serving-version-id>@90%' --env eu --message 'canary 10%' --yes",
     ]);
   });
