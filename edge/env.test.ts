@@ -3,9 +3,11 @@ import { type Env, parseEnv } from "./env.ts";
 
 const us = { name: "us", url: "http://127.0.0.1:9001/", latitude: 39.04, longitude: -77.49, continent: "NA" };
 
+const MODELS = ["digits"];
+
 describe("parseEnv", () => {
   it("has documented defaults", () => {
-    const options = parseEnv({});
+    const options = parseEnv({}, MODELS);
     expect(options).toMatchObject({
       regions: [],
       sharedSecret: undefined,
@@ -25,27 +27,30 @@ describe("parseEnv", () => {
       probeTimeoutMs: 2000,
       probeMemoMs: 5000,
     });
-    expect(options.apiKeys.size).toBe(0);
+    expect(options.apiKeys).toEqual([]);
   });
 
   it("reads regions from a JSON string or a wrangler.toml array, trimming the URL's slash", () => {
     const expected = [{ ...us, url: "http://127.0.0.1:9001" }];
-    expect(parseEnv({ REGIONS: JSON.stringify([us]) }).regions).toEqual(expected);
-    expect(parseEnv({ REGIONS: [us] }).regions).toEqual(expected);
+    expect(parseEnv({ REGIONS: JSON.stringify([us]) }, MODELS).regions).toEqual(expected);
+    expect(parseEnv({ REGIONS: [us] }, MODELS).regions).toEqual(expected);
   });
 
   it("reads strings and numbers alike, keys and origins as lists", () => {
-    const options = parseEnv({
-      SLO_BUDGET_MS: "25",
-      HEDGE_BUDGET_RATIO: 0.05,
-      API_KEYS: " a, b ,,",
-      CORS_ORIGINS: "https://a.example, https://b.example",
-      ALLOW_LOCATION_OVERRIDE: "true",
-      REGIONAL_SHARED_SECRET: "s3cret",
-    });
+    const options = parseEnv(
+      {
+        SLO_BUDGET_MS: "25",
+        HEDGE_BUDGET_RATIO: 0.05,
+        API_KEYS: " a, b ,,",
+        CORS_ORIGINS: "https://a.example, https://b.example",
+        ALLOW_LOCATION_OVERRIDE: "true",
+        REGIONAL_SHARED_SECRET: "s3cret",
+      },
+      MODELS,
+    );
     expect(options.sloBudgetMs).toBe(25);
     expect(options.hedgeBudgetRatio).toBe(0.05);
-    expect([...options.apiKeys]).toEqual(["a", "b"]);
+    expect(options.apiKeys.map((k) => k.key)).toEqual(["a", "b"]);
     expect(options.corsOrigins).toEqual(["https://a.example", "https://b.example"]);
     expect(options.allowLocationOverride).toBe(true);
     expect(options.sharedSecret).toBe("s3cret");
@@ -69,6 +74,6 @@ describe("parseEnv", () => {
     ],
     [{ ALLOW_LOCATION_OVERRIDE: "yes" }, /^ALLOW_LOCATION_OVERRIDE: must be "true" or "false"/],
   ])("refuses %j naming the variable", (env, message) => {
-    expect(() => parseEnv(env)).toThrow(message);
+    expect(() => parseEnv(env, MODELS)).toThrow(message);
   });
 });

@@ -3,7 +3,7 @@ import { cpus, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import type { HeldoutSet } from "../../protocol/heldout.ts";
+import { probeTarget } from "../probe/target.ts";
 import { type RegionalPool, startRegionalPool } from "../stack/regional-pool.ts";
 import { holdBenchLock } from "./lock.ts";
 import { cpuSeconds, haveWrk, type WrkRequest, type WrkResult, wrk, wrkScript } from "./wrk.ts";
@@ -37,6 +37,7 @@ const { values: args } = parseArgs({
     "wire-rounds": { type: "string", default: "3" },
     out: { type: "string", default: "bench" },
     "own-stack": { type: "boolean", default: false },
+    model: { type: "string", default: "digits" },
   },
 });
 const connections = Number(args.connections);
@@ -49,7 +50,12 @@ const TARGETS = { aOverB: 1.5, aOverC: 0.7, p99Ms: 10 };
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const PLAIN = fileURLToPath(new URL("./plain-servers.ts", import.meta.url));
 const OWN_STACK = fileURLToPath(new URL("./regional-baselines.ts", import.meta.url));
-const heldout = JSON.parse(readFileSync(join(ROOT, "models/digits-heldout.json"), "utf8")) as HeldoutSet;
+/** The model the requests name (`--model`, default digits), its held-out rows and its input's name and width. */
+const target = probeTarget(join(ROOT, "models"), args.model!);
+const { model, heldout } = target;
+const input = target.config.inputs[0]!;
+/** Results of another model than digits go to their own files. */
+const suffix = model === "digits" ? "" : `-${model}`;
 
 if (!haveWrk()) {
   process.stderr.write("bench:regional needs wrk (Debian: sudo apt-get install wrk)\n");
@@ -64,20 +70,22 @@ interface Server {
   pool: boolean;
   start(): Promise<RegionalPool>;
 }
-const common = { region: "bench", workers: 1 };
+// The own-stack ceiling answers uniform probabilities of the model's shape; the plain servers read the config.
+const common = { region: "bench", workers: 1, env: { EDGECASCADE_BENCH_CLASSES: String(target.config.labels.length) } };
+const plainArgs = (mode: string) => ["--mode", mode, "--model", model];
 const SERVERS: Server[] = [
   { key: "a", name: "regional pool (dynamic batching)", pool: true, start: () => startRegionalPool(common) },
   {
     key: "b",
     name: "plain node:http, one session.run per request",
     pool: false,
-    start: () => startRegionalPool({ ...common, script: PLAIN, extraArgs: ["--mode", "per-request"] }),
+    start: () => startRegionalPool({ ...common, script: PLAIN, extraArgs: plainArgs("per-request") }),
   },
   {
     key: "c",
     name: "plain node:http, JSON.parse and a constant answer",
     pool: false,
-    start: () => startRegionalPool({ ...common, script: PLAIN, extraArgs: ["--mode", "constant"] }),
+    start: () => startRegionalPool({ ...common, script: PLAIN, extraArgs: plainArgs("constant") }),
   },
   ...(args["own-stack"]
     ? ([
@@ -110,7 +118,7 @@ async function batchCounts(url: string): Promise<{ rows: number; executions: num
   const sum = (name: string) =>
     text
       .split("\n")
-      .filter((l) => l.startsWith(`${name}{`) && l.includes('model="digits"'))
+      .filter((l) => l.startsWith(`${name}{`) && l.includes(`model="${model}"`))
       .reduce((n, l) => n + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
   return { rows: sum("edgecascade_inference_rows_total"), executions: sum("edgecascade_inference_executions_total") };
 }
@@ -148,7 +156,7 @@ const requests: WrkRequest[] = heldout.rows.map((r) => ({
   method: "POST",
   path: "/v1/classify",
   headers: { "content-type": "application/json" },
-  body: JSON.stringify({ model: "digits", inputs: r.input }),
+  body: JSON.stringify({ model, inputs: r.input }),
 }));
 const dir = mkdtempSync(join(tmpdir(), "edgecascade-bench-"));
 const script = join(dir, "rows.lua");
@@ -179,10 +187,10 @@ function inferRequests(batch: number, binary: boolean): WrkRequest[] {
     if (!binary) {
       out.push({
         method: "POST",
-        path: "/v2/models/digits/infer",
+        path: `/v2/models/${model}/infer`,
         headers: { "content-type": "application/json" },
         body: JSON.stringify({
-          inputs: [{ name: "pixels", shape: [batch, rows[0]!.length], datatype: "FP32", data: rows }],
+          inputs: [{ name: input.name, shape: [batch, rows[0]!.length], datatype: "FP32", data: rows }],
         }),
       });
       continue;
@@ -193,7 +201,7 @@ function inferRequests(batch: number, binary: boolean): WrkRequest[] {
         parameters: { binary_data_output: true },
         inputs: [
           {
-            name: "pixels",
+            name: input.name,
             shape: [batch, rows[0]!.length],
             datatype: "FP32",
             parameters: { binary_data_size: values.length },
@@ -206,7 +214,7 @@ function inferRequests(batch: number, binary: boolean): WrkRequest[] {
     body.set(values, json.length);
     out.push({
       method: "POST",
-      path: "/v2/models/digits/infer",
+      path: `/v2/models/${model}/infer`,
       headers: { "content-type": "application/octet-stream", "inference-header-content-length": String(json.length) },
       body,
     });
@@ -244,7 +252,7 @@ try {
     const pool = await startRegionalPool(common);
     try {
       for (const load of WIRE) {
-        const url = `${pool.url}/v2/models/digits/infer`;
+        const url = `${pool.url}/v2/models/${model}/infer`;
         await wrk(url, { connections, seconds: warmupS, script: load.script });
         const before = cpuSeconds(pool.pid);
         const result = await wrk(url, { connections, seconds: durationS, script: load.script });
@@ -349,7 +357,8 @@ const met = {
   noErrors: SERVERS.every((s) => summary[s.key].errors === 0) && Object.values(wire).every((w) => w.errors === 0),
 };
 
-const command = `npm run bench:regional${args["own-stack"] ? " -- --own-stack" : ""}`;
+const flags = [...(suffix ? ["--model", model] : []), ...(args["own-stack"] ? ["--own-stack"] : [])];
+const command = `npm run bench:regional${flags.length ? ` -- ${flags.join(" ")}` : ""}`;
 const loadavg = readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
 const report = {
   command,
@@ -362,7 +371,7 @@ const report = {
     durationS,
     warmupS,
     rounds,
-    request: "POST /v1/classify, one held-out row per request, 360 rows in turn",
+    request: `POST /v1/classify, model ${model}, one held-out row per request, ${heldout.rows.length} rows in turn`,
   },
   servers: summary,
   ratios,
@@ -408,7 +417,7 @@ inflates it). Most of the kernel part, for every server alike, is the socket wri
 
 ## Wire formats: JSON against binary tensor data
 
-The pool alone, POST /v2/models/digits/infer, ${wireRounds} rounds of the four loads; binary is Triton's binary tensor
+The pool alone, POST /v2/models/${model}/infer, ${wireRounds} rounds of the four loads; binary is Triton's binary tensor
 data extension (\`Inference-Header-Content-Length\`, rows as little-endian FP32 after the JSON part, the answer's
 probabilities returned the same way with \`binary_data_output\`).
 
@@ -424,12 +433,12 @@ ${Object.values(wire)
 Binary over JSON, rows/s (median of the rounds' own ratios): ${binaryOverJson[1]}× at 1 row per request,
 ${binaryOverJson[64]}× at 64.
 
-Per round: \`bench/regional.json\` (\`rounds\`, \`ratiosPerRound\`, \`wire.raw\`).
+Per round: \`bench/regional${suffix}.json\` (\`rounds\`, \`ratiosPerRound\`, \`wire.raw\`).
 `;
 const outDir = resolve(ROOT, args.out!);
 mkdirSync(outDir, { recursive: true });
-writeFileSync(join(outDir, "regional.json"), `${JSON.stringify(report, null, 2)}\n`);
-writeFileSync(join(outDir, "regional.md"), markdown);
+writeFileSync(join(outDir, `regional${suffix}.json`), `${JSON.stringify(report, null, 2)}\n`);
+writeFileSync(join(outDir, `regional${suffix}.md`), markdown);
 process.stdout.write(
   `\n${table}\n\na/b ${ratios.aOverB}  a/c ${ratios.aOverC}  (targets ≥ ${TARGETS.aOverB}, ≥ ${TARGETS.aOverC}, p99 ≤ ${TARGETS.p99Ms} ms)\n` +
     `binary/JSON rows/s: ${binaryOverJson[1]}× at 1 row, ${binaryOverJson[64]}× at 64 rows; took ${tookS} s\n`,

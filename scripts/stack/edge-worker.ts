@@ -1,4 +1,4 @@
-import { Log, LogLevel, Miniflare } from "miniflare";
+import { convertV4MiniflareOptions, Log, LogLevel, Miniflare, type V4WorkerOptionsShape } from "miniflare";
 import { unstable_getMiniflareWorkerOptions } from "wrangler";
 import { edgeBundle, ROOT } from "./build-edge.ts";
 
@@ -17,6 +17,8 @@ export interface EdgeWorkerOptions {
   rateLimit?: { limit: number; period: 10 | 60 } | false;
   /** Worker console output at or above this level is printed. Default WARN. */
   logLevel?: LogLevel;
+  /** Model repository whose models the Worker serves. Default: the repository's `models/`. */
+  modelsDir?: string;
 }
 
 export interface EdgeWorker {
@@ -35,27 +37,33 @@ export interface EdgeWorker {
  * start from wrangler.toml (vars, the rate limiter) so that local runs match the config that deploys.
  */
 export async function startEdgeWorker(options: EdgeWorkerOptions = {}): Promise<EdgeWorker> {
-  const bundle = await edgeBundle();
-  const fromToml = unstable_getMiniflareWorkerOptions(`${ROOT}/wrangler.toml`, options.env).workerOptions;
+  const bundle = await edgeBundle(options.modelsDir);
+  // wrangler types these options as an Omit<> of miniflare's v4 shape, whose index signature erases every named
+  // field to `unknown`; they are that shape.
+  const fromToml = unstable_getMiniflareWorkerOptions(`${ROOT}/wrangler.toml`, options.env)
+    .workerOptions as V4WorkerOptionsShape;
   const ratelimits =
     options.rateLimit === false
       ? {}
       : options.rateLimit
-        ? { RATE_LIMITER: { simple: options.rateLimit } }
+        ? { RATE_LIMITER: { namespace_id: "1001", simple: options.rateLimit } }
         : (fromToml.ratelimits ?? {});
-  const miniflare = new Miniflare({
-    modules: bundle.modules,
-    modulesRoot: bundle.dir,
-    compatibilityDate: fromToml.compatibilityDate,
-    compatibilityFlags: fromToml.compatibilityFlags,
-    bindings: { ...fromToml.bindings, ...options.vars },
-    ratelimits,
-    host: "127.0.0.1",
-    port: options.port ?? 0,
-    cf: options.cf ?? {},
-    ...(options.persistDir ? { cachePersist: `${options.persistDir}/cache` } : {}),
-    log: new Log(options.logLevel ?? LogLevel.WARN),
-  });
+  // wrangler hands over miniflare's v4 worker options; miniflare 5 takes its own shape, converted here.
+  const miniflare = new Miniflare(
+    convertV4MiniflareOptions({
+      modules: bundle.modules,
+      modulesRoot: bundle.dir,
+      compatibilityDate: fromToml.compatibilityDate,
+      compatibilityFlags: fromToml.compatibilityFlags,
+      bindings: { ...fromToml.bindings, ...options.vars },
+      ratelimits,
+      host: "127.0.0.1",
+      port: options.port ?? 0,
+      cf: options.cf ?? {},
+      ...(options.persistDir ? { cachePersist: `${options.persistDir}/cache` } : {}),
+      log: new Log(options.logLevel ?? LogLevel.WARN),
+    }),
+  );
   try {
     const url = (await miniflare.ready).toString().replace(/\/$/, "");
     return {

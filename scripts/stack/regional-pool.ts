@@ -20,6 +20,8 @@ export interface RegionalPoolOptions {
   onLog?: (line: string) => void;
   /** Benchmarks: another entry point taking the same flags (scripts/bench/regional-baselines.ts). */
   script?: string;
+  /** Working directory of the process. Default: this repository's root. */
+  cwd?: string;
 }
 
 export interface RegionalPool {
@@ -42,28 +44,18 @@ async function exited(child: ChildProcess): Promise<number | null> {
 }
 
 /**
- * Start one regional pool as a child process (`node --import tsx regional/main.ts`, the same as
+ * Start one regional pool as a child process (`node regional/main.ts`, the same as
  * `npm run regional`), on 127.0.0.1, and resolve once it logs `ready` (every worker's models loaded and warmed
  * up) and `GET /v2/health/ready` answers 200.
  */
 export async function startRegionalPool(opts: RegionalPoolOptions): Promise<RegionalPool> {
   const { region, port = 0, modelsDir, workers = 1, env = {}, extraArgs = [], readyTimeoutMs = 60_000 } = opts;
-  const args = [
-    "--import",
-    "tsx",
-    opts.script ?? MAIN,
-    "--region",
-    region,
-    "--port",
-    String(port),
-    "--host",
-    "127.0.0.1",
-  ];
+  const args = [opts.script ?? MAIN, "--region", region, "--port", String(port), "--host", "127.0.0.1"];
   args.push("--workers", String(workers));
   if (modelsDir) args.push("--models", modelsDir);
   args.push(...extraArgs);
   const child = spawn(process.execPath, args, {
-    cwd: ROOT,
+    cwd: opts.cwd ?? ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -20,7 +20,7 @@ import {
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const cli = (args: string[], env: Record<string, string> = {}) =>
-  spawnSync(process.execPath, ["--import", "tsx", "regional/main.ts", ...args], {
+  spawnSync(process.execPath, ["regional/main.ts", ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     encoding: "utf8",

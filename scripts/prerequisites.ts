@@ -1,0 +1,44 @@
+// `npm test`'s and `npm run bench`'s first step (package.json "pretest", "prebench"): make sure the system
+// programs they use are there. Installs them with apt when run as root on Debian; otherwise names them and the
+// one command that installs them, and exits 1 before anything runs.
+//   node scripts/prerequisites.ts test|bench
+import { spawnSync } from "node:child_process";
+import { PREREQUISITES, type Prerequisite, prerequisitePlan } from "./prerequisites/plan.ts";
+
+function onPath(command: string): boolean {
+  return spawnSync("/bin/sh", ["-c", `command -v ${command}`], { stdio: "ignore" }).status === 0;
+}
+
+function run(command: string[]): boolean {
+  const [file, ...args] = command;
+  const result = spawnSync(file!, args, {
+    stdio: ["ignore", "inherit", "inherit"],
+    env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
+  });
+  return result.status === 0;
+}
+
+const which = process.argv[2] ?? "test";
+if (!(which in PREREQUISITES)) {
+  console.error(`prerequisites: unknown set "${which}" (use ${Object.keys(PREREQUISITES).join(" or ")})`);
+  process.exit(2);
+}
+const needed: readonly Prerequisite[] = PREREQUISITES[which as keyof typeof PREREQUISITES];
+const missing = (): Prerequisite[] => needed.filter((p) => !onPath(p.command));
+const plan = prerequisitePlan(missing(), { isRoot: process.getuid?.() === 0, hasApt: onPath("apt-get") });
+
+if (plan.action === "install") {
+  console.error(`prerequisites: installing ${plan.packages.join(" ")} with apt-get`);
+  if (!run(["apt-get", "update", "-qq"]) || !run(plan.command)) {
+    console.error("prerequisites: apt-get failed; see its output above");
+    process.exit(1);
+  }
+  const still = missing();
+  if (still.length > 0) {
+    console.error(`prerequisites: still missing after apt-get: ${still.map((p) => p.command).join(", ")}`);
+    process.exit(1);
+  }
+} else if (plan.action === "ask") {
+  console.error(plan.message);
+  process.exit(1);
+}

@@ -1,0 +1,37 @@
+import { describe, expect, it } from "vitest";
+import { PREREQUISITES, prerequisitePlan } from "./plan.ts";
+
+const [chromium, promtool] = PREREQUISITES.test;
+const [wrk] = PREREQUISITES.bench;
+
+describe("prerequisitePlan", () => {
+  it("does nothing when every program is there", () => {
+    expect(prerequisitePlan([], { isRoot: false, hasApt: false })).toEqual({ action: "none" });
+  });
+
+  it("installs every missing package with one apt-get when root on Debian", () => {
+    expect(prerequisitePlan([chromium!, promtool!], { isRoot: true, hasApt: true })).toEqual({
+      action: "install",
+      packages: ["chromium", "prometheus"],
+      command: ["apt-get", "install", "-y", "--no-install-recommends", "chromium", "prometheus"],
+    });
+  });
+
+  it("names each missing program and the exact sudo command when not root", () => {
+    const plan = prerequisitePlan([promtool!, wrk!], { isRoot: false, hasApt: true });
+    expect(plan.action).toBe("ask");
+    const message = plan.action === "ask" ? plan.message : "";
+    expect(message).toContain("promtool (Debian package prometheus)");
+    expect(message).toContain("wrk (Debian package wrk)");
+    expect(message).toContain("sudo apt-get update && sudo apt-get install -y --no-install-recommends prometheus wrk");
+    expect(message).not.toContain("chromium");
+  });
+
+  it("names the packages when there is no apt, even as root", () => {
+    const plan = prerequisitePlan([chromium!], { isRoot: true, hasApt: false });
+    expect(plan).toEqual({
+      action: "ask",
+      message: expect.stringContaining("Install the packages chromium with your system's package manager"),
+    });
+  });
+});

@@ -1,0 +1,44 @@
+/** A system program the test suites need, and the Debian package that provides it. */
+export interface Prerequisite {
+  /** What to look for on PATH. */
+  command: string;
+  /** The Debian package that installs it. */
+  debianPackage: string;
+  /** Which suites need it, for the message. */
+  usedBy: string;
+}
+
+/** What each command needs beyond Node and npm (README, Testing and Benchmarks). */
+export const PREREQUISITES = {
+  test: [
+    { command: "chromium", debianPackage: "chromium", usedBy: "the demo page end-to-end test (headless)" },
+    { command: "promtool", debianPackage: "prometheus", usedBy: "the metrics format and alerting rule tests" },
+    { command: "tini", debianPackage: "tini", usedBy: "the container image test (the image's init)" },
+  ],
+  bench: [{ command: "wrk", debianPackage: "wrk", usedBy: "npm run bench:regional" }],
+} as const satisfies Record<string, readonly Prerequisite[]>;
+
+/** What to do about the missing prerequisites. */
+export type PrerequisitePlan =
+  | { action: "none" }
+  | { action: "install"; command: string[]; packages: string[] }
+  | { action: "ask"; message: string };
+
+/**
+ * Decide from what is missing and who we are: nothing to do; install with apt when root on Debian; otherwise
+ * a message that names every missing program and the one command that installs them all.
+ */
+export function prerequisitePlan(
+  missing: readonly Prerequisite[],
+  host: { isRoot: boolean; hasApt: boolean },
+): PrerequisitePlan {
+  if (missing.length === 0) return { action: "none" };
+  const packages = [...new Set(missing.map((p) => p.debianPackage))];
+  const aptInstall = ["apt-get", "install", "-y", "--no-install-recommends", ...packages];
+  if (host.isRoot && host.hasApt) return { action: "install", command: aptInstall, packages };
+  const lines = missing.map((p) => `  ${p.command} (Debian package ${p.debianPackage}) for ${p.usedBy}`);
+  const how = host.hasApt
+    ? `Install them with:\n  sudo apt-get update && sudo ${aptInstall.join(" ")}`
+    : `Install the packages ${packages.join(", ")} with your system's package manager.`;
+  return { action: "ask", message: `Programs missing from PATH:\n${lines.join("\n")}\n${how}` };
+}

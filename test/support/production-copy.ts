@@ -1,0 +1,54 @@
+import { execFile } from "node:child_process";
+import { cpSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+export interface ProductionCopy {
+  /** The copy's root: the repository's files and a production-only node_modules. */
+  dir: string;
+  /** What `npm ci --omit=dev` printed. */
+  installLog: string;
+  remove(): void;
+}
+
+/**
+ * The repository as a deployment gets it: every file git would commit (tracked, or new and not ignored) copied
+ * to a temporary directory, then `npm ci --omit=dev` there, so that anything the pool imports from a
+ * devDependency fails to load. The install reaches the npm registry (or npm's cache).
+ */
+export async function productionCopy(installArgs: string[] = ["ci", "--omit=dev"]): Promise<ProductionCopy> {
+  const dir = mkdtempSync(join(tmpdir(), "edgecascade-production-"));
+  try {
+    const { stdout } = await run("git", ["ls-files", "--cached", "--others", "--exclude-standard", "-z"], {
+      cwd: ROOT,
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    for (const file of stdout.split("\0").filter(Boolean)) {
+      mkdirSync(join(dir, dirname(file)), { recursive: true });
+      // A tracked file deleted in the work tree is not part of what would be committed.
+      try {
+        cpSync(join(ROOT, file), join(dir, file));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+      }
+    }
+    const install = await run("npm", [...installArgs, "--no-audit", "--no-fund"], {
+      cwd: dir,
+      env: { ...process.env, NODE_ENV: "production" },
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    return {
+      dir,
+      installLog: install.stdout + install.stderr,
+      remove: () => rmSync(dir, { recursive: true, force: true }),
+    };
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+}
