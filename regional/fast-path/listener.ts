@@ -58,7 +58,7 @@ export function inferenceFastPath({ deps, answers, fallback }: FastPathOptions):
       const body = await readBody(req);
       if (signature) {
         const call = { method: "POST", path: req.url!, body };
-        await checkEdgeSignature(signature, call, header(req, TIMESTAMP_HEADER), header(req, SIGNATURE_HEADER));
+        checkEdgeSignature(signature, call, header(req, TIMESTAMP_HEADER), header(req, SIGNATURE_HEADER));
       }
       const input: InferenceInput = {
         contentType: header(req, "content-type"),
