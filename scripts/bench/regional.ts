@@ -6,7 +6,8 @@ import { parseArgs } from "node:util";
 import { probeTarget } from "../probe/target.ts";
 import { type RegionalPool, startRegionalPool } from "../stack/regional-pool.ts";
 import { holdBenchLock } from "./lock.ts";
-import { cpuSeconds, haveWrk, type WrkRequest, type WrkResult, wrk, wrkScript } from "./wrk.ts";
+import { cpuSeconds } from "./process-cpu.ts";
+import { haveWrk, type WrkRequest, type WrkResult, wrk, wrkScript } from "./wrk.ts";
 
 /**
  * `npm run bench:regional`: on loopback, one load generator (wrk, one thread, the same connections for all),

@@ -1,5 +1,4 @@
 import { spawn, spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
 
 /** One HTTP request a wrk script sends: body bytes (text or binary) and headers. */
 export interface WrkRequest {
@@ -104,12 +103,4 @@ export function wrk(
       });
     });
   });
-}
-
-/** User and kernel CPU seconds a process has used so far (Linux /proc; clock ticks of 10 ms). */
-export function cpuSeconds(pid: number): { user: number; kernel: number } {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  // After the command: state is field 3, utime 14 and stime 15 (1-based over the whole line).
-  return { user: Number(fields[11]) / 100, kernel: Number(fields[12]) / 100 };
 }
