@@ -67,11 +67,11 @@ export function inferenceFastPath({ deps, answers, fallback }: FastPathOptions):
         receivedUs,
         deadlineUs,
       };
-      const { headers, body: text } =
+      const answered =
         route.kind === "classify"
           ? await answers.classify(input)
           : await answers.infer(input, route.model, "version" in route ? route.version : undefined);
-      return { status: 200, headers, body: text };
+      return { status: 200, headers: answered.headers, body: answered.body };
     } catch (err) {
       if (!asServingError(err)) {
         log("error", "unhandled error", { method: "POST", path: req.url, error: (err as Error).stack ?? String(err) });

@@ -20,8 +20,9 @@ export interface EdgeSignatureOptions {
 
 /**
  * Check a call's signature (protocol/signing.ts) with node:crypto: the timestamp within the window, the HMAC
- * compared in constant time, computed on this thread. Node's WebCrypto runs every `verify` as a job on the libuv thread pool, and the hop there and
- * back cost each signed call about 0.1 ms of latency on an idle pool (docs/performance.md).
+ * compared in constant time, computed on this thread. Node's WebCrypto runs every `verify` as a job on the
+ * libuv thread pool, and the hop there and back cost each signed call about 0.1 ms of latency on an idle pool
+ * (docs/performance.md).
  */
 export function verifyCallNow(
   secret: string,
