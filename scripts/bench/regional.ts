@@ -11,7 +11,8 @@ import { haveWrk, type WrkRequest, type WrkResult, wrk, wrkScript } from "./wrk.
 
 /**
  * `npm run bench:regional`: on loopback, one load generator (wrk, one thread, the same connections for all),
- * one server process at a time, rounds interleaving the servers so that drift on a shared machine hits all:
+ * one server process measured at a time, rounds interleaving the servers so that drift on a shared machine
+ * hits all:
  *   (a) the regional pool (`--workers 1`, dynamic batching, defaults otherwise),
  *   (b) what a user would write instead: a plain node:http server doing one onnxruntime-node session.run
  *       per request (scripts/bench/plain-servers.ts),
@@ -24,17 +25,17 @@ import { haveWrk, type WrkRequest, type WrkResult, wrk, wrkScript } from "./wrk.
  * latencies are those at the throughput it reached.
  * Then the wire formats, on the pool alone: v2 infer with JSON data against Triton's binary tensor data
  * (little-endian FP32 in and out), at 1 and 64 rows per request (`--wire-rounds` rounds).
- * Takes about (rounds x servers + wire-rounds x 4) x (warmup + duration + ~1 s): with the defaults,
- * (5 x 3 + 3 x 4) x 9 s, about 4 minutes.
+ * Takes about (rounds x servers + wire-rounds x 4) x (warmup + duration) plus a few seconds per server start:
+ * with the defaults, (9 x 3 + 3 x 4) x 5 s, about 3.5 minutes.
  */
 holdBenchLock();
 
 const { values: args } = parseArgs({
   options: {
     connections: { type: "string", default: "64" },
-    duration: { type: "string", default: "6" },
-    warmup: { type: "string", default: "2" },
-    rounds: { type: "string", default: "5" },
+    duration: { type: "string", default: "4" },
+    warmup: { type: "string", default: "1" },
+    rounds: { type: "string", default: "9" },
     "wire-rounds": { type: "string", default: "3" },
     out: { type: "string", default: "bench" },
     "own-stack": { type: "boolean", default: false },
@@ -124,26 +125,22 @@ async function batchCounts(url: string): Promise<{ rows: number; executions: num
   return { rows: sum("edgecascade_inference_rows_total"), executions: sum("edgecascade_inference_executions_total") };
 }
 
-async function measure(server: Server, script: string): Promise<Measurement> {
-  const pool = await server.start();
-  try {
-    const url = `${pool.url}/v1/classify`;
-    await wrk(url, { connections, seconds: warmupS, script });
-    const before = server.pool ? await batchCounts(pool.url) : undefined;
-    const cpuBefore = cpuSeconds(pool.pid);
-    const result = await wrk(url, { connections, seconds: durationS, script });
-    const cpuAfter = cpuSeconds(pool.pid);
-    const after = server.pool ? await batchCounts(pool.url) : undefined;
-    const executions = before && after ? after.executions - before.executions : 0;
-    return {
-      ...result,
-      meanBatch: before && after && executions > 0 ? (after.rows - before.rows) / executions : null,
-      userUsPerRequest: ((cpuAfter.user - cpuBefore.user) * 1e6) / result.requests,
-      kernelUsPerRequest: ((cpuAfter.kernel - cpuBefore.kernel) * 1e6) / result.requests,
-    };
-  } finally {
-    await pool.stop();
-  }
+/** One measurement of a running server: a short warm-up, then wrk, its CPU and (the pool's) batches. */
+async function measure(server: Server, pool: RegionalPool, script: string): Promise<Measurement> {
+  const url = `${pool.url}/v1/classify`;
+  await wrk(url, { connections, seconds: warmupS, script });
+  const before = server.pool ? await batchCounts(pool.url) : undefined;
+  const cpuBefore = cpuSeconds(pool.pid);
+  const result = await wrk(url, { connections, seconds: durationS, script });
+  const cpuAfter = cpuSeconds(pool.pid);
+  const after = server.pool ? await batchCounts(pool.url) : undefined;
+  const executions = before && after ? after.executions - before.executions : 0;
+  return {
+    ...result,
+    meanBatch: before && after && executions > 0 ? (after.rows - before.rows) / executions : null,
+    userUsPerRequest: ((cpuAfter.user - cpuBefore.user) * 1e6) / result.requests,
+    kernelUsPerRequest: ((cpuAfter.kernel - cpuBefore.kernel) * 1e6) / result.requests,
+  };
 }
 
 const median = (xs: number[]) => {
@@ -164,10 +161,15 @@ const script = join(dir, "rows.lua");
 writeFileSync(script, wrkScript(requests));
 const raw = Object.fromEntries(SERVERS.map((s) => [s.key, [] as Measurement[]])) as Record<Key, Measurement[]>;
 const startedAt = Date.now();
+// Every server runs for the whole comparison (an idle one takes no CPU), so that a round (one short
+// measurement of each) spans seconds, not minutes: load from elsewhere on a shared machine then hits a
+// round's servers alike, and the rounds' own ratios cancel it out.
+const running: RegionalPool[] = [];
 try {
+  for (const server of SERVERS) running.push(await server.start());
   for (let round = 1; round <= rounds; round++) {
-    for (const server of SERVERS) {
-      const m = await measure(server, script);
+    for (const [i, server] of SERVERS.entries()) {
+      const m = await measure(server, running[i]!, script);
       raw[server.key].push(m);
       process.stdout.write(
         `round ${round} (${server.key}) ${m.reqPerSec.toFixed(0)} req/s  p50 ${m.p50Ms.toFixed(2)}  ` +
@@ -178,6 +180,7 @@ try {
     }
   }
 } finally {
+  await Promise.all(running.map((p) => p.stop()));
   rmSync(dir, { recursive: true, force: true });
 }
 /** v2 infer bodies of `batch` held-out rows each (windows over the 360 rows), JSON or binary in and out. */
@@ -248,34 +251,31 @@ const WIRE: WireLoad[] = [1, 64].flatMap((batch) =>
   }),
 );
 const wireRaw = Object.fromEntries(WIRE.map((w) => [w.key, [] as WireMeasurement[]]));
+const wirePool = await startRegionalPool(common);
 try {
   for (let round = 1; round <= wireRounds; round++) {
-    const pool = await startRegionalPool(common);
-    try {
-      for (const load of WIRE) {
-        const url = `${pool.url}/v2/models/${model}/infer`;
-        await wrk(url, { connections, seconds: warmupS, script: load.script });
-        const before = cpuSeconds(pool.pid);
-        const result = await wrk(url, { connections, seconds: durationS, script: load.script });
-        const after = cpuSeconds(pool.pid);
-        const rows = result.requests * load.batch;
-        const m = {
-          ...result,
-          rowsPerSec: result.reqPerSec * load.batch,
-          cpuUsPerRow: ((after.user + after.kernel - before.user - before.kernel) * 1e6) / rows,
-        };
-        wireRaw[load.key]!.push(m);
-        process.stdout.write(
-          `wire round ${round} ${load.key.padEnd(8)} ${m.reqPerSec.toFixed(0)} req/s  ${m.rowsPerSec.toFixed(0)} rows/s  ` +
-            `p50 ${m.p50Ms.toFixed(2)}  p99 ${m.p99Ms.toFixed(2)} ms  errors ${m.errors}  non-2xx ${m.non2xx}  ` +
-            `server CPU/row ${m.cpuUsPerRow.toFixed(1)} µs\n`,
-        );
-      }
-    } finally {
-      await pool.stop();
+    for (const load of WIRE) {
+      const url = `${wirePool.url}/v2/models/${model}/infer`;
+      await wrk(url, { connections, seconds: warmupS, script: load.script });
+      const before = cpuSeconds(wirePool.pid);
+      const result = await wrk(url, { connections, seconds: durationS, script: load.script });
+      const after = cpuSeconds(wirePool.pid);
+      const rows = result.requests * load.batch;
+      const m = {
+        ...result,
+        rowsPerSec: result.reqPerSec * load.batch,
+        cpuUsPerRow: ((after.user + after.kernel - before.user - before.kernel) * 1e6) / rows,
+      };
+      wireRaw[load.key]!.push(m);
+      process.stdout.write(
+        `wire round ${round} ${load.key.padEnd(8)} ${m.reqPerSec.toFixed(0)} req/s  ${m.rowsPerSec.toFixed(0)} rows/s  ` +
+          `p50 ${m.p50Ms.toFixed(2)}  p99 ${m.p99Ms.toFixed(2)} ms  errors ${m.errors}  non-2xx ${m.non2xx}  ` +
+          `server CPU/row ${m.cpuUsPerRow.toFixed(1)} µs\n`,
+      );
     }
   }
 } finally {
+  await wirePool.stop();
   rmSync(wireDir, { recursive: true, force: true });
 }
 const wire = Object.fromEntries(
@@ -399,8 +399,9 @@ const markdown = `# Regional pool benchmark
 \`${command}\` (runs under \`flock /tmp/edgecascade-bench.lock\`; took ${tookS} s) — ${report.date},
 ${report.machine.cpus} × ${report.machine.model}, Node ${report.machine.node}, load average after the run ${loadavg}.
 Load: ${report.load.generator}, ${connections} connections, ${durationS} s per measurement after ${warmupS} s of
-warm-up, ${rounds} rounds interleaving the servers; medians. Each server is one process on 127.0.0.1 and shares
-the cores with the generator. ${report.load.request}. (b) and (c) are the baselines a user would write: plain
+warm-up, ${rounds} rounds interleaving the servers; medians. Each server is one process on 127.0.0.1, started
+once and running for the whole comparison (idle while another is measured), sharing the cores with the
+generator. ${report.load.request}. (b) and (c) are the baselines a user would write: plain
 \`node:http\`, nothing of the pool's stack (\`scripts/bench/plain-servers.ts\`).
 
 ${table}
