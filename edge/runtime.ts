@@ -25,6 +25,8 @@ export class EdgeRuntime {
   readonly modelName: string;
   /** The edge model's tensors under the logical model's name (what validation messages say). */
   readonly signature: ModelSignature;
+  /** The cascade threshold in use: `CASCADE_THRESHOLDS`' entry for the model, else the calibrated one. */
+  readonly threshold: number;
   #servedVersion: string;
 
   constructor(options: EdgeOptions, model: EdgeModel, shared: Cache | undefined) {
@@ -33,6 +35,11 @@ export class EdgeRuntime {
     this.modelName = model.calibration.against.model;
     this.signature = { ...model.signature, name: this.modelName };
     this.#servedVersion = model.calibration.against.version;
+    for (const name of Object.keys(options.cascadeThresholds)) {
+      if (name !== this.modelName)
+        throw new Error(`CASCADE_THRESHOLDS: the edge serves no model "${name}" (it serves "${this.modelName}")`);
+    }
+    this.threshold = options.cascadeThresholds[this.modelName] ?? model.calibration.threshold;
     this.cache = new ResponseCache({
       ttlS: options.cacheTtlS,
       maxEntries: options.cacheEntries,
@@ -67,11 +74,16 @@ export class EdgeRuntime {
     this.#servedVersion = newerVersion(this.#servedVersion, version);
   }
 
-  /** The latest stored probe report; its versions raise the served version. */
+  /** The latest stored probe report; its versions raise the served version, its round trips feed routing. */
   async latestProbe(now: number): Promise<ProbeReport | null> {
     const report = await this.probes.read(now);
-    for (const region of report?.regions ?? []) this.seeVersion(region.version);
+    if (report) this.#see(report);
     return report;
+  }
+
+  #see(report: ProbeReport): void {
+    for (const region of report.regions) this.seeVersion(region.version);
+    this.book.seeProbe(report);
   }
 
   /** The scheduled probe: check every region and store the report for the request isolates. */
@@ -82,7 +94,7 @@ export class EdgeRuntime {
       sharedSecret: this.options.sharedSecret,
     });
     await this.probes.write(report);
-    for (const region of report.regions) this.seeVersion(region.version);
+    this.#see(report);
     return report;
   }
 }

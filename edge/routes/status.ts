@@ -18,6 +18,8 @@ status.get("/regions", async (c) => {
       version: rt.model.version,
       loaded: rt.model.ready,
       loads: rt.model.loads,
+      threshold: rt.threshold,
+      calibratedThreshold: rt.model.calibration.threshold,
       ...(rt.model.loadError ? { loadError: (rt.model.loadError as Error).message } : {}),
     },
     probe,
