@@ -1,3 +1,4 @@
+import { Client } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EdgeWorker, startEdgeWorker } from "../../scripts/stack/edge-worker.ts";
 import { classify, confidentRows, getJson } from "./support.ts";
@@ -18,6 +19,11 @@ interface Case {
   status: number;
   code: string;
   error?: RegExp;
+  /**
+   * Sent on a connection of its own: workerd answers a body over the limit without reading it and closes the
+   * connection, so a request that a pool would send next on that connection could meet EPIPE.
+   */
+  ownConnection?: boolean;
 }
 
 const cases: Case[] = [
@@ -62,6 +68,7 @@ const cases: Case[] = [
     body: { model: "digits", inputs: [row], id: "x".repeat(300_000) },
     status: 413,
     code: "payload_too_large",
+    ownConnection: true,
   },
   {
     name: "unknown cascade mode",
@@ -142,19 +149,33 @@ describe("bad requests in workerd", () => {
   });
   afterAll(() => worker?.dispose());
 
-  it.each(cases)("$name -> $status $code", async (c) => {
+  async function send(c: Case): Promise<{ status: number; allow: string | null; body: unknown }> {
     const method = c.method ?? "POST";
-    const response = await worker.dispatchFetch(`${worker.url}${c.path ?? "/v1/classify"}`, {
-      method,
-      headers: { "content-type": c.contentType ?? "application/json" },
-      ...(method === "GET" ? {} : { body: typeof c.body === "string" ? c.body : JSON.stringify(c.body ?? {}) }),
-    });
+    const path = c.path ?? "/v1/classify";
+    const headers = { "content-type": c.contentType ?? "application/json" };
+    const body = method === "GET" ? undefined : typeof c.body === "string" ? c.body : JSON.stringify(c.body ?? {});
+    if (c.ownConnection) {
+      const client = new Client(worker.url);
+      try {
+        const res = await client.request({ method: method as "POST", path, headers, body });
+        const allow = res.headers.allow;
+        return { status: res.statusCode, allow: typeof allow === "string" ? allow : null, body: await res.body.json() };
+      } finally {
+        await client.destroy();
+      }
+    }
+    const response = await worker.dispatchFetch(`${worker.url}${path}`, { method, headers, body });
+    return { status: response.status, allow: response.headers.get("allow"), body: await response.json() };
+  }
+
+  it.each(cases)("$name -> $status $code", async (c) => {
+    const response = await send(c);
     expect(response.status).toBe(c.status);
-    const body = (await response.json()) as { error: string; code: string };
+    const body = response.body as { error: string; code: string };
     expect(body.code).toBe(c.code);
     expect(typeof body.error).toBe("string");
     if (c.error) expect(body.error).toMatch(c.error);
-    if (c.status === 405) expect(response.headers.get("allow")).toMatch(/^(GET, HEAD|POST)$/);
+    if (c.status === 405) expect(response.allow).toMatch(/^(GET, HEAD|POST)$/);
   });
 });
 
