@@ -43,11 +43,24 @@ export interface RegionalServer {
   shutdown(): Promise<void>;
 }
 
-function queueFullError(status: 429 | 503): () => ServingError {
-  const message = "the model's queue is full; retry shortly";
+/** "Come back in a second", with the status --queue-full-status configures (429 by default, or 503). */
+function busyError(status: 429 | 503, code: string, message: string): ServingError {
   return status === 429
-    ? () => new RateLimited(message, 1, "queue_full")
-    : () => new ServingError(503, "queue_full", message, { "retry-after": "1" });
+    ? new RateLimited(message, 1, code)
+    : new ServingError(503, code, message, { "retry-after": "1" });
+}
+
+function queueFullError(status: 429 | 503): () => ServingError {
+  return () => busyError(status, "queue_full", "the model's queue is full; retry shortly");
+}
+
+function overloadedError(status: 429 | 503): (waitMs: number, deadlineMs: number) => ServingError {
+  return (waitMs, deadlineMs) =>
+    busyError(
+      status,
+      "overloaded",
+      `the pool is overloaded: about ${Math.round(waitMs)} ms of work ahead, the deadline is ${deadlineMs} ms; retry shortly`,
+    );
 }
 
 /** Malformed HTTP never reaches Hono; answer it in the same JSON shape instead of Node's bare 400. */
@@ -113,6 +126,7 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
     log,
     limits: DEFAULT_LIMITS,
     delayMs: options.delayMs,
+    admission: { minInFlight: options.maxBatch, refuse: overloadedError(options.queueFullStatus) },
     sharedSecret: options.sharedSecret,
     adminToken: options.adminToken,
   });

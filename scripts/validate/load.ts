@@ -95,3 +95,44 @@ export const headerValue = (headers: LoadResponse["headers"], name: string): str
   const value = headers[name];
   return Array.isArray(value) ? value[0] : value;
 };
+
+/**
+ * Closed-loop load: `connections` clients, each sending its next request as soon as the last one answered, for
+ * `durationS` seconds: the most the server answers with this many requests in flight (its capacity, as far as
+ * a load generator on the same machine can tell).
+ */
+export async function closedLoop(options: {
+  origin: string;
+  connections: number;
+  durationS: number;
+  next: (i: number) => LoadRequest;
+}): Promise<{ requests: number; ok: number; durationS: number; statuses: Record<number, number> }> {
+  const { origin, connections, durationS, next } = options;
+  const pool = new Pool(origin, { connections, pipelining: 1 });
+  const statuses: Record<number, number> = {};
+  const started = performance.now();
+  const end = started + durationS * 1000;
+  let i = 0;
+  const client = async () => {
+    while (performance.now() < end) {
+      const request = next(i++);
+      try {
+        const res = await pool.request({
+          method: (request.method ?? "POST") as "POST",
+          path: request.path,
+          headers: request.headers,
+          body: request.body,
+        });
+        await res.body.dump();
+        statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
+      } catch {
+        statuses[0] = (statuses[0] ?? 0) + 1;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: connections }, client));
+  const elapsedS = (performance.now() - started) / 1000;
+  await pool.close();
+  const requests = Object.values(statuses).reduce((a, b) => a + b, 0);
+  return { requests, ok: statuses[200] ?? 0, durationS: elapsedS, statuses };
+}
