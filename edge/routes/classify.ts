@@ -17,7 +17,7 @@ export const classify = new Hono<AppEnv>();
 
 classify.post("/classify", limitBody(), async (c) => {
   const rt = c.var.runtime;
-  const call = parseClassifyRequest(parseJsonBody(await c.req.text(), c.req.header("content-type")));
+  const call = parseClassifyRequest(parseJsonBody(await c.req.arrayBuffer(), c.req.header("content-type")));
   checkModel(rt, call.model, call.version);
   const rows = readClassifyInputs(call.inputs, rt.signature, DEFAULT_LIMITS);
   const served = await serve(rt, {

@@ -54,7 +54,7 @@ const modelReady = async (c: Context<AppEnv>) => {
 
 const infer = async (c: Context<AppEnv>) => {
   const rt = c.var.runtime;
-  const call = parseInferRequest(parseJsonBody(await c.req.text(), c.req.header("content-type")));
+  const call = parseInferRequest(parseJsonBody(await c.req.arrayBuffer(), c.req.header("content-type")));
   const version = c.req.param("version");
   checkModel(rt, c.req.param("model")!, version);
   const rows = readInferInputs(call, rt.signature, DEFAULT_LIMITS);

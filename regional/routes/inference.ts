@@ -80,7 +80,7 @@ export function inferenceRoutes(deps: AppDeps): Hono<RegionalEnv> {
   }
 
   app.post("/v1/classify", async (c) => {
-    const call = parseClassifyRequest(parseJsonBody(await c.req.text(), c.req.header("content-type")));
+    const call = parseClassifyRequest(parseJsonBody(await c.req.arrayBuffer(), c.req.header("content-type")));
     const lease = repository.acquire(call.model, call.version);
     try {
       const { signature, version } = lease.model;
@@ -99,7 +99,7 @@ export function inferenceRoutes(deps: AppDeps): Hono<RegionalEnv> {
   });
 
   const infer = async (c: Context<RegionalEnv>, model: string, version?: string) => {
-    const call = parseInferRequest(parseJsonBody(await c.req.text(), c.req.header("content-type")));
+    const call = parseInferRequest(parseJsonBody(await c.req.arrayBuffer(), c.req.header("content-type")));
     const lease = repository.acquire(model, version);
     try {
       const { signature } = lease.model;
