@@ -246,8 +246,9 @@ export async function runFuzz(target: FuzzTarget, options: FuzzOptions): Promise
   const judge = (c: HostileCase, a: Answer) => {
     const key = String(a.status);
     report.statuses[key] = (report.statuses[key] ?? 0) + 1;
-    const kind = (report.byKind[c.kind] ??= {});
+    const kind = report.byKind[c.kind] ?? {};
     kind[key] = (kind[key] ?? 0) + 1;
+    report.byKind[c.kind] = kind;
     if (a.status === 0) {
       report.dropped++;
       problem(c, `no answer (${a.error ?? "connection closed"})`);
