@@ -23,6 +23,16 @@ export default defineConfig({
       },
       {
         test: {
+          // What runs the system beyond one machine: the image recipe, the manifests, the alerting rules.
+          name: "deploy",
+          include: ["test/deploy/**/*.test.ts"],
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        test: {
           name: "regional",
           include: ["test/regional/**/*.test.ts"],
           testTimeout: 60_000,
@@ -55,7 +65,9 @@ export default defineConfig({
           name: "e2e",
           include: ["test/e2e/**/*.test.ts"],
           testTimeout: 120_000,
-          hookTimeout: 180_000,
+          hookTimeout: 240_000,
+          // Each file runs a whole `npm start` stack (three pools and workerd): one at a time on 2 cores.
+          fileParallelism: false,
           sequence: { groupOrder: 3 },
         },
       },

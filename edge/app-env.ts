@@ -1,5 +1,6 @@
 import type { TimingVariables } from "hono/timing";
 import type { Env } from "./env.ts";
+import type { Tenant } from "./middleware/api-key.ts";
 import type { EdgeRuntime } from "./runtime.ts";
 
 /** Hono's typing of the Worker's app: bindings and per-request variables. */
@@ -11,5 +12,9 @@ export interface AppEnv {
     startedAt: number;
     /** Who the request counts against for rate limiting: `key:<digest>` or `ip:<address>`. */
     client: string;
+    /** Whose request it is: the API key's tenant and scope (`anonymous` without keys). */
+    tenant: Tenant;
+    /** The model the request named, once it is known (for the per-model counts of refusals). */
+    model: string;
   };
 }

@@ -45,7 +45,7 @@ app.use(
     },
   }),
 );
-for (const path of ["/v1/*", "/v2/models/*", "/status/*"]) app.use(path, apiKey());
+for (const path of ["/v1/*", "/v2/models/*", "/v2/repository/*", "/status", "/status/*"]) app.use(path, apiKey());
 for (const path of ["/v1/*", "/v2/models/*"]) app.use(path, rateLimit());
 
 app.route("/v1", classify);
@@ -59,5 +59,8 @@ app.notFound((c) => {
 
 app.onError((err, c) => {
   if (!asServingError(err)) console.error(`unhandled error on ${c.req.method} ${c.req.path}:`, err);
-  return errorResponse(err);
+  const response = errorResponse(err);
+  // Requests that named a model or came with a key count as that model's and tenant's refusals or failures.
+  c.get("runtime")?.counts.failed(c.get("model"), c.get("tenant")?.name, response.status);
+  return response;
 });

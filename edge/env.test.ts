@@ -3,9 +3,11 @@ import { type Env, parseEnv } from "./env.ts";
 
 const us = { name: "us", url: "http://127.0.0.1:9001/", latitude: 39.04, longitude: -77.49, continent: "NA" };
 
+const MODELS = ["digits"];
+
 describe("parseEnv", () => {
   it("has documented defaults", () => {
-    const options = parseEnv({});
+    const options = parseEnv({}, MODELS);
     expect(options).toMatchObject({
       regions: [],
       sharedSecret: undefined,
@@ -26,35 +28,38 @@ describe("parseEnv", () => {
       probeMemoMs: 5000,
       cascadeThresholds: {},
     });
-    expect(options.apiKeys.size).toBe(0);
+    expect(options.apiKeys).toEqual([]);
   });
 
   it("reads regions from a JSON string or a wrangler.toml array, trimming the URL's slash", () => {
     const expected = [{ ...us, url: "http://127.0.0.1:9001" }];
-    expect(parseEnv({ REGIONS: JSON.stringify([us]) }).regions).toEqual(expected);
-    expect(parseEnv({ REGIONS: [us] }).regions).toEqual(expected);
+    expect(parseEnv({ REGIONS: JSON.stringify([us]) }, MODELS).regions).toEqual(expected);
+    expect(parseEnv({ REGIONS: [us] }, MODELS).regions).toEqual(expected);
   });
 
   it("reads strings and numbers alike, keys and origins as lists", () => {
-    const options = parseEnv({
-      SLO_BUDGET_MS: "25",
-      HEDGE_BUDGET_RATIO: 0.05,
-      API_KEYS: " a, b ,,",
-      CORS_ORIGINS: "https://a.example, https://b.example",
-      ALLOW_LOCATION_OVERRIDE: "true",
-      REGIONAL_SHARED_SECRET: "s3cret",
-    });
+    const options = parseEnv(
+      {
+        SLO_BUDGET_MS: "25",
+        HEDGE_BUDGET_RATIO: 0.05,
+        API_KEYS: " a, b ,,",
+        CORS_ORIGINS: "https://a.example, https://b.example",
+        ALLOW_LOCATION_OVERRIDE: "true",
+        REGIONAL_SHARED_SECRET: "s3cret",
+      },
+      MODELS,
+    );
     expect(options.sloBudgetMs).toBe(25);
     expect(options.hedgeBudgetRatio).toBe(0.05);
-    expect([...options.apiKeys]).toEqual(["a", "b"]);
+    expect(options.apiKeys.map((k) => k.key)).toEqual(["a", "b"]);
     expect(options.corsOrigins).toEqual(["https://a.example", "https://b.example"]);
     expect(options.allowLocationOverride).toBe(true);
     expect(options.sharedSecret).toBe("s3cret");
   });
 
   it("reads cascade thresholds as JSON or a wrangler.toml table", () => {
-    expect(parseEnv({ CASCADE_THRESHOLDS: '{"digits": 0.9}' }).cascadeThresholds).toEqual({ digits: 0.9 });
-    expect(parseEnv({ CASCADE_THRESHOLDS: { digits: 0 } }).cascadeThresholds).toEqual({ digits: 0 });
+    expect(parseEnv({ CASCADE_THRESHOLDS: '{"digits": 0.9}' }, MODELS).cascadeThresholds).toEqual({ digits: 0.9 });
+    expect(parseEnv({ CASCADE_THRESHOLDS: { digits: 0 } }, MODELS).cascadeThresholds).toEqual({ digits: 0 });
   });
 
   it.each<[Env, RegExp]>([
@@ -78,7 +83,8 @@ describe("parseEnv", () => {
     [{ CASCADE_THRESHOLDS: "0.9" }, /^CASCADE_THRESHOLDS: must be an object of model name -> threshold, got "0.9"/],
     [{ CASCADE_THRESHOLDS: '{"digits": 1.5}' }, /^CASCADE_THRESHOLDS: "digits" must be in \[0, 1\]/],
     [{ CASCADE_THRESHOLDS: { digits: "high" } }, /^CASCADE_THRESHOLDS: "digits" /],
+    [{ CASCADE_THRESHOLDS: { cats: 0.5 } }, /^CASCADE_THRESHOLDS: the edge serves no model "cats" \(it serves /],
   ])("refuses %j naming the variable", (env, message) => {
-    expect(() => parseEnv(env)).toThrow(message);
+    expect(() => parseEnv(env, MODELS)).toThrow(message);
   });
 });

@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import { parseOrDescribe } from "../protocol/schema-message.ts";
 import type { Region } from "./regions/region.ts";
+import { parseTenantKeys, type TenantKey } from "./tenants/keys.ts";
 
 /**
  * The Worker's bindings: `[vars]` and secrets from wrangler.toml (docs/edge.md lists them all) and the
@@ -12,7 +13,10 @@ export interface Env {
   REGIONS?: string | unknown[];
   /** Secret: HMAC key for edge->regional calls; unset = calls go unsigned. */
   REGIONAL_SHARED_SECRET?: string;
-  /** Secret: comma-separated API keys; empty or unset = open. */
+  /**
+   * Secret: API keys; empty or unset = open. Comma-separated keys (every model), or a JSON array of
+   * `{"key", "tenant"?, "models"?, "rateLimit"?: {"requests", "periodS"}}` (see tenants/keys.ts).
+   */
   API_KEYS?: string;
   /** "true" lets `x-edgecascade-location: <lat>,<lon>` stand in for `request.cf` (local stack only). */
   ALLOW_LOCATION_OVERRIDE?: string | boolean;
@@ -40,8 +44,8 @@ export interface Env {
 export interface EdgeOptions {
   regions: Region[];
   sharedSecret: string | undefined;
-  /** Accepted API keys; empty = no key needed. */
-  apiKeys: ReadonlySet<string>;
+  /** Accepted API keys with their tenants and scopes; empty = no key needed. */
+  apiKeys: readonly TenantKey[];
   allowLocationOverride: boolean;
   /** Time a request may take end to end, in ms; what is left of it is the regional deadline. Default 10. */
   sloBudgetMs: number;
@@ -113,7 +117,7 @@ const thresholdsSchema = v.record(
   v.pipe(v.number(), v.minValue(0, "must be in [0, 1]"), v.maxValue(1, "must be in [0, 1]")),
 );
 
-function parseThresholds(raw: Env["CASCADE_THRESHOLDS"]): Record<string, number> {
+function parseThresholds(raw: Env["CASCADE_THRESHOLDS"], servedModels: readonly string[]): Record<string, number> {
   if (raw === undefined || raw === "") return {};
   let value: unknown = raw;
   if (typeof raw === "string") {
@@ -128,6 +132,11 @@ function parseThresholds(raw: Env["CASCADE_THRESHOLDS"]): Record<string, number>
   }
   const parsed = parseOrDescribe(thresholdsSchema, value);
   if (!parsed.ok) throw new Error(`CASCADE_THRESHOLDS: ${parsed.message}`);
+  for (const name of Object.keys(parsed.value)) {
+    if (!servedModels.includes(name)) {
+      throw new Error(`CASCADE_THRESHOLDS: the edge serves no model "${name}" (it serves ${servedModels.join(", ")})`);
+    }
+  }
   return parsed.value;
 }
 
@@ -167,14 +176,14 @@ function list(raw: string | undefined): string[] {
     .filter((s) => s !== "");
 }
 
-/** Parse and check the environment; the error names the variable. */
-export function parseEnv(env: Env): EdgeOptions {
+/** Parse and check the environment against the models the Worker serves; the error names the variable. */
+export function parseEnv(env: Env, servedModels: readonly string[]): EdgeOptions {
   const origins = list(env.CORS_ORIGINS);
   const breakerCooldownMs = number(env, "BREAKER_COOLDOWN_MS", 30_000, { min: 1 });
   return {
     regions: parseRegions(env.REGIONS),
     sharedSecret: env.REGIONAL_SHARED_SECRET || undefined,
-    apiKeys: new Set(list(env.API_KEYS)),
+    apiKeys: parseTenantKeys(env.API_KEYS, servedModels),
     allowLocationOverride: flag(env, "ALLOW_LOCATION_OVERRIDE"),
     sloBudgetMs: number(env, "SLO_BUDGET_MS", 10, { min: 1 }),
     hedgeDelayMs: number(env, "HEDGE_DELAY_MS", 5, { min: 0 }),
@@ -192,6 +201,6 @@ export function parseEnv(env: Env): EdgeOptions {
     corsOrigins: origins.length === 0 || origins.includes("*") ? "*" : origins,
     probeTimeoutMs: number(env, "PROBE_TIMEOUT_MS", 2000, { min: 1 }),
     probeMemoMs: number(env, "PROBE_MEMO_MS", 5000, { min: 0 }),
-    cascadeThresholds: parseThresholds(env.CASCADE_THRESHOLDS),
+    cascadeThresholds: parseThresholds(env.CASCADE_THRESHOLDS, servedModels),
   };
 }

@@ -8,3 +8,17 @@ declare module "*.onnx" {
   const bytes: ArrayBuffer;
   export default bytes;
 }
+
+// The model repository as the Worker bundles it: generated at build time by scripts/stack/edge-models.ts
+// (the `[alias]` of the wrangler config build-edge.ts writes points this specifier at the generated file).
+declare module "edgecascade-models" {
+  const models: {
+    /** A logical model's config.json (the full model's). */
+    config: unknown;
+    /** Its edge variant: config.json and the `.onnx` of the served version. */
+    edge: { config: unknown; bytes: ArrayBuffer } | undefined;
+    /** Held-out rows for the demo page. */
+    samples: { input: number[]; label: number }[];
+  }[];
+  export default models;
+}

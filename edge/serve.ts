@@ -1,5 +1,5 @@
 import { cacheKey } from "../protocol/cache-key.ts";
-import { NotReady } from "../protocol/errors.ts";
+import { BadRequest, NotReady } from "../protocol/errors.ts";
 import { topClass } from "../protocol/responses.ts";
 import type { InputRows } from "../protocol/tensor.ts";
 import type { CascadeMode, ServedBy } from "../protocol/types.ts";
@@ -7,6 +7,7 @@ import type { CacheTier } from "./cache/response-cache.ts";
 import { cascadeDecision } from "./cascade/decision.ts";
 import { type DegradedReason, degradedReason, NoRegionAnswered } from "./forward/errors.ts";
 import type { Forwarded } from "./forward/hedge.ts";
+import type { ServedModel } from "./models/served-model.ts";
 import { regionOrder } from "./regions/order.ts";
 import type { RequestLocation } from "./regions/region.ts";
 import type { EdgeRuntime } from "./runtime.ts";
@@ -49,25 +50,29 @@ function rowsJson(model: string, version: string | undefined, rows: InputRows): 
 }
 
 /**
- * Answer a request through the tiers: cache (auto mode only), the edge model, the cascade decision, the
- * regions, and degradation to the edge model's answer when no region answers. Only successful,
- * non-degraded answers of `auto` requests are cached; forced modes neither read nor fill the cache.
- * A pinned version goes to the regions with the rows, and only an answer of that version is taken.
+ * Answer a request for `served` through the tiers: cache (auto mode only), its edge variant, the cascade
+ * decision, the regions, and degradation to the edge variant's answer when no region answers. A model
+ * without an edge variant goes from the cache straight to the regions. Only successful, non-degraded
+ * answers of `auto` requests are cached; forced modes neither read nor fill the cache. A pinned version
+ * goes to the regions with the rows, and only an answer of that version is taken.
  */
-export async function serve(rt: EdgeRuntime, request: ServeRequest): Promise<Served> {
+export async function serve(rt: EdgeRuntime, served: ServedModel, request: ServeRequest): Promise<Served> {
   const { rows, version: pinned, mode, location, startedAt } = request;
-  const { model } = rt;
-  const classes = model.signature.classes;
+  const model = served.edge;
+  const { classes } = served.signature;
+  if (mode === "edge" && !model) {
+    throw new BadRequest(`model "${served.name}" has no edge variant; "cascade": "edge" is not available for it`);
+  }
   const probe = await rt.latestProbe(startedAt);
   const trace: ServeTrace = { cache: { tier: "bypass", ms: 0 }, edge: false };
   // Pinned, the answer is of that version even if the probe read above has just raised the served one.
-  const edgeVersion = pinned ?? rt.servedVersion;
+  const edgeVersion = pinned ?? served.servedVersion;
   const useCache = mode === "auto";
   let key: string | undefined;
 
   if (useCache) {
     const lookupStarted = Date.now();
-    key = await cacheKey(rt.modelName, edgeVersion, rows.data);
+    key = await cacheKey(served.name, edgeVersion, rows.data);
     const { tier, answer } = await rt.cache.get(key, lookupStarted);
     trace.cache = { tier, ms: Date.now() - lookupStarted };
     if (answer) return { probs: answer.probs, batch: rows.batch, version: answer.version, servedBy: "cache", trace };
@@ -76,6 +81,7 @@ export async function serve(rt: EdgeRuntime, request: ServeRequest): Promise<Ser
   // The edge model runs at most once per request: before the decision (auto, edge) or to degrade (regional).
   let edgeRun: Promise<Float32Array | undefined> | undefined;
   const runEdge = () => {
+    if (!model) return Promise.resolve(undefined);
     edgeRun ??= model.infer(rows.data, rows.batch).then(
       (probs) => {
         trace.edge = true;
@@ -92,7 +98,7 @@ export async function serve(rt: EdgeRuntime, request: ServeRequest): Promise<Ser
   const edgeProbs = mode === "regional" ? undefined : await runEdge();
   if (edgeProbs) {
     const confidences = Array.from({ length: rows.batch }, (_, r) => topClass(edgeProbs, r, classes).confidence);
-    if (cascadeDecision(confidences, rt.threshold, mode) === "edge") {
+    if (cascadeDecision(confidences, rt.threshold(served)!, mode) === "edge") {
       const pending = key
         ? rt.cache.put(key, { version: edgeVersion, probs: Array.from(edgeProbs) }, startedAt)
         : undefined;
@@ -105,8 +111,9 @@ export async function serve(rt: EdgeRuntime, request: ServeRequest): Promise<Ser
   try {
     forwarded = await rt.forward(regionOrder(rt.options.regions, location, health), {
       path: "/v1/classify",
-      body: rowsJson(rt.modelName, pinned, rows),
+      body: rowsJson(served.name, pinned, rows),
       batch: rows.batch,
+      classes,
       version: pinned,
       headers: {},
       deadlineAt: startedAt + rt.options.sloBudgetMs,
@@ -114,7 +121,10 @@ export async function serve(rt: EdgeRuntime, request: ServeRequest): Promise<Ser
   } catch (err) {
     if (!(err instanceof NoRegionAnswered)) throw err;
     const fallback = await runEdge();
-    if (!fallback) throw new NotReady(`no region answered and the edge model is not available: ${err.message}`, 1);
+    if (!fallback) {
+      const why = model ? "the edge model is not available" : `model "${served.name}" has no edge variant`;
+      throw new NotReady(`no region answered and ${why}: ${err.message}`, 1);
+    }
     return {
       probs: fallback,
       batch: rows.batch,
@@ -126,12 +136,12 @@ export async function serve(rt: EdgeRuntime, request: ServeRequest): Promise<Ser
   }
 
   const { answer, hedged } = forwarded;
-  rt.seeVersion(answer.version);
+  served.seeVersion(answer.version);
   trace.regional = { region: answer.region, ms: answer.ms, hedged };
   let pending: Promise<void> | undefined;
   if (key) {
     // Stored under the version that answered, which a newer region may have raised past the lookup's.
-    const answerKey = answer.version === edgeVersion ? key : await cacheKey(rt.modelName, answer.version, rows.data);
+    const answerKey = answer.version === edgeVersion ? key : await cacheKey(served.name, answer.version, rows.data);
     pending = rt.cache.put(answerKey, { version: answer.version, probs: Array.from(answer.probs) }, startedAt);
   }
   return {

@@ -32,6 +32,13 @@ export class Unauthorized extends ServingError {
   }
 }
 
+/** 403: the credentials are valid but do not cover this request (an API key calling a model outside its scope). */
+export class Forbidden extends ServingError {
+  constructor(message: string) {
+    super(403, "forbidden", message);
+  }
+}
+
 /** 404: unknown route, model or version. */
 export class NotFound extends ServingError {
   constructor(message: string) {

@@ -1,13 +1,15 @@
+import type { ModelConfig } from "./model-config.ts";
+
 /**
- * `models/digits-heldout.json`: the test split, which no model was fitted or calibrated on, with labels and
- * each model's expected probabilities. Tests, the demo page, the probes and the regional pool's pre-swap
- * check read it.
+ * A model version's held-out fixture, `models/<name>/<version>/heldout.json`: rows no model was fitted or
+ * calibrated on, with labels and each model's expected probabilities. Readiness checks, tests, the demo
+ * page, the probes and the benchmarks read it. `npm run model -- import` writes it.
  */
 export interface HeldoutRow {
-  /** 64 pixel values, 0-16. */
+  /** The row's features, as many as the model's input width. */
   input: number[];
   label: number;
-  /** Expected probabilities per model name (float32 reference computed by the build script). */
+  /** Expected probabilities per model name (onnxruntime-node's output when the fixture was written). */
   expected: Record<string, number[]>;
 }
 
@@ -19,6 +21,18 @@ export interface HeldoutSet {
   rows: HeldoutRow[];
 }
 
+/** The fixture's file name inside a version directory. */
+export const HELDOUT_FILE = "heldout.json";
+
+/**
+ * Where the fixture of a model version lives, relative to the model repository: in the full model's version
+ * directory. An edge variant's is its calibration's (the full model version it was calibrated against).
+ */
+export function heldoutPath(config: ModelConfig, version = config.version): string {
+  const against = config.versions[version]?.cascade?.against;
+  return against ? `${against.model}/${against.version}/${HELDOUT_FILE}` : `${config.name}/${version}/${HELDOUT_FILE}`;
+}
+
 /** Index of the largest value. */
 export function argmax(values: readonly number[]): number {
   let best = 0;
@@ -26,14 +40,14 @@ export function argmax(values: readonly number[]): number {
   return best;
 }
 
-/** The edge model's expected top probability for a row. */
-export function edgeConfidence(row: HeldoutRow, edgeModel = "digits-edge"): number {
+/** The edge variant's expected top probability for a row. */
+export function edgeConfidence(row: HeldoutRow, edgeModel: string): number {
   const probs = row.expected[edgeModel];
   if (!probs) throw new Error(`held-out row has no expected output for ${edgeModel}`);
   return Math.max(...probs);
 }
 
-/** Whether the edge model answers a row on its own at `threshold` (its top probability clears it). */
-export function edgeAnswers(row: HeldoutRow, threshold: number, edgeModel = "digits-edge"): boolean {
+/** Whether the edge variant answers a row on its own at `threshold` (its top probability clears it). */
+export function edgeAnswers(row: HeldoutRow, threshold: number, edgeModel: string): boolean {
   return edgeConfidence(row, edgeModel) >= threshold;
 }

@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { parseOrDescribe } from "./schema-message.ts";
-import { DATATYPES } from "./types.ts";
+import { DATATYPES, type ModelMetadata } from "./types.ts";
 
 const tensorSpec = v.strictObject({
   name: v.pipe(v.string(), v.nonEmpty("must not be empty")),
@@ -17,6 +17,17 @@ const calibration = v.object({
   test: v.object({ edgeShare: v.number(), agreement: v.number(), cascadeAccuracy: v.number() }),
 });
 
+/** How an edge variant was made from its full model by `npm run model -- import --quantize`. */
+const quantization = v.object({
+  from: v.object({ model: v.string(), version: v.string() }),
+  method: v.string(),
+  tensors: v.number(),
+  bytesBefore: v.number(),
+  labelAgreement: v.number(),
+});
+
+// Objects are not strict: a version entry may carry more figures (release gates, signatures) than this
+// code reads, and tools that rewrite config.json keep them.
 const versionEntry = v.object({
   file: v.pipe(v.string(), v.regex(/^[\w.-]+$/, "must be a plain file name")),
   sha256: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, "must be 64 lowercase hex digits")),
@@ -24,7 +35,11 @@ const versionEntry = v.object({
   weights: v.optional(v.picklist(["fp32", "int8"])),
   accuracy: v.object({ test: v.number(), validation: v.optional(v.number()) }),
   cascade: v.optional(calibration),
+  quantization: v.optional(quantization),
 });
+
+/** How the demo page collects a row: a drawing reduced to the UCI digits' 8x8 features, or (default) a form of numbers. */
+export const DEMO_INPUTS = ["drawing-8x8", "numbers"] as const;
 
 const modelConfig = v.object({
   name: v.pipe(v.string(), v.regex(/^[\w.-]+$/, "must be letters, digits, '.', '_' or '-'")),
@@ -34,6 +49,9 @@ const modelConfig = v.object({
   inputs: v.pipe(v.array(tensorSpec), v.length(1, "must list exactly one input")),
   outputs: v.pipe(v.array(tensorSpec), v.length(1, "must list exactly one output")),
   labels: v.array(v.string()),
+  /** Names of the input's features, in order (from the imported CSV's header); the demo's form shows them. */
+  features: v.optional(v.array(v.string())),
+  demo: v.optional(v.picklist(DEMO_INPUTS)),
   maxBatchSize: v.pipe(v.number(), v.integer(), v.minValue(1)),
   version: v.string(),
   versions: v.record(v.pipe(v.string(), v.regex(/^\d+$/, "must be a positive integer")), versionEntry),
@@ -76,6 +94,11 @@ export function parseModelConfig(raw: unknown, source: string): ModelConfig {
       `${source}: "labels" has ${config.labels.length} entries; the output has ${output!.shape[1]} classes`,
     );
   }
+  if (config.features && config.features.length !== input!.shape[1]) {
+    throw new Error(
+      `${source}: "features" has ${config.features.length} names; the input has ${input!.shape[1]} features`,
+    );
+  }
   if (!config.versions[config.version]) {
     throw new Error(`${source}: "version" ${config.version} is not listed in "versions"`);
   }
@@ -102,4 +125,17 @@ export function calibrationOf(config: ModelConfig, version = config.version): Ca
   const cascade = config.versions[version]?.cascade;
   if (!cascade) throw new Error(`model ${config.name} version ${version} has no cascade calibration`);
   return cascade;
+}
+
+/** v2 model metadata of a config, under `name` (an edge variant is described as the model it stands for). */
+export function describeModel(config: ModelConfig, versions: string[], name = config.name): ModelMetadata {
+  return {
+    name,
+    versions,
+    platform: config.platform,
+    inputs: config.inputs.map((t) => ({ ...t, shape: [...t.shape] })),
+    outputs: config.outputs.map((t) => ({ ...t, shape: [...t.shape] })),
+    labels: [...config.labels],
+    ...(config.features ? { features: [...config.features] } : {}),
+  };
 }

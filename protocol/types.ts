@@ -116,4 +116,8 @@ export interface ModelMetadata {
   platform: string;
   inputs: TensorMetadata[];
   outputs: TensorMetadata[];
+  /** Extension: the class names, in the order of the output's last dimension. */
+  labels: string[];
+  /** Extension: the input's feature names, when the model's config has them. */
+  features?: string[];
 }

@@ -3,6 +3,8 @@ export type FixtureVerdict = { ok: true; accuracy: number } | { ok: false; reaso
 
 /** How far a row's probabilities may sum from 1 (float32 softmax rounding stays far below this). */
 const SUM_TOLERANCE = 1e-3;
+/** How far one probability may stray outside [0, 1]: tree ensembles sum float32 votes (10 x 0.1 = 1.0000001). */
+const RANGE_TOLERANCE = 1e-5;
 
 /**
  * Whether a version may serve, judged on the held-out rows' outputs: every value a finite probability,
@@ -24,7 +26,7 @@ export function checkFixtureOutputs(
     let best = 0;
     for (let c = 0; c < classes; c++) {
       const p = probs[r * classes + c]!;
-      if (!Number.isFinite(p) || p < 0 || p > 1) {
+      if (!Number.isFinite(p) || p < -RANGE_TOLERANCE || p > 1 + RANGE_TOLERANCE) {
         return { ok: false, reason: `fixture row ${r}: output ${c} is ${p}, not a probability` };
       }
       sum += p;

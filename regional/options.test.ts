@@ -27,7 +27,6 @@ describe("parseCommandLine", () => {
       adminToken: undefined,
     });
     expect(o.modelsDir).toMatch(/\/models\/$/);
-    expect(o.fixture).toBe(`${o.modelsDir}digits-heldout.json`);
   });
 
   it("reads every option from the environment, and flags win over it", () => {
@@ -52,7 +51,6 @@ describe("parseCommandLine", () => {
       host: "127.0.0.1",
       region: "eu",
       modelsDir: "/srv/models",
-      fixture: "/srv/models/digits-heldout.json",
       workers: 3,
       ep: "cpu",
       maxBatch: 32,
@@ -64,10 +62,10 @@ describe("parseCommandLine", () => {
       sharedSecret: "s3cret",
       adminToken: "t0ken",
     });
-    expect(options(["--port", "9002", "--region", "ap", "--fixture", "/f.json"], env)).toMatchObject({
+    expect(options(["--port", "9002", "--region", "ap", "--models", "/m"], env)).toMatchObject({
       port: 9002,
       region: "ap",
-      fixture: "/f.json",
+      modelsDir: "/m",
     });
   });
 

@@ -1,5 +1,4 @@
 import { availableParallelism } from "node:os";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 
@@ -17,8 +16,6 @@ export interface RegionalOptions {
   region: string;
   /** Model repository (Triton layout). Default: the repository's `models/`. */
   modelsDir: string;
-  /** Held-out rows every new version is checked on before it serves. Default `<modelsDir>/digits-heldout.json`. */
-  fixture: string;
   /** Processes sharing the port (node:cluster). Default: `os.availableParallelism()`. */
   workers: number;
   /** Default `auto`. */
@@ -68,12 +65,6 @@ const DOCS: readonly OptionDoc[] = [
     env: "REGIONAL_MODELS",
     value: "DIR",
     help: "model repository, Triton layout (default: the repo's models/)",
-  },
-  {
-    flag: "fixture",
-    env: "REGIONAL_FIXTURE",
-    value: "FILE",
-    help: "held-out rows checked before a version serves (default DIR/digits-heldout.json)",
   },
   {
     flag: "workers",
@@ -221,7 +212,6 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     host: text("host", "0.0.0.0", /^[\w.:-]+$/, "a host name or IP address"),
     region: text("region", "local", /^[a-z0-9][a-z0-9-]{0,62}$/, "lowercase letters, digits and '-' (e.g. us-east)"),
     modelsDir,
-    fixture: text("fixture", join(modelsDir, "digits-heldout.json"), /\S/, "a file"),
     workers: int("workers", availableParallelism(), 1, 256),
     ep: epRaw === undefined ? "auto" : oneOf(epDoc, epRaw, EXECUTION_PROVIDERS),
     maxBatch: int("max-batch", 64, 1, 4096),

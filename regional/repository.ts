@@ -2,13 +2,20 @@ import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { sha256Hex } from "../protocol/digest.ts";
 import { NotFound, NotReady, ServingError } from "../protocol/errors.ts";
-import type { HeldoutSet } from "../protocol/heldout.ts";
-import { type ModelConfig, type ModelSignature, parseModelConfig, signatureOf } from "../protocol/model-config.ts";
+import { heldoutPath } from "../protocol/heldout.ts";
+import {
+  describeModel,
+  type ModelConfig,
+  type ModelSignature,
+  parseModelConfig,
+  signatureOf,
+} from "../protocol/model-config.ts";
 import type { ModelMetadata } from "../protocol/types.ts";
 import { DynamicBatcher } from "./batcher.ts";
 import type { ExecutionProvider } from "./execution-provider.ts";
 import type { ExecutorFactory } from "./executor.ts";
 import { checkFixtureOutputs } from "./fixture-check.ts";
+import { type Fixture, FixtureCache } from "./heldout-fixture.ts";
 import type { Logger } from "./log.ts";
 import { type Lease, ModelVersion } from "./model-version.ts";
 import type { Recorder } from "./recorder.ts";
@@ -18,8 +25,6 @@ import { createOnnxModel, type OnnxModel } from "./session.ts";
 export interface RepositoryOptions {
   /** Triton layout: `<name>/config.json`, `<name>/<version>/<file>`. */
   modelsDir: string;
-  /** Held-out rows (`models/digits-heldout.json` format) every version is checked on before it serves. */
-  fixture: string;
   provider: ExecutionProvider;
   /** Most rows per run; each model's `maxBatchSize` also caps it. */
   maxBatch: number;
@@ -76,12 +81,6 @@ const WARMUP_ATTEMPTS = 3;
 /** Directory names a model may have: no path separators, never `.` or `..`. */
 const MODEL_NAME = /^[A-Za-z0-9_][\w.-]*$/;
 
-interface Fixture {
-  matrix: Float32Array;
-  width: number;
-  labels: number[];
-}
-
 /** A version that passed every check, ready to swap in. */
 interface Checked {
   config: ModelConfig;
@@ -123,7 +122,8 @@ export class ModelRepository {
   readonly #recorder: Recorder;
   readonly #log: Logger;
   readonly #entries = new Map<string, Entry>();
-  #fixture: Promise<Fixture> | undefined;
+  /** Each version is checked on its held-out fixture (`models/<name>/<version>/heldout.json`) before it serves. */
+  readonly #fixtures = new FixtureCache();
   #announced = false;
   /** After `close()`: no more loads. */
   #closed = false;
@@ -198,14 +198,7 @@ export class ModelRepository {
   metadata(name: string, version?: string): ModelMetadata {
     const lease = this.acquire(name, version);
     lease.release();
-    const { config } = lease.model;
-    return {
-      name,
-      versions: [lease.model.version],
-      platform: config.platform,
-      inputs: config.inputs.map((t) => ({ ...t, shape: [...t.shape] })),
-      outputs: config.outputs.map((t) => ({ ...t, shape: [...t.shape] })),
-    };
+    return describeModel(lease.model.config, [lease.model.version], name);
   }
 
   /** Every model and version the repository knows, with its state. */
@@ -288,8 +281,16 @@ export class ModelRepository {
 
   #get(name: string): Entry {
     const entry = this.#entries.get(name);
-    if (!entry) throw new NotFound(`model "${name}" is not in the repository`);
+    if (!entry) throw this.#unknown(name);
     return entry;
+  }
+
+  /** 404 for a model the repository does not have, naming those it has. */
+  #unknown(name: string): NotFound {
+    const known = [...this.#entries.keys()].sort();
+    return new NotFound(
+      `unknown model "${name}"; this pool serves ${known.map((n) => `"${n}"`).join(", ") || "no model"}`,
+    );
   }
 
   #entryFor(name: string): Entry {
@@ -324,9 +325,7 @@ export class ModelRepository {
   async #discoverOne(name: string): Promise<Entry> {
     const known = this.#entries.get(name);
     if (known) return known;
-    if (!MODEL_NAME.test(name) || !(await this.#hasConfig(name))) {
-      throw new NotFound(`model "${name}" is not in the repository`);
-    }
+    if (!MODEL_NAME.test(name) || !(await this.#hasConfig(name))) throw this.#unknown(name);
     return this.#entryFor(name);
   }
 
@@ -426,7 +425,7 @@ export class ModelRepository {
       session = await createOnnxModel(bytes, signature, this.#options.provider, listed.weights).catch((err: Error) => {
         throw new Error(`cannot create a session: ${err.message}`);
       });
-      const fixture = await this.#loadFixture();
+      const fixture = await this.#fixtures.read(join(this.#options.modelsDir, heldoutPath(config, version)));
       const warmupMs = await this.#warmUp(session, fixture, signature);
       const required = Math.max(0, listed.accuracy.test - this.#options.accuracyTolerance);
       const accuracy = await this.#checkFixture(session, fixture, signature, config, required);
@@ -467,15 +466,6 @@ export class ModelRepository {
     const config = parseModelConfig(raw, source);
     if (config.name !== name) throw new Error(`${source} names the model "${config.name}", not "${name}"`);
     return config;
-  }
-
-  /** The held-out fixture, read once; a failed read is retried on the next load. */
-  #loadFixture(): Promise<Fixture> {
-    this.#fixture ??= readFixture(this.#options.fixture).catch((err: Error) => {
-      this.#fixture = undefined;
-      throw new Error(`fixture ${this.#options.fixture}: ${err.message}`);
-    });
-    return this.#fixture;
   }
 
   /** Milliseconds of the fastest of up to 3 one-row inferences; fails when none is within the budget. */
@@ -527,21 +517,4 @@ function why(entry: Entry): string {
   if (!entry.wanted) return "unloaded";
   if (entry.loading) return entry.lastError ? `loading; the last attempt failed: ${entry.lastError}` : "loading";
   return entry.lastError ?? "not loaded";
-}
-
-async function readFixture(path: string): Promise<Fixture> {
-  const set = JSON.parse(await readFile(path, "utf8")) as HeldoutSet;
-  const rows = Array.isArray(set?.rows) ? set.rows : [];
-  const width = rows[0]?.input?.length ?? 0;
-  if (rows.length === 0 || width === 0) throw new Error("no rows with inputs");
-  const matrix = new Float32Array(rows.length * width);
-  const labels: number[] = [];
-  rows.forEach((row, r) => {
-    if (!Array.isArray(row.input) || row.input.length !== width || !Number.isInteger(row.label)) {
-      throw new Error(`row ${r} needs ${width} inputs and an integer label`);
-    }
-    matrix.set(row.input, r * width);
-    labels.push(row.label);
-  });
-  return { matrix, width, labels };
 }

@@ -120,7 +120,6 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
   const repository = new ModelRepository(
     {
       modelsDir: options.modelsDir,
-      fixture: options.fixture,
       provider: decision.provider,
       maxBatch: options.maxBatch,
       maxQueue: options.maxQueue,

@@ -38,6 +38,8 @@ export async function createOnnxModel(
 ): Promise<OnnxModel> {
   const session = await ort.InferenceSession.create(bytes, sessionOptions(provider, weights));
   const { inputName, outputName, width } = signature;
+  // Only the probabilities are fetched, by name: tree classifiers also output labels (int64), and first.
+  const fetches = [outputName];
   if (!session.inputNames.includes(inputName) || !session.outputNames.includes(outputName)) {
     await session.release();
     throw new Error(
@@ -47,7 +49,7 @@ export async function createOnnxModel(
   }
   return {
     async run(data, batch) {
-      const out = await session.run({ [inputName]: new ort.Tensor("float32", data, [batch, width]) });
+      const out = await session.run({ [inputName]: new ort.Tensor("float32", data, [batch, width]) }, fetches);
       return out[outputName]!.data as Float32Array;
     },
     release: () => session.release(),

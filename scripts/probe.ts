@@ -1,27 +1,30 @@
 /**
- * npm run probe -- --url URL [--duration S] [--rate R] [--json] [--report FILE]
+ * npm run probe -- --url URL [--model NAME] [--duration S] [--rate R] [--json] [--report FILE] [--prometheus FILE]
  *
  * Synthetic latency probes against any edge URL: a realistic mix (cache repeats, rows the edge model is
  * sure of, rows it is not), open-loop at a fixed rate; prints p50/p95/p99 per path and overall, the error
  * rate, and whether the 10 ms p95 target holds; writes an HTML report with a histogram and CDF.
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import type { HeldoutSet } from "../protocol/heldout.ts";
-import { calibrationOf, parseModelConfig } from "../protocol/model-config.ts";
 import { probeMix, seededRandom } from "./probe/mix.ts";
 import { runOpenLoop } from "./probe/open-loop.ts";
+import { probeExposition, writeProbeExposition } from "./probe/prometheus.ts";
 import { renderReport } from "./probe/report-html.ts";
 import { PROBE_PATHS, type ProbeSummary, summarize } from "./probe/summary.ts";
+import { probeTarget } from "./probe/target.ts";
 
 const HELP = `Usage: npm run probe -- --url URL [options]
 
   --url URL          edge base URL (required), e.g. http://localhost:8787
+  --model NAME       model to probe, with its held-out fixture from models/ (default digits)
+  --models DIR       model repository the fixture is read from (default: this repository's models/)
   --duration S       seconds to run (default 10)
   --rate R           requests per second, open loop (default 50)
   --json             print one JSON object instead of the table
   --report FILE      HTML report path (default bench/probe-report.html)
+  --prometheus FILE  also write the summary as Prometheus text (node_exporter textfile collector, Pushgateway)
   --api-key KEY      API key, if the edge requires one (or EDGECASCADE_API_KEY)
   --location LAT,LON send x-edgecascade-location (honoured by local stacks only)
   --seed N           request mix seed (default 1)
@@ -62,10 +65,13 @@ async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
       url: { type: "string" },
+      model: { type: "string" },
+      models: { type: "string" },
       duration: { type: "string" },
       rate: { type: "string" },
       json: { type: "boolean", default: false },
       report: { type: "string" },
+      prometheus: { type: "string" },
       "api-key": { type: "string" },
       location: { type: "string" },
       seed: { type: "string" },
@@ -88,21 +94,23 @@ async function main(): Promise<number> {
   if (apiKey) headers.authorization = `Bearer ${apiKey}`;
   if (values.location) headers["x-edgecascade-location"] = values.location;
 
-  const heldout: HeldoutSet = JSON.parse(readFileSync(resolve(root, "models/digits-heldout.json"), "utf8"));
-  const edge = parseModelConfig(
-    JSON.parse(readFileSync(resolve(root, "models/digits-edge/config.json"), "utf8")),
-    "digits-edge/config.json",
-  );
-  const next = probeMix(heldout.rows, calibrationOf(edge).threshold, seededRandom(number("seed", values.seed, 1, 0)));
+  const target = probeTarget(resolve(values.models ?? resolve(root, "models")), values.model ?? "digits");
+  const { heldout } = target;
+  const next = probeMix(heldout.rows, target.edge, seededRandom(number("seed", values.seed, 1, 0)));
 
   const startedAt = new Date().toISOString();
-  if (!values.json) console.error(`probing ${url} for ${durationS} s at ${rate} req/s...`);
+  if (!values.json) {
+    const how = target.edge ? `edge variant ${target.edge.model}` : "no edge variant: every fresh row is forwarded";
+    console.error(`probing ${url} (model ${target.model}, ${how}) for ${durationS} s at ${rate} req/s...`);
+  }
   const { results, sent } = await runOpenLoop({
     url,
     rate,
     durationS,
     next,
     rows: heldout.rows,
+    model: target.model,
+    edgeModel: target.edge?.model,
     headers,
     timeoutMs: number("timeout-ms", values["timeout-ms"], 5000, 1),
     onProgress: values.json ? undefined : (done, total) => console.error(`  ${done}/${total} sent`),
@@ -117,6 +125,7 @@ async function main(): Promise<number> {
   });
   mkdirSync(dirname(reportPath), { recursive: true });
   writeFileSync(reportPath, renderReport(summary, results));
+  if (values.prometheus) writeProbeExposition(resolve(values.prometheus), probeExposition(summary, Date.now()));
   if (values.json) console.log(JSON.stringify({ ...summary, report: reportPath }));
   else console.log(`${table(summary)}\nreport: ${reportPath}`);
   return 0;

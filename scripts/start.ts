@@ -4,10 +4,14 @@
  * is ready, prints the URLs and a status line per tier; Ctrl-C stops everything.
  *
  * Environment: EDGE_PORT (8787), US_PORT / EU_PORT / AP_PORT (9001-9003), REGIONAL_SHARED_SECRET and
- * ADMIN_TOKEN (random per run when unset), REGIONAL_WORKERS (1 per pool); EDGE_<VAR> sets the Worker var
- * <VAR> (e.g. EDGE_API_KEYS=k1,k2, EDGE_SLO_BUDGET_MS=50; docs/edge.md lists them).
+ * ADMIN_TOKEN (random per run when unset), REGIONAL_WORKERS (1 per pool), MODELS_DIR (the repository's
+ * models/: every model in it is served, by the pools and, with its edge variant, by the Worker); EDGE_<VAR>
+ * sets the Worker var <VAR> (e.g. EDGE_API_KEYS=k1,k2, EDGE_SLO_BUDGET_MS=50; docs/edge.md lists them).
  */
 import { randomBytes } from "node:crypto";
+import { resolve } from "node:path";
+import { MODELS_DIR } from "./stack/build-edge.ts";
+import { readRepository } from "./stack/edge-models.ts";
 import { type EdgeWorker, startEdgeWorker } from "./stack/edge-worker.ts";
 import { LOCAL_REGIONS } from "./stack/local-regions.ts";
 import { type RegionalPool, startRegionalPool } from "./stack/regional-pool.ts";
@@ -36,6 +40,7 @@ async function main(): Promise<void> {
   const adminToken = process.env.ADMIN_TOKEN || randomBytes(24).toString("hex");
   const workers = process.env.REGIONAL_WORKERS ? Number(process.env.REGIONAL_WORKERS) : 1;
   const edgePort = port("EDGE_PORT", 8787);
+  const modelsDir = process.env.MODELS_DIR ? resolve(process.env.MODELS_DIR) : MODELS_DIR;
   const pools: RegionalPool[] = [];
   let edge: EdgeWorker | undefined;
   let stopping = false;
@@ -73,6 +78,7 @@ async function main(): Promise<void> {
           region: r.name,
           port: port(r.portVar, r.port),
           workers,
+          modelsDir,
           env: { REGIONAL_SHARED_SECRET: secret, ADMIN_TOKEN: adminToken },
         }),
       ),
@@ -89,6 +95,7 @@ async function main(): Promise<void> {
     }));
     edge = await startEdgeWorker({
       port: edgePort,
+      modelsDir,
       vars: {
         REGIONS: JSON.stringify(regions),
         REGIONAL_SHARED_SECRET: secret,
@@ -117,6 +124,10 @@ async function main(): Promise<void> {
   console.log(
     `  regional  ready  ${LOCAL_REGIONS.map((r, i) => `${r.name} ${pools[i]!.url} (${r.place})`).join(" · ")}`,
   );
+  const models = readRepository(modelsDir).map(
+    (m) => `${m.config.name}${m.edge ? ` (edge: ${m.edge.config.name})` : " (no edge variant)"}`,
+  );
+  console.log(`  models    ${models.join(" · ")}  from ${modelsDir}`);
   console.log(`  cron      region probe every 60 s; latest results at ${edge.url}/status/regions`);
   console.log(`  probes    npm run probe -- --url ${edge.url}`);
   if (!process.env.ADMIN_TOKEN)

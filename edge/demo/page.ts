@@ -24,15 +24,16 @@ button.primary{background:#1d4ed8;color:#fff;border-color:#1d4ed8}#label{font-si
 .bars{margin-top:10px}.bar{display:flex;align-items:center;gap:6px;font-size:.85rem}.bar span{width:1.2em;text-align:right}
 .bar div{height:12px;background:#457b9d;border-radius:3px;min-width:1px}#timing{font-family:ui-monospace,monospace;font-size:.85rem;margin:8px 0 0;padding-left:18px}
 canvas#preview{width:96px;height:96px;image-rendering:pixelated;border:1px solid #ccd;border-radius:4px}.muted{color:#667;font-size:.85rem}
-#error{color:#c1121f}`;
+#error{color:#c1121f}#form{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:6px;max-height:340px;overflow:auto}
+#form label{display:flex;flex-direction:column;font-size:.75rem;color:#445}#form input{font:inherit;padding:4px 6px;border:1px solid #99a;border-radius:6px}`;
 
 /** The browser side: drawing (pointer events cover mouse, touch and pen), features, classify, display. */
 const SCRIPT = `
 const toFeatures = (${drawingToFeatures.toString()});
 const $ = (id) => document.getElementById(id);
 const pad = $("pad"), ctx = pad.getContext("2d", { willReadFrequently: true });
-let drawing = false, last = null, samples = null, dirty = false;
-function resize() { const s = pad.getBoundingClientRect().width; pad.width = pad.height = Math.round(s * devicePixelRatio); clearPad(); }
+let drawing = false, last = null, models = [], model = null, dirty = false;
+function resize() { const s = pad.getBoundingClientRect().width; if (s > 0) { pad.width = pad.height = Math.round(s * devicePixelRatio); } clearPad(); }
 function clearPad() { ctx.clearRect(0, 0, pad.width, pad.height); dirty = false; }
 function pos(e) { const r = pad.getBoundingClientRect(); return [(e.clientX - r.left) * pad.width / r.width, (e.clientY - r.top) * pad.height / r.height]; }
 pad.addEventListener("pointerdown", (e) => { drawing = true; last = pos(e); pad.setPointerCapture(e.pointerId); stroke(e); });
@@ -50,9 +51,34 @@ function classifyDrawing() {
   if (features) classify(features, null);
 }
 function preview(features) {
+  if (!isDrawing()) return;
   const c = $("preview").getContext("2d"), d = c.createImageData(8, 8);
   features.forEach((v, i) => { const g = 255 - Math.round(v * 255 / 16); d.data.set([g, g, g, 255], i * 4); });
   c.putImageData(d, 0, 0);
+}
+const isDrawing = () => model && model.demo === "drawing-8x8";
+/** The selected model's way of collecting a row: the drawing pad, or one number field per feature. */
+function selectModel(name) {
+  model = models.find((m) => m.name === name) || models[0];
+  $("model").value = model.name;
+  $("draw").hidden = !isDrawing(); $("numbers").hidden = isDrawing(); $("preview").hidden = !isDrawing();
+  $("lead").textContent = isDrawing()
+    ? "Draw a digit. It is reduced to 8×8 values 0–16, the way the UCI digits were made, and classified by the edge."
+    : "Enter the " + model.width + " features (or send a random held-out row) and classify them at the edge.";
+  const form = $("form"); form.innerHTML = "";
+  if (!isDrawing()) model.features.forEach((f, i) => {
+    const label = document.createElement("label"); label.textContent = f;
+    const input = document.createElement("input"); input.type = "number"; input.step = "any"; input.name = "f" + i;
+    label.appendChild(input); form.appendChild(label);
+  });
+  $("result").hidden = true; $("label").textContent = "?"; $("true-label").textContent = ""; $("error").textContent = "";
+  if (isDrawing()) resize();
+}
+function readForm() {
+  const values = [...$("form").querySelectorAll("input")].map((input) => input.value.trim() === "" ? NaN : Number(input.value));
+  const bad = values.findIndex((v) => !Number.isFinite(v));
+  if (bad >= 0) { $("error").textContent = "feature " + model.features[bad] + " needs a number"; return null; }
+  return values;
 }
 function parseServerTiming(h) {
   return (h || "").split(",").map((s) => s.trim()).filter(Boolean).map((entry) => {
@@ -65,10 +91,10 @@ function parseServerTiming(h) {
 async function classify(features, truth) {
   preview(features);
   $("error").textContent = "";
-  $("true-label").textContent = truth === null ? "" : "true label: " + truth;
+  $("true-label").textContent = truth === null ? "" : "true label: " + model.labels[truth];
   const headers = { "content-type": "application/json" };
   const place = $("place").value; if (place) headers["x-edgecascade-location"] = place;
-  const body = { model: "digits", inputs: features, parameters: { cascade: $("cascade").value } };
+  const body = { model: model.name, inputs: features, parameters: { cascade: $("cascade").value } };
   const t0 = performance.now();
   try {
     const res = await fetch("/v1/classify", { method: "POST", headers, body: JSON.stringify(body) });
@@ -82,7 +108,7 @@ async function classify(features, truth) {
 function show(data, res, rtt) {
   const p = data.predictions[0];
   $("label").textContent = p.label;
-  $("confidence").textContent = (p.confidence * 100).toFixed(1) + "% confident · model version " + data.version;
+  $("confidence").textContent = (p.confidence * 100).toFixed(1) + "% confident · " + data.model + " version " + data.version;
   const who = data.servedBy, kind = who.startsWith("regional:") ? "regional" : who;
   const badge = $("served-by"); badge.textContent = who; badge.className = "badge " + kind;
   const order = p.scores.map((s, i) => [s, i]).sort((a, b) => b[0] - a[0]).slice(0, 5);
@@ -90,7 +116,7 @@ function show(data, res, rtt) {
   for (const [s, i] of order) {
     const row = document.createElement("div"); row.className = "bar";
     row.innerHTML = "<span></span><div></div><em></em>";
-    row.children[0].textContent = i; row.children[1].style.width = Math.max(1, s * 200) + "px";
+    row.children[0].textContent = model.labels[i]; row.children[1].style.width = Math.max(1, s * 200) + "px";
     row.children[2].textContent = (s * 100).toFixed(1) + "%"; $("scores").appendChild(row);
   }
   const timing = $("timing"); timing.innerHTML = "";
@@ -104,11 +130,20 @@ function show(data, res, rtt) {
 }
 $("clear").onclick = () => { clearPad(); };
 $("send").onclick = () => classifyDrawing();
-$("sample").onclick = async () => {
-  if (!samples) samples = (await (await fetch("/demo/samples")).json()).rows;
-  const s = samples[Math.floor(Math.random() * samples.length)];
-  clearPad(); classify(s.input, s.label);
+$("form").onsubmit = (e) => { e.preventDefault(); const values = readForm(); if (values) classify(values, null); };
+$("model").onchange = () => selectModel($("model").value);
+$("sample").onclick = () => {
+  const s = model.samples[Math.floor(Math.random() * model.samples.length)];
+  if (isDrawing()) clearPad();
+  else [...$("form").querySelectorAll("input")].forEach((input, i) => { input.value = String(s.input[i]); });
+  classify(s.input, s.label);
 };
+fetch("/demo/models").then((r) => r.json()).then((list) => {
+  models = list;
+  $("model").innerHTML = "";
+  for (const m of models) { const o = document.createElement("option"); o.value = m.name; o.textContent = m.name; $("model").appendChild(o); }
+  selectModel((models.find((m) => m.demo === "drawing-8x8") || models[0]).name);
+}).catch((err) => { $("error").textContent = "cannot list the models: " + err; });
 addEventListener("resize", resize); resize();`;
 
 const PLACE_OPTIONS = PLACES.map(([value, name]) => `<option value="${value}">${name}</option>`).join("");
@@ -116,15 +151,18 @@ const PLACE_OPTIONS = PLACES.map(([value, name]) => `<option value="${value}">${
 /** The demo page: self-contained HTML, no external resources. */
 export const DEMO_PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>edgecascade — handwritten digits at the edge</title><style>${STYLE}</style></head>
+<title>edgecascade — classification at the edge</title><style>${STYLE}</style></head>
 <body><main>
 <h1>edgecascade</h1>
-<p class="lead">Draw a digit. It is reduced to 8×8 with values 0–16, the way the UCI digits were made, and
-classified by the edge: from cache, by the int8 model in the Worker, or by a regional pool when the edge is unsure.</p>
+<p class="lead"><span id="lead"></span> Answers come from the cache, from the model's edge variant in the Worker,
+or from a regional pool when the edge is unsure.</p>
 <div class="cols">
 <section class="card">
-<canvas id="pad" aria-label="drawing pad"></canvas>
-<div class="row"><button id="send" class="primary">Classify</button><button id="clear">Clear</button><button id="sample">Random sample</button></div>
+<div class="row" style="margin-top:0"><label>Model <select id="model" aria-label="model"></select></label><button id="sample">Random sample</button></div>
+<div id="draw"><canvas id="pad" aria-label="drawing pad"></canvas>
+<div class="row"><button id="send" class="primary">Classify</button><button id="clear">Clear</button></div></div>
+<div id="numbers" hidden><form id="form" aria-label="features"></form>
+<div class="row"><button class="primary" type="submit" form="form">Classify</button></div></div>
 <div class="row"><label>Cascade <select id="cascade"><option>auto</option><option>edge</option><option>regional</option></select></label>
 <label>Pretend I am in <select id="place">${PLACE_OPTIONS}</select></label></div>
 </section>
@@ -137,5 +175,6 @@ classified by the edge: from cache, by the int8 model in the Worker, or by a reg
 <p id="error" role="alert"></p>
 </section>
 </div>
-<p class="muted">Data: UCI Optical Recognition of Handwritten Digits (E. Alpaydin, C. Kaynak).</p>
+<p class="muted">Sample data: UCI Optical Recognition of Handwritten Digits (E. Alpaydin, C. Kaynak); UCI Breast Cancer
+Wisconsin (Diagnostic) (W. Wolberg, W. Street, O. Mangasarian).</p>
 </main><script>${SCRIPT}</script></body></html>`;

@@ -1,9 +1,7 @@
 import { Hono } from "hono";
-import heldout from "../../models/digits-heldout.json";
+import type { AppEnv } from "../app-env.ts";
+import type { ServedModel } from "../models/served-model.ts";
 import { DEMO_PAGE } from "./page.ts";
-
-/** Held-out rows for the page's "Random sample" button: inputs and true labels only. */
-const SAMPLES = JSON.stringify({ rows: heldout.rows.map(({ input, label }) => ({ input, label })) });
 
 /** The page may load nothing from elsewhere: inline script and style only, requests to this origin only. */
 const PAGE_HEADERS = {
@@ -12,9 +10,24 @@ const PAGE_HEADERS = {
   "cache-control": "no-cache",
 };
 
-/** `GET /` (the demo page) and `GET /demo/samples`. */
-export const demoRoutes = new Hono();
+/** What the page needs of a model: how to collect a row, the names of its features and classes, samples. */
+export function demoModel(model: ServedModel) {
+  const { config, signature } = model;
+  return {
+    name: model.name,
+    width: signature.width,
+    labels: signature.labels,
+    features: config.features ?? Array.from({ length: signature.width }, (_, i) => `feature ${i + 1}`),
+    demo: config.demo ?? "numbers",
+    samples: model.samples,
+  };
+}
+
+/** `GET /` (the demo page) and `GET /demo/models` (the served models, each with held-out sample rows). */
+export const demoRoutes = new Hono<AppEnv>();
 demoRoutes.get("/", (c) => c.html(DEMO_PAGE, 200, PAGE_HEADERS));
-demoRoutes.get("/demo/samples", (c) =>
-  c.body(SAMPLES, 200, { "content-type": "application/json", "cache-control": "public, max-age=3600" }),
-);
+let listing: string | undefined;
+demoRoutes.get("/demo/models", (c) => {
+  listing ??= JSON.stringify(c.get("runtime").models.all().map(demoModel));
+  return c.body(listing, 200, { "content-type": "application/json", "cache-control": "public, max-age=3600" });
+});

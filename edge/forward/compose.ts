@@ -10,8 +10,6 @@ import type { Interceptor } from "./types.ts";
 export interface ForwarderOptions {
   book: RegionBook;
   sharedSecret: string | undefined;
-  /** Classes of the model's output, to check answers. */
-  classes: number;
 }
 
 /**
@@ -28,9 +26,9 @@ export interface ForwarderOptions {
  * The breaker sits outside observe and deadline so that a timeout counts as a failure and a refused call
  * is never timed; the hedge sits outside everything so that each region's call has its own breaker.
  */
-export function createForwarder({ book, sharedSecret, classes }: ForwarderOptions) {
+export function createForwarder({ book, sharedSecret }: ForwarderOptions) {
   const layers: Interceptor[] = [breaker(book), observe(book), deadline, signing(sharedSecret)];
-  const perRegion = layers.reduceRight((next, layer) => layer(next), fetchRegion(classes));
+  const perRegion = layers.reduceRight((next, layer) => layer(next), fetchRegion());
   const forward = hedged(perRegion, {
     delayMs: (region) => book.hedgeDelay(region.name),
     spendHedge: () => book.spendHedge(),

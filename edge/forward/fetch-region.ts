@@ -31,7 +31,7 @@ function readProbs(region: string, body: unknown, batch: number, classes: number
  * version, a 404 (the pool's answer for a version it does not serve) or an answer of another version is
  * `wrong_version`: not a failure, another region may have it.
  */
-export function fetchRegion(classes: number): RegionDispatch {
+export function fetchRegion(): RegionDispatch {
   return async (call) => {
     const { region, signal } = call;
     const started = Date.now();
@@ -68,7 +68,7 @@ export function fetchRegion(classes: number): RegionDispatch {
     if (call.version !== undefined && version !== call.version) {
       throw wrongVersion(region.name, call.version, `answered version ${version}`);
     }
-    const probs = readProbs(region.name, body, call.batch, classes);
+    const probs = readProbs(region.name, body, call.batch, call.classes);
     return { region: region.name, version, probs, ms: Date.now() - started };
   };
 }

@@ -10,6 +10,7 @@ const call: Omit<RegionCall, "region"> = {
   path: "/v1/classify",
   body: "{}",
   batch: 1,
+  classes: 10,
   headers: {},
   deadlineAt: Date.now() + 60_000,
 };

@@ -11,6 +11,8 @@ export interface RegionCall {
   version?: string;
   /** Rows in the body; the answer must have as many. */
   batch: number;
+  /** Classes of the model; each answer row must have as many scores. */
+  classes: number;
   headers: Record<string, string>;
   /** Unix ms at which the caller stops waiting: the request's start plus the SLO budget. */
   deadlineAt: number;

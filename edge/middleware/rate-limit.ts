@@ -5,8 +5,9 @@ import type { AppEnv } from "../app-env.ts";
 /**
  * Per-client rate limit with the Workers rate-limiting binding (`RATE_LIMITER`, `[[ratelimits]]` in
  * wrangler.toml): over the limit is a 429 whose Retry-After is the binding's period (the binding does not
- * say when its window resets). Without the binding there is no limit. Runs after `apiKey`, which names
- * the client.
+ * say when its window resets). Without the binding there is no such limit. A key with a limit of its own
+ * (`API_KEYS`' `rateLimit`) is also held to that, per isolate, with Retry-After the end of its window. Runs
+ * after `apiKey`, which names the client and the tenant.
  */
 export function rateLimit(): MiddlewareHandler<AppEnv> {
   return async function rateLimit(c, next) {
@@ -17,6 +18,11 @@ export function rateLimit(): MiddlewareHandler<AppEnv> {
         const who = c.var.client.startsWith("key:") ? "API key" : "client address";
         throw new RateLimited(`rate limit exceeded for this ${who}`, c.var.runtime.options.rateLimitPeriodS);
       }
+    }
+    const { window, name } = c.get("tenant");
+    if (window) {
+      const taken = window.take(Date.now());
+      if (!taken.ok) throw new RateLimited(`rate limit of tenant "${name}"'s API key exceeded`, taken.retryAfterS);
     }
     await next();
   };

@@ -8,8 +8,8 @@ export interface RegionProbe {
   ready: boolean;
   /** Round trip of the readiness call from wherever the cron ran, in ms. */
   latencyMs?: number;
-  /** Highest version of the full model the region lists (`GET /v2/models/<model>`). */
-  version?: string;
+  /** Per model, the highest version the region lists (`GET /v2/models/<model>`); models it lacks are left out. */
+  versions?: Record<string, string>;
   error?: string;
 }
 
@@ -20,8 +20,8 @@ export interface ProbeReport {
 }
 
 export interface ProbeOptions {
-  /** Logical model whose versions to read. */
-  model: string;
+  /** Logical models whose versions to read. */
+  models: readonly string[];
   timeoutMs: number;
   sharedSecret: string | undefined;
 }
@@ -47,16 +47,22 @@ async function probeRegion(region: Region, options: ProbeOptions): Promise<Regio
     const latencyMs = Date.now() - started;
     await ready.body?.cancel();
     if (!ready.ok) return { name: region.name, ready: false, latencyMs, error: `ready: HTTP ${ready.status}` };
-    const metadata = await get(region.url, `/v2/models/${options.model}`, options);
-    const version = metadata.ok ? highestVersion(await metadata.json().catch(() => undefined)) : undefined;
-    if (!metadata.ok) await metadata.body?.cancel();
-    return { name: region.name, ready: true, latencyMs, ...(version ? { version } : {}) };
+    const versions: Record<string, string> = {};
+    await Promise.all(
+      options.models.map(async (model) => {
+        const metadata = await get(region.url, `/v2/models/${encodeURIComponent(model)}`, options);
+        const version = metadata.ok ? highestVersion(await metadata.json().catch(() => undefined)) : undefined;
+        if (!metadata.ok) await metadata.body?.cancel();
+        if (version) versions[model] = version;
+      }),
+    );
+    return { name: region.name, ready: true, latencyMs, versions };
   } catch (err) {
     return { name: region.name, ready: false, error: (err as Error).message };
   }
 }
 
-/** Probe every region at once: readiness, round-trip time and the model version it serves. */
+/** Probe every region at once: readiness, round-trip time and the version of each model it serves. */
 export async function probeRegions(regions: readonly Region[], options: ProbeOptions): Promise<ProbeReport> {
   const at = Date.now();
   return { at, regions: await Promise.all(regions.map((r) => probeRegion(r, options))) };

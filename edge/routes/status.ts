@@ -1,29 +1,58 @@
 import { Hono } from "hono";
 import { refuseOtherMethods } from "../../protocol/http-errors.ts";
 import type { AppEnv } from "../app-env.ts";
+import { mayCall } from "../tenants/keys.ts";
 
 /**
+ * `GET /status`: this isolate's request counts per model (by the tier that answered) and per tenant, and each
+ * model's served version and edge variant. A key scoped to some models sees only those and its own tenant;
+ * an unscoped key (or an open Worker) sees everything.
  * `GET /status/regions`: the latest scheduled probe (shared through the Cache API) and this isolate's own
  * view of each region: breaker state, hedge delay, call counts. Isolates do not share the latter.
  */
 export const status = new Hono<AppEnv>();
 
+status.get("/", (c) => {
+  const rt = c.get("runtime");
+  const tenant = c.get("tenant");
+  const visible = (name: string) => mayCall(tenant.models, name);
+  const counts = rt.counts.snapshot({
+    model: visible,
+    tenant: (name) => tenant.models === "*" || name === tenant.name,
+  });
+  const models = Object.fromEntries(
+    rt.models
+      .all()
+      .filter((m) => visible(m.name))
+      .map((m) => [
+        m.name,
+        {
+          servedVersion: m.servedVersion,
+          edge: m.edge
+            ? {
+                name: m.edge.config.name,
+                version: m.edge.version,
+                threshold: rt.threshold(m),
+                calibratedThreshold: m.edge.calibration.threshold,
+                loaded: m.edge.ready,
+                loads: m.edge.loads,
+                ...(m.edge.loadError ? { loadError: (m.edge.loadError as Error).message } : {}),
+              }
+            : null,
+          requests: counts.models[m.name],
+        },
+      ]),
+  );
+  return c.json({ since: counts.since, tenant: tenant.name, models, tenants: counts.tenants });
+});
+
 status.get("/regions", async (c) => {
-  const rt = c.var.runtime;
+  const rt = c.get("runtime");
   const probe = await rt.latestProbe(Date.now());
   return c.json({
-    servedVersion: rt.servedVersion,
-    edgeModel: {
-      name: rt.model.config.name,
-      version: rt.model.version,
-      loaded: rt.model.ready,
-      loads: rt.model.loads,
-      threshold: rt.threshold,
-      calibratedThreshold: rt.model.calibration.threshold,
-      ...(rt.model.loadError ? { loadError: (rt.model.loadError as Error).message } : {}),
-    },
+    servedVersions: Object.fromEntries(rt.models.all().map((m) => [m.name, m.servedVersion])),
     probe,
     isolate: rt.book.snapshot(),
   });
 });
-refuseOtherMethods(status, { "/regions": ["GET"] });
+refuseOtherMethods(status, { "/": ["GET"], "/regions": ["GET"] });

@@ -8,9 +8,11 @@ import { toInferResponse } from "../../protocol/responses.ts";
 import type { ModelMetadata, ServerMetadata } from "../../protocol/types.ts";
 import type { AppEnv } from "../app-env.ts";
 import { limitBody } from "../middleware/body-limit.ts";
+import type { ServedModel } from "../models/served-model.ts";
 import { locate } from "../regions/locate.ts";
 import { serve } from "../serve.ts";
-import { checkModel } from "./model-check.ts";
+import { mayCall } from "../tenants/keys.ts";
+import { lookupModel } from "./lookup.ts";
 import { applyServed } from "./served-headers.ts";
 
 /** Open Inference Protocol v2 (KServe), REST: server and model metadata, health, inference. */
@@ -20,61 +22,73 @@ v2.get("/", (c) => c.json({ name: "edgecascade-edge", version: pkg.version, exte
 
 v2.get("/health/live", (c) => c.json({ live: true }));
 
-/** Ready once the edge model has loaded; the first call loads it (cold start, about half a second). */
+/** Whether a model's edge variant is loaded (loading it if not); a model without one is always ready here. */
+const edgeReady = (model: ServedModel) =>
+  model.edge
+    ? model.edge.load().then(
+        () => true,
+        () => false,
+      )
+    : Promise.resolve(true);
+
+/** Ready once every edge variant has loaded; the first call loads them (cold start, about half a second). */
 v2.get("/health/ready", async (c) => {
-  const ready = await c.var.runtime.model.load().then(
-    () => true,
-    () => false,
-  );
+  const ready = (await Promise.all(c.get("runtime").models.all().map(edgeReady))).every(Boolean);
   return c.json({ ready }, ready ? 200 : 503);
 });
 
-const metadata = (c: Context<AppEnv>) => {
-  const rt = c.var.runtime;
-  checkModel(rt, c.req.param("model")!, c.req.param("version"));
-  const { config } = rt.model;
-  return c.json({
-    name: rt.modelName,
-    versions: [rt.servedVersion],
-    platform: config.platform,
-    inputs: config.inputs,
-    outputs: config.outputs,
-  } satisfies ModelMetadata);
-};
+const metadata = (c: Context<AppEnv>) =>
+  c.json(lookupModel(c, c.req.param("model")!, c.req.param("version")).describe() satisfies ModelMetadata);
 
 const modelReady = async (c: Context<AppEnv>) => {
-  const rt = c.var.runtime;
-  checkModel(rt, c.req.param("model")!, c.req.param("version"));
-  const ready = await rt.model.load().then(
-    () => true,
-    () => false,
-  );
-  return c.json({ name: rt.modelName, ready }, ready ? 200 : 503);
+  const model = lookupModel(c, c.req.param("model")!, c.req.param("version"));
+  const ready = await edgeReady(model);
+  return c.json({ name: model.name, ready }, ready ? 200 : 503);
 };
 
+/**
+ * Triton's repository index, read-only at the edge: every model this key may call, described as
+ * `/v2/models/{name}` describes it, with its edge variant (or null: every request is forwarded).
+ */
+v2.post("/repository/index", (c) => {
+  const { models } = c.get("tenant");
+  const entries = c
+    .get("runtime")
+    .models.all()
+    .filter((m) => mayCall(models, m.name))
+    .map((m) => {
+      const { versions, ...description } = m.describe();
+      const edge = m.edge
+        ? { name: m.edge.config.name, version: m.edge.version, threshold: m.edge.calibration.threshold }
+        : null;
+      return { ...description, version: versions[0], state: "READY", edge };
+    });
+  return c.json(entries);
+});
+
 const infer = async (c: Context<AppEnv>) => {
-  const rt = c.var.runtime;
+  const rt = c.get("runtime");
   const call = parseInferRequest(parseJsonBody(await c.req.arrayBuffer(), c.req.header("content-type")));
   const version = c.req.param("version");
-  checkModel(rt, c.req.param("model")!, version);
-  const rows = readInferInputs(call, rt.signature, DEFAULT_LIMITS);
-  const served = await serve(rt, {
+  const model = lookupModel(c, c.req.param("model")!, version);
+  const rows = readInferInputs(call, model.signature, DEFAULT_LIMITS);
+  const served = await serve(rt, model, {
     rows,
     version,
     mode: call.cascade,
     location: locate(c),
     startedAt: c.var.startedAt,
   });
-  applyServed(c, served);
+  applyServed(c, model, served);
   return c.json(
     toInferResponse({
-      model: rt.modelName,
+      model: model.name,
       version: served.version,
       id: call.request.id,
-      outputName: rt.signature.outputName,
+      outputName: model.signature.outputName,
       probs: served.probs,
       batch: served.batch,
-      classes: rt.signature.classes,
+      classes: model.signature.classes,
     }),
   );
 };
@@ -89,6 +103,7 @@ refuseOtherMethods(v2, {
   "/": ["GET"],
   "/health/live": ["GET"],
   "/health/ready": ["GET"],
+  "/repository/index": ["POST"],
   ...Object.fromEntries(
     bases.flatMap((b) => [
       [b, ["GET"]],

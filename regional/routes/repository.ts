@@ -49,8 +49,15 @@ export function repositoryRoutes(deps: AppDeps): Hono<RegionalEnv> {
 
   app.post("/v2/repository/index", async (c) => {
     const { ready } = await optionalBody(await c.req.text(), c.req.header("content-type"), indexSchema);
-    const entries = repository.index();
-    return c.json(ready ? entries.filter((e) => e.state === "READY") : entries);
+    const entries = repository.index().filter((e) => !ready || e.state === "READY");
+    // Serving versions are described too (inputs, outputs, labels), as /v2/models/{name} would.
+    return c.json(
+      entries.map((e) => {
+        if (e.state !== "READY") return e;
+        const { inputs, outputs, labels, features, platform } = repository.metadata(e.name, e.version);
+        return { ...e, platform, inputs, outputs, labels, ...(features ? { features } : {}) };
+      }),
+    );
   });
 
   app.post("/v2/repository/models/:model/load", async (c) => {

@@ -6,7 +6,8 @@ import { parseArgs } from "node:util";
 import * as hdr from "hdr-histogram-js";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { Pool } from "undici";
-import { argmax, type HeldoutSet } from "../../protocol/heldout.ts";
+import { argmax } from "../../protocol/heldout.ts";
+import { probeTarget } from "../probe/target.ts";
 import { ROOT } from "../stack/build-edge.ts";
 import { startEdgeWorker } from "../stack/edge-worker.ts";
 import { startRegionalPool } from "../stack/regional-pool.ts";
@@ -16,7 +17,7 @@ import { startRegionalPool } from "../stack/regional-pool.ts";
  * proxy), per scenario, against a hello-world Worker in the same run:
  *   hello     the baseline Worker (scripts/bench/hello-worker.js)
  *   cache     /v1/classify, auto mode, every held-out row already cached (in-isolate LRU hits)
- *   edge      /v1/classify with cascade "edge": int8 model in onnxruntime-web, no cache
+ *   edge      /v1/classify with cascade "edge": the model's edge variant in onnxruntime-web, no cache
  *   regional  /v1/classify with cascade "regional": signed forward to a real regional pool on loopback
  * Throughput is closed-loop (`--connections` in flight, as fast as answers come). Latency percentiles are
  * open-loop at one fixed offered rate for every scenario (`--rate`), each request timed from when it was
@@ -42,6 +43,7 @@ const { values: args } = parseArgs({
     warmup: { type: "string", default: "1" },
     rounds: { type: "string", default: "3" },
     out: { type: "string", default: "bench" },
+    model: { type: "string", default: "digits" },
   },
 });
 const connections = Number(args.connections);
@@ -50,11 +52,17 @@ const rate = Number(args.rate);
 const warmupS = Number(args.warmup);
 const rounds = Number(args.rounds);
 
-const heldout: HeldoutSet = JSON.parse(readFileSync(join(ROOT, "models/digits-heldout.json"), "utf8"));
+/** The model the requests name (`--model`, default digits) and its held-out rows. */
+const target = probeTarget(join(ROOT, "models"), args.model!);
+const { model, heldout } = target;
+if (!target.edge) {
+  console.error(`bench:edge: ${model} has no edge variant; its requests are all forwarded (see bench:regional)`);
+  process.exit(2);
+}
+/** Results of another model than digits go to their own files. */
+const suffix = model === "digits" ? "" : `-${model}`;
 const bodies = (parameters?: object) =>
-  heldout.rows.map((row) =>
-    JSON.stringify({ model: "digits", inputs: row.input, ...(parameters ? { parameters } : {}) }),
-  );
+  heldout.rows.map((row) => JSON.stringify({ model, inputs: row.input, ...(parameters ? { parameters } : {}) }));
 
 interface Scenario {
   name: "hello" | "cache" | "edge" | "regional";
@@ -203,7 +211,7 @@ async function main() {
       if ((await ask(body)).predictions[0]!.class === heldout.rows[i]!.label) edgeCorrect++;
     }
     const n = heldout.rows.length;
-    const referenceFull = heldout.rows.filter((r) => argmax(r.expected.digits!) === r.label).length;
+    const referenceFull = heldout.rows.filter((r) => argmax(r.expected[model]!) === r.label).length;
 
     const scenarios: Scenario[] = [
       { name: "hello", what: "hello-world Worker (baseline)", url: helloUrl, path: "/", bodies: auto },
@@ -276,7 +284,7 @@ async function main() {
     const versions = (pkg: string) =>
       JSON.parse(readFileSync(join(ROOT, "node_modules", pkg, "package.json"), "utf8")).version as string;
     const report = {
-      command: "npm run bench:edge",
+      command: `npm run bench:edge${suffix ? ` -- --model ${model}` : ""}`,
       date: new Date().toISOString(),
       machine: {
         cpu: cpus()[0]?.model ?? "unknown",
@@ -301,9 +309,9 @@ async function main() {
       },
     };
     mkdirSync(resolve(ROOT, args.out!), { recursive: true });
-    writeFileSync(resolve(ROOT, args.out!, "edge.json"), `${JSON.stringify(report, null, 2)}\n`);
-    writeFileSync(resolve(ROOT, args.out!, "edge.md"), markdown(report));
-    console.log(`wrote ${args.out}/edge.json and ${args.out}/edge.md`);
+    writeFileSync(resolve(ROOT, args.out!, `edge${suffix}.json`), `${JSON.stringify(report, null, 2)}\n`);
+    writeFileSync(resolve(ROOT, args.out!, `edge${suffix}.md`), markdown(report));
+    console.log(`wrote ${args.out}/edge${suffix}.json and ${args.out}/edge${suffix}.md`);
   } finally {
     await cleanUp();
   }
@@ -348,7 +356,7 @@ The edge Worker is the wrangler bundle run by Miniflare on its own socket (not w
 scenario: ${st.warmupS} s warm-up, ${st.durationS} s closed loop with ${st.connections} requests in flight (req/s), then
 ${st.durationS} s open loop at ${st.openLoopRatePerS} req/s (latency, each request timed from when it was due).
 ${st.rounds} rounds, scenarios interleaved; medians, with the rounds' range where it shows how noisy a shared
-2-core machine is. Single-row requests cycling through the 360 held-out rows.
+2-core machine is. Single-row requests of model ${model} cycling through its ${heldout.rows.length} held-out rows.
 The edge's SLO budget is raised to ${st.sloBudgetMs} ms here so forwards are measured rather than degraded.
 
 | scenario | req/s (rounds' range) | vs hello | p50 ms | p95 ms | p99 ms (range) | p99 vs hello | errors | answered by |

@@ -5,6 +5,7 @@ import { jsonLogger } from "../../regional/log.ts";
 import { parseCommandLine } from "../../regional/options.ts";
 import { startRegionalServer } from "../../regional/server.ts";
 
+const CLASSES = Number(process.env.EDGECASCADE_BENCH_CLASSES ?? 10);
 /**
  * Benchmark-only entry points: the regional pool's own HTTP stack (Hono, validation, metrics, model
  * repository) with the batcher swapped out. `--mode naive` runs one `session.run` per request, unbatched;
@@ -23,9 +24,9 @@ const MODES: Record<string, ExecutorFactory> = {
     },
   }),
   ceiling: () => ({
-    // digits has 10 classes; a uniform answer of the right shape.
+    // A uniform answer of the model's shape (bench:regional passes its class count; digits has 10).
     submit: async (rows) => ({
-      probs: new Float32Array(rows.batch * 10).fill(0.1),
+      probs: new Float32Array(rows.batch * CLASSES).fill(1 / CLASSES),
       queueMs: 0,
       computeMs: 0,
       batchRows: rows.batch,

@@ -4,7 +4,7 @@ import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import type { HeldoutSet } from "../../protocol/heldout.ts";
+import { probeTarget } from "../probe/target.ts";
 import { type RegionalPool, startRegionalPool } from "../stack/regional-pool.ts";
 
 /**
@@ -26,6 +26,7 @@ const { values: args } = parseArgs({
     warmup: { type: "string", default: "3" },
     rounds: { type: "string", default: "5" },
     out: { type: "string", default: "bench" },
+    model: { type: "string", default: "digits" },
   },
 });
 const connections = Number(args.connections);
@@ -36,7 +37,11 @@ const TARGETS = { aOverB: 1.5, aOverC: 0.8, p99Ms: 10 };
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const BASELINES = fileURLToPath(new URL("./regional-baselines.ts", import.meta.url));
-const heldout = JSON.parse(readFileSync(join(ROOT, "models/digits-heldout.json"), "utf8")) as HeldoutSet;
+/** The model the requests name (`--model`, default digits) and its held-out rows. */
+const target = probeTarget(join(ROOT, "models"), args.model!);
+const { model, heldout } = target;
+/** Results of another model than digits go to their own files. */
+const suffix = model === "digits" ? "" : `-${model}`;
 
 if (spawnSync("wrk", ["--version"]).error) {
   process.stderr.write("bench:regional needs wrk (Debian: sudo apt-get install wrk)\n");
@@ -48,7 +53,7 @@ if (spawnSync("wrk", ["--version"]).error) {
  * with requests, seconds, p50/p95/p99 (ms), errors and non-2xx answers.
  */
 function wrkScript(): string {
-  const bodies = heldout.rows.map((r) => `  [[${JSON.stringify({ model: "digits", inputs: r.input })}]],`);
+  const bodies = heldout.rows.map((r) => `  [[${JSON.stringify({ model, inputs: r.input })}]],`);
   return `local bodies = {\n${bodies.join("\n")}\n}
 local i = 0
 request = function()
@@ -104,7 +109,7 @@ async function batchCounts(url: string): Promise<{ rows: number; executions: num
   const sum = (name: string) =>
     text
       .split("\n")
-      .filter((l) => l.startsWith(`${name}{`) && l.includes('model="digits"'))
+      .filter((l) => l.startsWith(`${name}{`) && l.includes(`model="${model}"`))
       .reduce((n, l) => n + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
   return { rows: sum("edgecascade_inference_rows_total"), executions: sum("edgecascade_inference_executions_total") };
 }
@@ -114,7 +119,8 @@ interface Server {
   name: string;
   start(): Promise<RegionalPool>;
 }
-const common = { region: "bench", workers: 1 };
+// The ceiling baseline answers uniform probabilities of the model's shape.
+const common = { region: "bench", workers: 1, env: { EDGECASCADE_BENCH_CLASSES: String(target.config.labels.length) } };
 const SERVERS: Server[] = [
   { key: "a", name: "regional pool (dynamic batching)", start: () => startRegionalPool(common) },
   {
@@ -244,7 +250,7 @@ const met = {
 
 const loadavg = readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
 const report = {
-  command: "flock /tmp/edgecascade-bench.lock npm run bench:regional",
+  command: `flock /tmp/edgecascade-bench.lock npm run bench:regional${suffix ? ` -- --model ${model}` : ""}`,
   date: new Date().toISOString(),
   machine: { cpus: cpus().length, model: cpus()[0]?.model ?? "unknown", node: process.version, loadavgAfter: loadavg },
   load: {
@@ -253,7 +259,7 @@ const report = {
     durationS,
     warmupS,
     rounds,
-    request: "POST /v1/classify, one held-out row per request, 360 rows in turn",
+    request: `POST /v1/classify, model ${model}, one held-out row per request, ${heldout.rows.length} rows in turn`,
   },
   servers: summary,
   ratios,
@@ -300,8 +306,8 @@ Per round: \`bench/regional.json\` (\`rounds\`, \`ratiosPerRound\`).
 `;
 const outDir = join(ROOT, args.out);
 mkdirSync(outDir, { recursive: true });
-writeFileSync(join(outDir, "regional.json"), `${JSON.stringify(report, null, 2)}\n`);
-writeFileSync(join(outDir, "regional.md"), markdown);
+writeFileSync(join(outDir, `regional${suffix}.json`), `${JSON.stringify(report, null, 2)}\n`);
+writeFileSync(join(outDir, `regional${suffix}.md`), markdown);
 process.stdout.write(
   `\n${table}\n\na/b ${ratios.aOverB}  a/c ${ratios.aOverC}  (targets ≥ ${TARGETS.aOverB}, ≥ ${TARGETS.aOverC}, p99 ≤ ${TARGETS.p99Ms} ms)\n`,
 );

@@ -13,6 +13,7 @@ export const PREREQUISITES = {
   test: [
     { command: "chromium", debianPackage: "chromium", usedBy: "the demo page end-to-end test (headless)" },
     { command: "promtool", debianPackage: "prometheus", usedBy: "the metrics format and alerting rule tests" },
+    { command: "tini", debianPackage: "tini", usedBy: "the container image test (the image's init)" },
   ],
   bench: [{ command: "wrk", debianPackage: "wrk", usedBy: "npm run bench:regional" }],
 } as const satisfies Record<string, readonly Prerequisite[]>;

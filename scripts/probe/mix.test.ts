@@ -12,16 +12,17 @@ const row = (confidence: number, fill: number): HeldoutRow => ({
 });
 // Confident rows (0.95, 0.99), unconfident (0.3), and one too close to the 0.7 threshold to use (0.72).
 const rows = [row(0.95, 1), row(0.3, 2), row(0.99, 3), row(0.72, 4), row(0.3, 5)];
+const EDGE = { model: "digits-edge", threshold: 0.7 };
 
 describe("probeMix", () => {
   it("is reproducible for a seed", () => {
-    const a = probeMix(rows, 0.7, seededRandom(7));
-    const b = probeMix(rows, 0.7, seededRandom(7));
+    const a = probeMix(rows, EDGE, seededRandom(7));
+    const b = probeMix(rows, EDGE, seededRandom(7));
     for (let i = 0; i < 50; i++) expect(a()).toEqual(b());
   });
 
   it("sends the shares asked for, from the right side of the threshold", () => {
-    const next = probeMix(rows, 0.7, seededRandom(1), { repeatShare: 0.5, unconfidentShare: 0.2, hotRows: 1 });
+    const next = probeMix(rows, EDGE, seededRandom(1), { repeatShare: 0.5, unconfidentShare: 0.2, hotRows: 1 });
     const counts = { repeat: 0, confident: 0, unconfident: 0 };
     for (let i = 0; i < 5000; i++) {
       const r = next();
@@ -37,7 +38,7 @@ describe("probeMix", () => {
   });
 
   it("repeats send the row unchanged; fresh rows never repeat an input", () => {
-    const next = probeMix(rows, 0.7, seededRandom(3));
+    const next = probeMix(rows, EDGE, seededRandom(3));
     const fresh = new Set<string>();
     for (let i = 0; i < 3000; i++) {
       const r = next();
@@ -50,11 +51,26 @@ describe("probeMix", () => {
       fresh.add(key);
       const changed = r.inputs.filter((v, i) => v !== rows[r.row]!.input[i]);
       expect(changed).toHaveLength(1);
-      expect(Math.abs(changed[0]! - rows[r.row]!.input[0]!)).toBeLessThanOrEqual(0.1);
+      const i = r.inputs.findIndex((v, i) => v !== rows[r.row]!.input[i]);
+      expect(Math.abs(changed[0]! - rows[r.row]!.input[i]!)).toBeLessThanOrEqual(
+        1e-3 * Math.max(1, rows[r.row]!.input[i]!),
+      );
+      expect(Math.fround(changed[0]!)).not.toBe(Math.fround(rows[r.row]!.input[i]!));
     }
   });
 
+  it("without an edge variant, every fresh row is forwarded", () => {
+    const next = probeMix(rows, undefined, seededRandom(5), { repeatShare: 0.5, hotRows: 2 });
+    const kinds = new Set<string>();
+    for (let i = 0; i < 1000; i++) {
+      const r = next();
+      kinds.add(r.kind);
+      if (r.kind === "repeat") expect([0, 1]).toContain(r.row);
+    }
+    expect([...kinds].sort()).toEqual(["repeat", "unconfident"]);
+  });
+
   it("refuses rows that do not straddle the threshold", () => {
-    expect(() => probeMix([row(0.95, 1)], 0.7, seededRandom(1))).toThrow("both confident and unconfident");
+    expect(() => probeMix([row(0.95, 1)], EDGE, seededRandom(1))).toThrow("both confident and unconfident");
   });
 });

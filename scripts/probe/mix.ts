@@ -2,8 +2,9 @@ import { edgeConfidence, type HeldoutRow } from "../../protocol/heldout.ts";
 
 /**
  * What a probe request exercises: `repeat` sends a row of a small hot set unchanged (the first send fills
- * the cache, the rest hit it); `confident` and `unconfident` send a row the edge model is sure or unsure of,
- * with a unique tiny offset on one pixel so that it never hits the cache.
+ * the cache, the rest hit it); `confident` and `unconfident` send a row the edge variant is sure or unsure of
+ * (every row of a model without one is `unconfident`: it is forwarded), with a unique tiny change of one
+ * feature so that it never hits the cache.
  */
 export type ProbeKind = "repeat" | "confident" | "unconfident";
 
@@ -40,30 +41,45 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
-/** A generator of probe requests over the held-out rows, split by the edge threshold. */
+/** The edge variant a mix is split by: its name in the fixture's expected outputs and its threshold. */
+export interface MixEdge {
+  model: string;
+  threshold: number;
+}
+
+/**
+ * A generator of probe requests over the held-out rows, split by the edge variant's threshold; without an
+ * edge variant every fresh row is forwarded, and `unconfidentShare` is moot.
+ */
 export function probeMix(
   rows: readonly HeldoutRow[],
-  threshold: number,
+  edge: MixEdge | undefined,
   random: () => number,
   options: ProbeMixOptions = {},
 ): () => ProbeRequest {
-  const { repeatShare = 0.6, unconfidentShare = 0.05, hotRows = 16, margin = 0.05 } = options;
-  const confidence = rows.map((r) => edgeConfidence(r));
-  const confident = rows.flatMap((_, i) => (confidence[i]! >= threshold + margin ? [i] : []));
-  const unconfident = rows.flatMap((_, i) => (confidence[i]! < threshold - margin ? [i] : []));
-  if (confident.length === 0 || unconfident.length === 0) {
+  const { repeatShare = 0.6, hotRows = 16, margin = 0.05 } = options;
+  const unconfidentShare = edge ? (options.unconfidentShare ?? 0.05) : 1 - repeatShare;
+  const confidence = rows.map((r) => (edge ? edgeConfidence(r, edge.model) : 0));
+  const confident = edge ? rows.flatMap((_, i) => (confidence[i]! >= edge.threshold + margin ? [i] : [])) : [];
+  const unconfident = edge
+    ? rows.flatMap((_, i) => (confidence[i]! < edge.threshold - margin ? [i] : []))
+    : rows.map((_, i) => i);
+  if (edge && (confident.length === 0 || unconfident.length === 0)) {
     throw new Error("the held-out rows need both confident and unconfident rows around the threshold");
   }
-  const hot = confident.slice(0, hotRows);
+  const hot = (edge ? confident : unconfident).slice(0, hotRows);
   const pick = (list: readonly number[]) => list[Math.floor(random() * list.length)]!;
   let sequence = 0;
   const offset = (row: number): number[] => {
-    // A unique, tiny offset on one pixel: a different float32 input (so a different cache key) that the
-    // model cannot tell apart at the margin above.
+    // A unique, tiny change of one feature: a different float32 input (so a different cache key) that the
+    // model cannot tell apart at the margin above. Relative (at most 1e-3 of the value; 2^-20 steps, above
+    // float32's resolution), so that features of any scale, pixel counts or 0.004, stay what they were.
     sequence++;
     const inputs = rows[row]!.input.slice();
-    const pixel = sequence % inputs.length;
-    inputs[pixel] = inputs[pixel]! + (1 + (Math.floor(sequence / inputs.length) % 1000)) * 1e-4;
+    const feature = sequence % inputs.length;
+    const step = (1 + (Math.floor(sequence / inputs.length) % 1000)) * 2 ** -20;
+    const value = inputs[feature]!;
+    inputs[feature] = value === 0 ? step : value * (1 + step);
     return inputs;
   };
   return () => {

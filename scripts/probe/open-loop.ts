@@ -11,6 +11,10 @@ export interface OpenLoopOptions {
   durationS: number;
   next: () => ProbeRequest;
   rows: readonly HeldoutRow[];
+  /** The model the requests name. */
+  model: string;
+  /** Its edge variant's name in the fixture, if it has one (edge, cache and degraded answers are its). */
+  edgeModel: string | undefined;
   /** Extra request headers (API key, location override). */
   headers?: Record<string, string>;
   /** Per-request timeout in ms. Default 5000. */
@@ -26,7 +30,8 @@ export interface OpenLoopOptions {
  * server shows up as latency rather than as a lower send rate (no coordinated omission).
  */
 export async function runOpenLoop(options: OpenLoopOptions): Promise<{ results: ProbeResult[]; sent: number }> {
-  const { url, rate, durationS, next, rows, headers = {}, timeoutMs = 5000, connections = 64, onProgress } = options;
+  const { url, rate, durationS, next, rows, model, edgeModel } = options;
+  const { headers = {}, timeoutMs = 5000, connections = 64, onProgress } = options;
   const pool = new Pool(new URL(url).origin, { connections, pipelining: 1 });
   const total = Math.max(1, Math.round(rate * durationS));
   const results: ProbeResult[] = [];
@@ -41,7 +46,7 @@ export async function runOpenLoop(options: OpenLoopOptions): Promise<{ results: 
         path: "/v1/classify",
         method: "POST",
         headers: { "content-type": "application/json", ...headers },
-        body: JSON.stringify({ model: "digits", inputs: request.inputs }),
+        body: JSON.stringify({ model, inputs: request.inputs }),
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
       });
@@ -59,8 +64,9 @@ export async function runOpenLoop(options: OpenLoopOptions): Promise<{ results: 
       const body = JSON.parse(text) as { servedBy?: string; predictions?: { class: number }[] };
       const path = pathOf(body.servedBy);
       const label = body.predictions?.[0]?.class;
-      // The answering model's own expected label for this row: the full model for regional answers.
-      const expected = rows[request.row]!.expected[path === "regional" ? "digits" : "digits-edge"];
+      // The answering model's own expected label for this row: the full model for regional answers. A cache
+      // hit may hold either's; the hot rows are ones both agree on or the edge answered.
+      const expected = rows[request.row]!.expected[path === "regional" || !edgeModel ? model : edgeModel];
       results.push({
         path,
         latencyMs,

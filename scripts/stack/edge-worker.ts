@@ -17,6 +17,8 @@ export interface EdgeWorkerOptions {
   rateLimit?: { limit: number; period: 10 | 60 } | false;
   /** Worker console output at or above this level is printed. Default WARN. */
   logLevel?: LogLevel;
+  /** Model repository whose models the Worker serves. Default: the repository's `models/`. */
+  modelsDir?: string;
 }
 
 export interface EdgeWorker {
@@ -35,7 +37,7 @@ export interface EdgeWorker {
  * start from wrangler.toml (vars, the rate limiter) so that local runs match the config that deploys.
  */
 export async function startEdgeWorker(options: EdgeWorkerOptions = {}): Promise<EdgeWorker> {
-  const bundle = await edgeBundle();
+  const bundle = await edgeBundle(options.modelsDir);
   // wrangler types these options as an Omit<> of miniflare's v4 shape, whose index signature erases every named
   // field to `unknown`; they are that shape.
   const fromToml = unstable_getMiniflareWorkerOptions(`${ROOT}/wrangler.toml`, options.env)

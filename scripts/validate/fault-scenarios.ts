@@ -193,7 +193,7 @@ export async function runFaultScenario(
   const { region } = topology;
   // Half the requests are rows the edge model is unsure of (each forwarded: the path under test).
   const seed = timing.seed ?? 1;
-  const next = probeMix(model.rows, model.threshold, seededRandom(seed), {
+  const next = probeMix(model.rows, { model: model.edgeModel, threshold: model.threshold }, seededRandom(seed), {
     repeatShare: 0.3,
     unconfidentShare: 0.5,
   });

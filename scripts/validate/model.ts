@@ -1,7 +1,7 @@
-import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import type { HeldoutRow, HeldoutSet } from "../../protocol/heldout.ts";
-import { calibrationOf, parseModelConfig, signatureOf } from "../../protocol/model-config.ts";
+import type { HeldoutRow } from "../../protocol/heldout.ts";
+import { signatureOf } from "../../protocol/model-config.ts";
+import { probeTarget } from "../probe/target.ts";
 
 const MODELS = fileURLToPath(new URL("../../models/", import.meta.url));
 
@@ -19,20 +19,19 @@ export interface ValidationModel {
   rows: readonly HeldoutRow[];
 }
 
-const read = (path: string): unknown => JSON.parse(readFileSync(path, "utf8"));
-
 /**
- * The model a validation run uses, from the model repository: its row width from `config.json`, its edge
- * variant's threshold, and its held-out fixture. The one place that knows where these live, so that per-model
- * fixtures (one per model in the repository) change only this function.
+ * The model a validation run uses, from the model repository (as the probe reads it, `scripts/probe/target.ts`):
+ * its row width, its edge variant's threshold and its served version's held-out fixture. The one place the
+ * validation scripts learn a model from. The runs measure the cascade, so the model needs an edge variant.
  */
 export function validationModel(name = "digits", modelsDir = MODELS): ValidationModel {
-  const config = parseModelConfig(read(`${modelsDir}/${name}/config.json`), `${name}/config.json`);
-  const edgeModel = `${name}-edge`;
-  const edge = parseModelConfig(read(`${modelsDir}/${edgeModel}/config.json`), `${edgeModel}/config.json`);
-  const fixture = read(`${modelsDir}/${name}-heldout.json`) as HeldoutSet;
-  const rows = fixture.rows.filter((r) => r.expected[name] && r.expected[edgeModel]);
-  if (rows.length === 0)
-    throw new Error(`${name}-heldout.json has no rows with expected outputs of ${name} and ${edgeModel}`);
-  return { name, width: signatureOf(config).width, edgeModel, threshold: calibrationOf(edge).threshold, rows };
+  const target = probeTarget(modelsDir, name);
+  if (!target.edge) throw new Error(`--model ${name}: it has no edge variant, and these runs measure the cascade`);
+  return {
+    name,
+    width: signatureOf(target.config).width,
+    edgeModel: target.edge.model,
+    threshold: target.edge.threshold,
+    rows: target.heldout.rows,
+  };
 }

@@ -1,4 +1,4 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,59 +7,18 @@ import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { argmax, edgeConfidence } from "../../protocol/heldout.ts";
 import { calibrationOf } from "../../protocol/model-config.ts";
-import { heldout, modelConfig } from "../support/heldout.ts";
-import { descendants, freePort, isRunning } from "../support/processes.ts";
+import { heldout, heldoutOf, modelConfig } from "../support/heldout.ts";
+import { type LocalStack, startLocalStack } from "../support/local-stack.ts";
+import { isRunning } from "../support/processes.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const threshold = calibrationOf(modelConfig("digits-edge")).threshold;
 
-let stack: ChildProcess;
-let output = "";
+let stack: LocalStack;
 let edgeUrl = "";
 let browser: Browser;
-let stackPids: number[] = [];
 const tmp = mkdtempSync(join(tmpdir(), "edgecascade-e2e-"));
-
-/** `npm start` itself (scripts/start.ts), in its own process group, on free ports. */
-async function startStack(): Promise<void> {
-  const [edgePort, us, eu, ap] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
-  stack = spawn(process.execPath, ["scripts/start.ts"], {
-    cwd: ROOT,
-    detached: true,
-    env: {
-      ...process.env,
-      EDGE_PORT: String(edgePort),
-      US_PORT: String(us),
-      EU_PORT: String(eu),
-      AP_PORT: String(ap),
-      // Routing is what these tests look at: a budget that a loaded CI machine's first calls cannot miss, and
-      // no hedges, so that the nearest region is the one that answers.
-      EDGE_SLO_BUDGET_MS: "5000",
-      EDGE_HEDGE_BUDGET_RATIO: "0",
-      EDGE_HEDGE_BUDGET_BURST: "0",
-      WRANGLER_SEND_METRICS: "false",
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  stack.stdout!.on("data", (d) => {
-    output += d;
-  });
-  stack.stderr!.on("data", (d) => {
-    output += d;
-  });
-  await new Promise<void>((resolve, reject) => {
-    const timer = setInterval(() => {
-      if (/local stack ready/.test(output)) {
-        clearInterval(timer);
-        resolve();
-      } else if (stack.exitCode !== null) {
-        clearInterval(timer);
-        reject(new Error(`npm start exited early:\n${output}`));
-      }
-    }, 100);
-  });
-  edgeUrl = `http://127.0.0.1:${edgePort}`;
-}
+const output = () => stack.output();
 
 async function classify(inputs: number[], headers: Record<string, string> = {}) {
   const res = await fetch(`${edgeUrl}/v1/classify`, {
@@ -71,8 +30,14 @@ async function classify(inputs: number[], headers: Record<string, string> = {}) 
 }
 
 beforeAll(async () => {
-  await startStack();
-  stackPids = [stack.pid!, ...descendants(stack.pid!)];
+  // Routing is what these tests look at: a budget that a loaded CI machine's first calls cannot miss, and no
+  // hedges, so that the nearest region is the one that answers.
+  stack = await startLocalStack({
+    EDGE_SLO_BUDGET_MS: "5000",
+    EDGE_HEDGE_BUDGET_RATIO: "0",
+    EDGE_HEDGE_BUDGET_BURST: "0",
+  });
+  edgeUrl = stack.edgeUrl;
   browser = await chromium.launch({
     executablePath: "/usr/bin/chromium",
     args: [
@@ -90,32 +55,33 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  if (stack?.exitCode === null) process.kill(-stack.pid!, "SIGKILL");
-  for (const pid of stackPids) if (isRunning(pid)) process.kill(pid, "SIGKILL");
+  await stack?.stop();
   rmSync(tmp, { recursive: true, force: true });
 });
 
 describe("npm start", () => {
   it("prints the URLs and one status line per tier", () => {
-    expect(output).toContain(`edge      ready  ${edgeUrl}/`);
-    expect(output).toMatch(/regional {2}ready {2}us http:\/\/127\.0\.0\.1:\d+ \(Ashburn\) · eu .* · ap /);
+    expect(output()).toContain(`edge      ready  ${edgeUrl}/`);
+    expect(output()).toMatch(/regional {2}ready {2}us http:\/\/127\.0\.0\.1:\d+ \(Ashburn\) · eu .* · ap /);
+    expect(output()).toContain("models    breast-cancer (edge: breast-cancer-edge) · digits (edge: digits-edge)");
     // The three pools and the Worker's runtime run as child processes.
-    expect(stackPids.length).toBeGreaterThanOrEqual(4);
+    expect(stack.pids.length).toBeGreaterThanOrEqual(4);
   });
 
   it("has run the region probe, as the cron trigger would, and shows its results", async () => {
     const status = (await (await fetch(`${edgeUrl}/status/regions`)).json()) as {
-      probe: { regions: { name: string; ready: boolean; version: string }[] } | null;
+      probe: { regions: { name: string; ready: boolean; versions: Record<string, string> }[] } | null;
     };
-    expect(status.probe?.regions.map((r) => [r.name, r.ready, r.version])).toEqual([
-      ["us", true, "1"],
-      ["eu", true, "1"],
-      ["ap", true, "1"],
+    const versions = { "breast-cancer": "1", digits: "1" };
+    expect(status.probe?.regions.map((r) => [r.name, r.ready, r.versions])).toEqual([
+      ["us", true, versions],
+      ["eu", true, versions],
+      ["ap", true, versions],
     ]);
   });
 
   it("routes an unsure row to the region nearest the simulated location", async () => {
-    const unsure = heldout.rows.findIndex((r) => edgeConfidence(r) < threshold);
+    const unsure = heldout.rows.findIndex((r) => edgeConfidence(r, "digits-edge") < threshold);
     const row = heldout.rows[unsure]!.input;
     const cases: [string, string][] = [
       ["35.68,139.69", "regional:ap"],
@@ -154,12 +120,13 @@ describe("demo page in headless Chromium", () => {
   });
 
   it("sends a fixture row and shows the correct label, who answered and the Server-Timing", async () => {
-    const row = Math.floor(0.5 * heldout.rows.length);
+    // The fixed Math.random picks the middle of the bundled samples (the fixture's first 100 rows).
+    const row = Math.floor(0.5 * Math.min(100, heldout.rows.length));
     await page.click("#sample");
     await page.waitForSelector("#result:not([hidden])");
     const servedBy = await page.locator("#served-by").textContent();
     expect(["cache", "edge"]).toContain(servedBy);
-    const model = edgeConfidence(heldout.rows[row]!) >= threshold ? "digits-edge" : "digits";
+    const model = edgeConfidence(heldout.rows[row]!, "digits-edge") >= threshold ? "digits-edge" : "digits";
     const expected = String(argmax(heldout.rows[row]!.expected[model]!));
     expect(await page.locator("#label").textContent()).toBe(expected);
     expect(await page.locator("#true-label").textContent()).toBe(`true label: ${heldout.rows[row]!.label}`);
@@ -203,9 +170,56 @@ describe("demo page in headless Chromium", () => {
     await expect.poll(() => page.locator("#label").textContent()).toBe("0");
     expect(errors).toEqual([]);
   });
+
+  it("switches to the tree model: a form of its 30 named features, filled by a sample and sent as typed", async () => {
+    const cancer = heldoutOf("breast-cancer");
+    const cancerThreshold = calibrationOf(modelConfig("breast-cancer-edge")).threshold;
+    await page.selectOption("#model", "breast-cancer");
+    await expect(page.locator("#pad").isVisible()).resolves.toBe(false);
+    const fields = page.locator("#form input");
+    await expect(fields.count()).resolves.toBe(30);
+    await expect(page.locator("#form label").first().textContent()).resolves.toBe("mean_radius");
+    // The sample row: the fixed Math.random picks the middle of the bundled samples (the fixture's first 100).
+    const row = cancer.rows[Math.floor(0.5 * Math.min(100, cancer.rows.length))]!;
+    await page.click("#sample");
+    await expect
+      .poll(() => page.locator("#true-label").textContent())
+      .toBe(`true label: ${modelConfig("breast-cancer").labels[row.label]}`);
+    await expect(fields.first().inputValue()).resolves.toBe(String(row.input[0]));
+    const answeredBy =
+      edgeConfidence(row, "breast-cancer-edge") >= cancerThreshold ? "breast-cancer-edge" : "breast-cancer";
+    const label = modelConfig("breast-cancer").labels[argmax(row.expected[answeredBy]!)];
+    await expect.poll(() => page.locator("#label").textContent()).toBe(label);
+    expect(await page.locator("#confidence").textContent()).toContain("breast-cancer version 1");
+    // The form itself: a value typed in is what is sent (an empty field is refused before sending).
+    await fields.nth(3).fill("");
+    await page.click("#numbers button[type=submit]");
+    await expect.poll(() => page.locator("#error").textContent()).toBe("feature mean_area needs a number");
+    await fields.nth(3).fill(String(row.input[3]! * 1.0001));
+    await page.click("#numbers button[type=submit]");
+    await expect.poll(() => page.locator("#error").textContent()).toBe("");
+    await expect.poll(() => page.locator("#served-by").textContent()).not.toBe("cache");
+    expect(errors).toEqual([]);
+  });
 });
 
 describe("synthetic probes against the local stack", () => {
+  it("probe the tree model with its own fixture", async () => {
+    const json = await promisify(execFile)(
+      process.execPath,
+      [
+        ...["scripts/probe.ts", "--url", edgeUrl, "--model", "breast-cancer"],
+        ...["--duration", "2", "--rate", "30", "--json", "--report", join(tmp, "cancer.html")],
+      ],
+      { cwd: ROOT, timeout: 60_000 },
+    );
+    const summary = JSON.parse(json.stdout);
+    expect(summary.sent).toBe(60);
+    expect(summary.errors).toBe(0);
+    expect(summary.mismatches).toBe(0);
+    expect(summary.paths.cache.count + summary.paths.edge.count).toBeGreaterThan(0);
+  });
+
   it("report counts that match the requests sent", async () => {
     const report = join(tmp, "probe.html");
     const { stdout } = await promisify(execFile)(
@@ -234,10 +248,11 @@ describe("synthetic probes against the local stack", () => {
 
 describe("Ctrl-C", () => {
   it("stops every process of the stack", async () => {
-    process.kill(-stack.pid!, "SIGINT");
+    const closed = new Promise<void>((resolve) => stack.process.once("close", () => resolve()));
+    process.kill(-stack.process.pid!, "SIGINT");
     // "close": the process exited and its output has been read to the end.
-    await new Promise<void>((resolve) => stack.once("close", () => resolve()));
-    await expect.poll(() => stackPids.filter(isRunning), { timeout: 20_000 }).toEqual([]);
-    expect(output).toContain("stopped");
+    await closed;
+    await expect.poll(() => stack.pids.filter(isRunning), { timeout: 20_000 }).toEqual([]);
+    expect(output()).toContain("stopped");
   });
 });

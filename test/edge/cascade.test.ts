@@ -160,12 +160,11 @@ describe("CASCADE_THRESHOLDS", () => {
     const answer = await classify(worker, [row], undefined, { cf: NEW_YORK });
     expect(answer.body.servedBy).toBe("regional:us");
     expectScores(answer.body, [row], "digits");
-    const { body } = await getJson<{ edgeModel: { threshold: number; calibratedThreshold: number } }>(
-      worker,
-      "/status/regions",
-    );
-    expect(body.edgeModel.threshold).toBe(1);
-    expect(body.edgeModel.calibratedThreshold).toBeLessThan(1);
+    const { body } = await getJson<{
+      models: Record<string, { edge: { threshold: number; calibratedThreshold: number } }>;
+    }>(worker, "/status");
+    expect(body.models.digits!.edge.threshold).toBe(1);
+    expect(body.models.digits!.edge.calibratedThreshold).toBeLessThan(1);
   });
 
   it("a model the edge does not serve: every request is a 500 and the log names the variable", async () => {

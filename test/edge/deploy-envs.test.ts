@@ -4,10 +4,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
-import { ROOT } from "../../scripts/stack/build-edge.ts";
+import { MODELS_DIR, ROOT } from "../../scripts/stack/build-edge.ts";
+import { readRepository } from "../../scripts/stack/edge-models.ts";
 import { startEdgeWorker } from "../../scripts/stack/edge-worker.ts";
 
 const run = promisify(execFile);
+const EDGE_VARIANTS = readRepository(MODELS_DIR).filter((m) => m.edge).length;
 const MiB = 1024 * 1024;
 /** Workers' compressed size limits. */
 const FREE_LIMIT = 3 * MiB;
@@ -43,7 +45,8 @@ describe("per-region deploys", () => {
       const files = readdirSync(outdir);
       expect(files).toContain("worker.js");
       expect(files.filter((f) => f.endsWith("-ort-wasm-simd-threaded.wasm"))).toHaveLength(1);
-      expect(files.filter((f) => f.endsWith("-model.onnx"))).toHaveLength(1);
+      // Exactly the repository's edge variants, one file each.
+      expect(files.filter((f) => f.endsWith("-model.onnx"))).toHaveLength(EDGE_VARIANTS);
       const bytes = files
         .filter((f) => !f.endsWith(".map") && f !== "README.md")
         .reduce((n, f) => n + statSync(join(outdir, f)).size, 0);
@@ -76,7 +79,13 @@ describe("npm run deploy", () => {
   it("runs from a checkout whose path has a space (import.meta.url is percent-encoded)", async () => {
     const checkout = join(tmp, "my projects", "edgecascade");
     mkdirSync(join(checkout, "scripts/stack"), { recursive: true });
-    for (const file of ["scripts/deploy.ts", "scripts/stack/build-edge.ts", "wrangler.toml"]) {
+    mkdirSync(join(checkout, "scripts/deploy"), { recursive: true });
+    for (const file of [
+      "scripts/deploy.ts",
+      "scripts/deploy/plan.ts",
+      "scripts/stack/build-edge.ts",
+      "wrangler.toml",
+    ]) {
       copyFileSync(join(ROOT, file), join(checkout, file));
     }
     // Without --env the script refuses with its usage; a script that does nothing would exit 0 silently.

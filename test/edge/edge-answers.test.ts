@@ -24,16 +24,19 @@ describe("edge inference in workerd", () => {
   afterAll(() => worker?.dispose());
 
   it("loads the model once when the first requests arrive together", async () => {
-    const before = await getJson<{ edgeModel: { loaded: boolean; loads: number } }>(worker, "/status/regions");
-    expect(before.body.edgeModel).toMatchObject({ loaded: false, loads: 0 });
+    type Status = { models: Record<string, { edge: { loaded: boolean; loads: number } }> };
+    const before = await getJson<Status>(worker, "/status");
+    expect(before.body.models.digits!.edge).toMatchObject({ loaded: false, loads: 0 });
     const rows = confidentRows.slice(0, 16);
     const answers = await Promise.all(rows.map((row) => classify(worker, [row], { cascade: "edge" })));
     for (const [i, answer] of answers.entries()) {
       expect(answer.status).toBe(200);
       expectScores(answer.body, [rows[i]!], "digits-edge");
     }
-    const after = await getJson<{ edgeModel: { loaded: boolean; loads: number } }>(worker, "/status/regions");
-    expect(after.body.edgeModel).toMatchObject({ loaded: true, loads: 1 });
+    const after = await getJson<Status>(worker, "/status");
+    expect(after.body.models.digits!.edge).toMatchObject({ loaded: true, loads: 1 });
+    // The other model's edge variant is loaded by its own first request, not by digits'.
+    expect(after.body.models["breast-cancer"]!.edge).toMatchObject({ loaded: false, loads: 0 });
   });
 
   it("/v2/health/ready is 200 once the model is loaded", async () => {
@@ -81,6 +84,7 @@ describe("edge inference in workerd", () => {
       platform: "onnxruntime_onnx",
       inputs: [{ name: "pixels", datatype: "FP32", shape: [-1, 64] }],
       outputs: [{ name: "probabilities", datatype: "FP32", shape: [-1, 10] }],
+      labels: ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"],
     });
     expect((await getJson(worker, "/v2/models/digits/versions/1")).status).toBe(200);
     expect((await getJson(worker, "/v2/models/digits/ready")).body).toEqual({ name: "digits", ready: true });

@@ -35,6 +35,7 @@ const call = (path: string, version?: string): RegionCall => ({
   path,
   body: JSON.stringify({ model: "digits", inputs: [[0]], ...(version ? { version } : {}) }),
   batch: 1,
+  classes: 10,
   headers: {},
   deadlineAt: Date.now() + 60_000,
   ...(version ? { version } : {}),
@@ -48,12 +49,12 @@ const failure = (promise: Promise<unknown>) =>
 
 describe("fetchRegion and a pinned version", () => {
   it("takes the region's version when none is pinned", async () => {
-    const answer = await fetchRegion(10)(call("/v1/classify"));
+    const answer = await fetchRegion()(call("/v1/classify"));
     expect(answer.version).toBe("2");
   });
 
   it("refuses an answer of another version than the pinned one", async () => {
-    const err = await failure(fetchRegion(10)(call("/v1/classify", "1")));
+    const err = await failure(fetchRegion()(call("/v1/classify", "1")));
     expect(err).toBeInstanceOf(RegionError);
     expect([err!.code, err!.message]).toEqual([
       "wrong_version",
@@ -62,9 +63,9 @@ describe("fetchRegion and a pinned version", () => {
   });
 
   it("reads a 404 as 'does not serve the pinned version' only when a version is pinned", async () => {
-    const pinned = await failure(fetchRegion(10)(call("/missing", "1")));
+    const pinned = await failure(fetchRegion()(call("/missing", "1")));
     expect(pinned!.code).toBe("wrong_version");
-    const unpinned = await failure(fetchRegion(10)(call("/missing")));
+    const unpinned = await failure(fetchRegion()(call("/missing")));
     expect(unpinned!.code).toBe("status");
   });
 });

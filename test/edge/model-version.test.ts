@@ -76,7 +76,7 @@ describe("cache and a regional model version change", () => {
     const fresh = await classify(worker, [unsureRows[1]!]);
     expect(fresh.body).toMatchObject({ servedBy: "regional:us", version: "2" });
     expect(fresh.headers.get("x-model-version")).toBe("2");
-    expect((await getJson<StatusBody>(worker, "/status/regions")).body.servedVersion).toBe("2");
+    expect((await getJson<StatusBody>(worker, "/status/regions")).body.servedVersions.digits).toBe("2");
     // ...and from then on the old answers are not found: the version is part of the key.
     expect((await classify(worker, [confident])).body).toMatchObject({ servedBy: "edge", version: "2" });
     expect((await classify(worker, [unsure])).body).toMatchObject({ servedBy: "regional:us", version: "2" });
@@ -148,7 +148,7 @@ describe("a pinned version during a rollout", () => {
     expect(skipped.breaker).toEqual({ state: "closed", failures: 0, ejections: 0 });
     expect(skipped.counters).toMatchObject({ admitted: BREAKER_FAILURES + 1, wrongVersion: BREAKER_FAILURES + 1 });
     expect(skipped.counters).toMatchObject({ failed: 0, answered: 0 });
-    expect((await getJson<StatusBody>(worker, "/status/regions")).body.servedVersion).toBe("1");
+    expect((await getJson<StatusBody>(worker, "/status/regions")).body.servedVersions.digits).toBe("1");
 
     // The v2 route pins through its path the same way.
     const infer = await post<{ model_version: string }>(
@@ -168,7 +168,7 @@ describe("a pinned version during a rollout", () => {
   it("an unpinned request is answered by the nearest region, whose newer version the edge then serves", async () => {
     const answer = await classify(worker, [unsureRows[5]!], { cascade: "regional" }, { cf: NEW_YORK });
     expect(answer.body).toMatchObject({ servedBy: "regional:us", version: "2" });
-    expect((await getJson<StatusBody>(worker, "/status/regions")).body.servedVersion).toBe("2");
+    expect((await getJson<StatusBody>(worker, "/status/regions")).body.servedVersions.digits).toBe("2");
     // From here version 1 is no longer served by this edge: pinning it is a 404 that names the served version.
     const old = await pinned("1");
     expect(old.status).toBe(404);
@@ -209,11 +209,11 @@ describe("scheduled region probe", () => {
     await worker.scheduled();
     const { body } = await getJson<StatusBody>(worker, "/status/regions");
     const [us, gone] = body.probe!.regions;
-    expect(us).toMatchObject({ name: "us", ready: true, version: "2" });
+    expect(us).toMatchObject({ name: "us", ready: true, versions: { digits: "2", "breast-cancer": "1" } });
     expect(us!.latencyMs).toBeGreaterThanOrEqual(0);
     expect(gone).toMatchObject({ name: "gone", ready: false });
     expect(gone!.error).toBeTruthy();
-    expect(body.servedVersion).toBe("2");
+    expect(body.servedVersions).toEqual({ "breast-cancer": "1", digits: "2" });
     // The report went through the Cache API, where a cron run in another isolate leaves it.
     const shared = (await worker.miniflare.getCaches()).default;
     const stored = await shared.match("https://cache.edgecascade.internal/status/regions");

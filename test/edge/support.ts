@@ -7,9 +7,9 @@ import { heldout, modelConfig } from "../support/heldout.ts";
 
 export const THRESHOLD = calibrationOf(modelConfig("digits-edge")).threshold;
 /** Held-out rows the edge model answers on its own, and the ones it must forward. */
-export const confidentRows = heldout.rows.filter((r) => edgeAnswers(r, THRESHOLD));
-export const unsureRows = heldout.rows.filter((r) => !edgeAnswers(r, THRESHOLD));
-/** Largest difference from the build script's float32 reference allowed for either runtime. */
+export const confidentRows = heldout.rows.filter((r) => edgeAnswers(r, THRESHOLD, "digits-edge"));
+export const unsureRows = heldout.rows.filter((r) => !edgeAnswers(r, THRESHOLD, "digits-edge"));
+/** Largest difference from the fixture's expected outputs (onnxruntime-node's) allowed for either runtime. */
 export const TOLERANCE = 1e-5;
 
 export interface Answer<T = ClassifyResponse> {
@@ -107,10 +107,16 @@ export interface RegionStatus {
 }
 
 export interface StatusBody {
-  servedVersion: string;
+  servedVersions: Record<string, string>;
   probe: {
     at: number;
-    regions: { name: string; ready: boolean; latencyMs?: number; version?: string; error?: string }[];
+    regions: {
+      name: string;
+      ready: boolean;
+      latencyMs?: number;
+      versions?: Record<string, string>;
+      error?: string;
+    }[];
   } | null;
   isolate: { hedgeTokens: number; regions: RegionStatus[] };
 }

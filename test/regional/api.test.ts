@@ -45,6 +45,18 @@ describe("server and model metadata (Open Inference Protocol v2)", () => {
       platform: "onnxruntime_onnx",
       inputs: [{ name: "pixels", datatype: "FP32", shape: [-1, 64] }],
       outputs: [{ name: "probabilities", datatype: "FP32", shape: [-1, 10] }],
+      labels: ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"],
+    });
+  });
+
+  it("describes the tree model from its config: 30 named features, 2 labels", async () => {
+    expect((await get(`${server.url}/v2/models/breast-cancer`)).body).toMatchObject({
+      name: "breast-cancer",
+      versions: ["1"],
+      inputs: [{ name: "features", datatype: "FP32", shape: [-1, 30] }],
+      outputs: [{ name: "probabilities", datatype: "FP32", shape: [-1, 2] }],
+      labels: ["malignant", "benign"],
+      features: expect.arrayContaining(["mean_radius", "worst_fractal_dimension"]),
     });
   });
 
@@ -74,7 +86,11 @@ describe("server and model metadata (Open Inference Protocol v2)", () => {
     ]) {
       expect(res).toMatchObject({
         status: 404,
-        body: { code: "not_found", error: 'model "nope" is not in the repository' },
+        body: {
+          code: "not_found",
+          error:
+            'unknown model "nope"; this pool serves "breast-cancer", "breast-cancer-edge", "digits", "digits-edge"',
+        },
       });
     }
   });

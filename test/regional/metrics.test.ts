@@ -1,6 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEADLINE_HEADER } from "../../protocol/headers.ts";
+import { heldoutOf } from "../support/heldout.ts";
 import {
   classifyRows,
   get,
@@ -10,6 +11,8 @@ import {
   type TestServer,
   testOptions,
 } from "../support/regional-server.ts";
+
+const cancer = heldoutOf("breast-cancer");
 
 let server: TestServer;
 let text: string;
@@ -22,6 +25,11 @@ beforeAll(async () => {
   await post(`${server.url}/v1/classify`, classifyRows(10, 3));
   await post(`${server.url}/v1/classify`, classifyRows(0), { [DEADLINE_HEADER]: "0" });
   await post(`${server.url}/v1/classify`, { model: "digits", inputs: [1, 2, 3] });
+  // And two rows of the tree model, one call.
+  await post(`${server.url}/v1/classify`, {
+    model: "breast-cancer",
+    inputs: cancer.rows.slice(0, 2).map((r) => r.input),
+  });
   const res = await get(`${server.url}/metrics`);
   expect(res.status).toBe(200);
   expect(res.headers["content-type"]).toMatch(/^text\/plain; version=0\.0\.4/);
@@ -30,6 +38,16 @@ beforeAll(async () => {
 afterAll(() => server.shutdown());
 
 describe("GET /metrics", () => {
+  it("labels every model's series with its name: each served model counts its own traffic", () => {
+    const cancerLabels = { model: "breast-cancer", version: "1" };
+    expect(metric(text, "edgecascade_inference_requests_total", { ...cancerLabels, outcome: "success" })).toBe(1);
+    expect(metric(text, "edgecascade_inference_rows_total", cancerLabels)).toBe(2);
+    expect(metric(text, "edgecascade_inference_requests_total", { ...labels, outcome: "success" })).toBe(5);
+    for (const model of ["digits", "digits-edge", "breast-cancer", "breast-cancer-edge"]) {
+      expect(metric(text, "edgecascade_model_ready", { model, version: "1" }), model).toBe(1);
+    }
+  });
+
   it("passes promtool check metrics", () => {
     const promtool = spawnSync("promtool", ["check", "metrics"], { input: text, encoding: "utf8" });
     expect(promtool.error, "promtool must be installed (Debian package prometheus)").toBeUndefined();
@@ -87,7 +105,7 @@ describe("GET /metrics", () => {
 
   it("counts HTTP responses by route pattern and status", () => {
     const route = { method: "POST", route: "/v1/classify" };
-    expect(metric(text, "edgecascade_http_responses_total", { ...route, status: "200" })).toBe(5);
+    expect(metric(text, "edgecascade_http_responses_total", { ...route, status: "200" })).toBe(6); // 5 digits, 1 breast-cancer
     expect(metric(text, "edgecascade_http_responses_total", { ...route, status: "504" })).toBe(1);
     expect(metric(text, "edgecascade_http_responses_total", { ...route, status: "400" })).toBe(1);
   });

@@ -1,0 +1,60 @@
+import { describeModel, type ModelConfig, type ModelSignature, signatureOf } from "../../protocol/model-config.ts";
+import type { ModelMetadata } from "../../protocol/types.ts";
+import { newerVersion } from "../cascade/served-version.ts";
+import type { EdgeModel } from "../inference/edge-model.ts";
+
+/** A bundled model: the full model's config, its edge variant if it has one, demo samples. */
+export interface ModelSource {
+  config: ModelConfig;
+  edge: EdgeModel | undefined;
+  samples: readonly { input: number[]; label: number }[];
+}
+
+/**
+ * One logical model as an isolate serves it. Clients name it; its config (not code) gives the input width,
+ * the classes and the labels requests are checked against. With an edge variant the cascade may answer at
+ * the edge; without one every request is forwarded (the cache still applies). It also keeps the full
+ * model version the edge believes the regions serve, part of every cache key: the config's at first, then
+ * only moving forward as regions answer or the probe sees newer versions.
+ */
+export class ServedModel {
+  readonly name: string;
+  readonly config: ModelConfig;
+  readonly signature: ModelSignature;
+  readonly edge: EdgeModel | undefined;
+  readonly samples: ModelSource["samples"];
+  #servedVersion: string;
+
+  constructor(source: ModelSource) {
+    this.name = source.config.name;
+    this.config = source.config;
+    this.signature = signatureOf(source.config);
+    this.edge = source.edge;
+    this.samples = source.samples;
+    this.#servedVersion = source.config.version;
+    const edgeSignature = source.edge?.signature;
+    if (
+      edgeSignature &&
+      (edgeSignature.width !== this.signature.width || edgeSignature.classes !== this.signature.classes)
+    ) {
+      throw new Error(
+        `${source.edge!.config.name} takes ${edgeSignature.width} features into ${edgeSignature.classes} classes; ` +
+          `${this.name} takes ${this.signature.width} into ${this.signature.classes}`,
+      );
+    }
+  }
+
+  get servedVersion(): string {
+    return this.#servedVersion;
+  }
+
+  /** A region answered with (or a probe saw) `version`; the served version only moves forward. */
+  seeVersion(version: string | undefined): void {
+    this.#servedVersion = newerVersion(this.#servedVersion, version);
+  }
+
+  /** v2 model metadata: the full model's tensors and labels, at the served version. */
+  describe(): ModelMetadata {
+    return describeModel(this.config, [this.#servedVersion]);
+  }
+}

@@ -1,0 +1,293 @@
+import { createHash } from "node:crypto";
+import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { basename, join } from "node:path";
+import { HELDOUT_FILE } from "../../../protocol/heldout.ts";
+import {
+  accuracy,
+  type CascadeFigures,
+  calibrateThreshold,
+  cascadeFigures,
+  labelAgreement,
+  type ProbabilityMatrix,
+} from "../calibrate.ts";
+import { RefusedError } from "../cli.ts";
+import { DataError, type LabelledRows, parseLabelledCsv } from "../data/csv.ts";
+import { stratifiedSplit } from "../data/split.ts";
+import {
+  type Candidate,
+  checkProbabilities,
+  inspectCandidate,
+  openSession,
+  readCandidate,
+  runRows,
+} from "../onnx/load.ts";
+import { encodeModel } from "../onnx/proto.ts";
+import { QuantizeError, quantizeWeights } from "../quantize/graph.ts";
+import {
+  EDGE_SUFFIX,
+  type EdgeFacts,
+  type Existing,
+  ImportConflict,
+  type ImportFacts,
+  type ImportPlan,
+  planImport,
+  type RawConfig,
+  type VariantFacts,
+} from "./configs.ts";
+import { heldoutFixture } from "./fixture.ts";
+import type { ImportOptions } from "./options.ts";
+
+export interface ImportResult {
+  plan: ImportPlan;
+  facts: ImportFacts;
+  rows: { total: number; calibration: number; heldout: number };
+  /** Where the files went. */
+  written: string[];
+}
+
+const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
+
+async function readRawConfig(dir: string): Promise<RawConfig | undefined> {
+  const text = await readFile(join(dir, "config.json"), "utf8").catch(() => undefined);
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text) as RawConfig;
+  } catch (err) {
+    throw new RefusedError(
+      `${join(dir, "config.json")} is not valid JSON (${(err as Error).message}); fix or remove it`,
+    );
+  }
+}
+
+async function versionDirs(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  return entries.filter((e) => e.isDirectory()).map((e) => e.name);
+}
+
+/** Rows `indices` of a probability matrix. */
+function part(probs: Float32Array, classes: number, indices: readonly number[]): ProbabilityMatrix {
+  const out = new Float32Array(indices.length * classes);
+  indices.forEach((r, i) => {
+    out.set(probs.subarray(r * classes, (r + 1) * classes), i * classes);
+  });
+  return { probs: out, rows: indices.length, classes };
+}
+
+/** Write a version directory whole: files go to a temporary directory that is renamed into place. */
+async function writeVersion(dir: string, files: Record<string, string | Uint8Array>): Promise<void> {
+  const tmp = `${dir}.tmp-${process.pid}`;
+  await rm(tmp, { recursive: true, force: true });
+  await mkdir(tmp, { recursive: true });
+  for (const [name, content] of Object.entries(files)) await writeFile(join(tmp, name), content);
+  await rename(tmp, dir);
+}
+
+const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
+
+/**
+ * `import`: validate, (quantize,) run both models over the data, split, calibrate, measure, and write the
+ * repository entries. Every refusal is a `RefusedError` whose message says what to fix; nothing is written
+ * unless every check passed.
+ */
+export async function importModel(options: ImportOptions, note: (line: string) => void): Promise<ImportResult> {
+  const { name } = options;
+  const edgeName = `${name}${EDGE_SUFFIX}`;
+  const full = await readCandidate(options.full, `--full ${basename(options.full)}`);
+  let edge: Candidate | undefined;
+  let quantized: { tensors: number } | undefined;
+  if (options.edge && "file" in options.edge) {
+    edge = await readCandidate(options.edge.file, `--edge ${basename(options.edge.file)}`);
+  } else if (options.edge) {
+    try {
+      const q = quantizeWeights(full.model);
+      edge = inspectCandidate(encodeModel(q.model), `--quantize (of ${basename(options.full)})`);
+      quantized = { tensors: q.tensors.length };
+      note(
+        `quantized ${q.tensors.length} weight tensors: ${q.tensors.map((t) => `${t.name} [${t.dims.join(", ")}]`).join(", ")}`,
+      );
+    } catch (err) {
+      if (err instanceof QuantizeError) throw new RefusedError(`--quantize: ${err.message}`);
+      throw err;
+    }
+  }
+
+  const width = full.signature.input.width;
+  if (edge && edge.signature.input.width !== width) {
+    throw new RefusedError(
+      `${full.label} takes ${width} features and ${edge.label} takes ${edge.signature.input.width}; both must take the same input`,
+    );
+  }
+  const fullSession = await openSession(full, full.signature.probabilities.classes ?? 0);
+  try {
+    // A symbolic class dimension: one run of a zero row tells it.
+    const classes = full.signature.probabilities.classes ?? (await fullSession.run(new Float32Array(width), 1)).length;
+    const edgeClasses = edge?.signature.probabilities.classes;
+    if (edge && edgeClasses !== undefined && edgeClasses !== classes) {
+      throw new RefusedError(
+        `${full.label} outputs ${classes} classes and ${edge.label} outputs ${edgeClasses}; both must classify into the same classes`,
+      );
+    }
+    if (options.labels && options.labels.length !== classes) {
+      throw new RefusedError(`--labels names ${options.labels.length} classes; the model outputs ${classes}`);
+    }
+
+    const fullDir = join(options.modelsDir, name);
+    const edgeDir = join(options.modelsDir, edgeName);
+    const existing: Existing = {
+      full: await readRawConfig(fullDir),
+      edge: await readRawConfig(edgeDir),
+      fullDirs: await versionDirs(fullDir),
+      edgeDirs: await versionDirs(edgeDir),
+    };
+    const labels =
+      options.labels ??
+      (existing.full?.labels as string[] | undefined) ??
+      Array.from({ length: classes }, (_, i) => String(i));
+
+    const text = await readFile(options.data, "utf8").catch((err: Error) => {
+      throw new RefusedError(`--data: cannot read ${options.data} (${err.message})`);
+    });
+    let data: LabelledRows;
+    try {
+      data = parseLabelledCsv(text, { width, classes, labels, source: basename(options.data) });
+    } catch (err) {
+      if (err instanceof DataError) throw new RefusedError(err.message);
+      throw err;
+    }
+    const rows = data.labels.length;
+    const split = stratifiedSplit(data.labels, options.heldoutFraction, options.seed);
+    if (split.calibration.length < 10 || split.heldout.length < 10) {
+      throw new RefusedError(
+        `${basename(options.data)} has ${rows} rows: ${split.calibration.length} for calibration and ${split.heldout.length} held out; each part needs at least 10`,
+      );
+    }
+    const splitText = `stratified, seed ${options.seed}: ${split.calibration.length} calibration / ${split.heldout.length} held-out rows of ${basename(options.data)}`;
+
+    const fullProbs = await runRows(fullSession, full.label, data.features, rows, classes);
+    checkProbabilities(fullProbs, classes, full.label);
+    let edgeProbs: Float32Array | undefined;
+    if (edge) {
+      const edgeSession = await openSession(edge, classes);
+      try {
+        edgeProbs = await runRows(edgeSession, edge.label, data.features, rows, classes);
+      } finally {
+        await edgeSession.release();
+      }
+      checkProbabilities(edgeProbs, classes, edge.label);
+    }
+
+    const labelsOf = (indices: readonly number[]) => indices.map((r) => data.labels[r]!);
+    const variant = (candidate: Candidate, probs: Float32Array): VariantFacts => ({
+      file: { file: "model.onnx", sha256: sha256(candidate.bytes), bytes: candidate.bytes.byteLength },
+      tensors: {
+        inputName: candidate.signature.input.name,
+        width,
+        outputName: candidate.signature.probabilities.name,
+        classes,
+      },
+      weights: candidate.signature.int8 ? "int8" : "fp32",
+      accuracy: {
+        validation: accuracy(part(probs, classes, split.calibration), labelsOf(split.calibration)),
+        test: accuracy(part(probs, classes, split.heldout), labelsOf(split.heldout)),
+      },
+    });
+    const fullFacts = variant(full, fullProbs);
+
+    let edgeFacts: EdgeFacts | undefined;
+    if (edge && edgeProbs) {
+      const calibration = calibrateThreshold(
+        part(edgeProbs, classes, split.calibration),
+        part(fullProbs, classes, split.calibration),
+        options.agreement,
+      );
+      if (!calibration.ok) {
+        throw new RefusedError(
+          `${edge.label} cannot reach agreement ${options.agreement} with the full model at any threshold on the ` +
+            `${split.calibration.length} calibration rows (best: ${calibration.bestAgreement} at ${calibration.atThreshold}, ` +
+            `counting one disagreement more than seen); use more data, a better edge variant, or a lower --agreement`,
+        );
+      }
+      const figures = (indices: readonly number[]): CascadeFigures =>
+        cascadeFigures(
+          calibration.threshold,
+          part(edgeProbs!, classes, indices),
+          part(fullProbs, classes, indices),
+          labelsOf(indices),
+        );
+      edgeFacts = {
+        ...variant(edge, edgeProbs),
+        threshold: calibration.threshold,
+        agreementTarget: options.agreement,
+        figures: { validation: figures(split.calibration), test: figures(split.heldout) },
+        ...(quantized
+          ? {
+              quantization: {
+                tensors: quantized.tensors,
+                bytesBefore: full.bytes.byteLength,
+                labelAgreement: labelAgreement(
+                  { probs: edgeProbs, rows, classes },
+                  { probs: fullProbs, rows, classes },
+                ),
+              },
+            }
+          : {}),
+      };
+    }
+
+    const facts: ImportFacts = {
+      name,
+      labels,
+      ...(data.header ? { features: data.header } : {}),
+      ...(options.demo ? { demo: options.demo } : {}),
+      ...(options.description ? { description: options.description } : {}),
+      ...(options.source ? { source: options.source } : {}),
+      split: splitText,
+      full: fullFacts,
+      ...(edgeFacts ? { edge: edgeFacts } : {}),
+    };
+    let plan: ImportPlan;
+    try {
+      plan = planImport(facts, existing);
+    } catch (err) {
+      if (err instanceof ImportConflict) throw new RefusedError(err.message);
+      throw err;
+    }
+
+    const fixture = heldoutFixture({
+      features: data.features,
+      width,
+      labels: data.labels,
+      classes,
+      rows: split.heldout,
+      split: splitText,
+      models: [
+        { name, version: plan.fullVersion, probs: fullProbs },
+        ...(edgeProbs && plan.edgeVersion ? [{ name: edgeName, version: plan.edgeVersion, probs: edgeProbs }] : []),
+      ],
+    });
+    const written: string[] = [];
+    const fullVersionDir = join(fullDir, plan.fullVersion);
+    await writeVersion(fullVersionDir, { "model.onnx": full.bytes, [HELDOUT_FILE]: JSON.stringify(fixture) });
+    written.push(fullVersionDir);
+    if (edge && plan.edgeVersion && plan.edgeConfig) {
+      const edgeVersionDir = join(edgeDir, plan.edgeVersion);
+      await writeVersion(edgeVersionDir, { "model.onnx": edge.bytes });
+      written.push(edgeVersionDir);
+    }
+    // Configs last: until they list the new versions, the servers do not know the directories exist.
+    await writeFile(join(fullDir, "config.json"), json(plan.fullConfig));
+    written.push(join(fullDir, "config.json"));
+    if (plan.edgeConfig) {
+      await writeFile(join(edgeDir, "config.json"), json(plan.edgeConfig));
+      written.push(join(edgeDir, "config.json"));
+    }
+    return {
+      plan,
+      facts,
+      rows: { total: rows, calibration: split.calibration.length, heldout: split.heldout.length },
+      written,
+    };
+  } finally {
+    await fullSession.release();
+  }
+}

@@ -1,0 +1,72 @@
+import type { ImportResult } from "./run.ts";
+
+const pct = (x: number) => `${(x * 100).toFixed(2)}%`;
+
+/** Lines of a plain table, columns padded to their widest cell. */
+export function table(rows: readonly (readonly string[])[]): string[] {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+  return rows.map((r) =>
+    r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join("  "),
+  );
+}
+
+/** What an import did, for people: the variants, the cascade on the held-out rows, and what serves now. */
+export function importSummary(result: ImportResult): string {
+  const { facts, plan, rows } = result;
+  const { full, edge } = facts;
+  const lines = [
+    `${facts.name}: ${full.tensors.width} features -> ${full.tensors.classes} classes (${facts.labels.join(", ")})`,
+    `data: ${rows.total} rows, ${facts.split}`,
+    "",
+    ...table([
+      ["model", "version", "weights", "bytes", "accuracy (calibration)", "accuracy (held-out)"],
+      [
+        facts.name,
+        plan.fullVersion,
+        full.weights,
+        String(full.file.bytes),
+        pct(full.accuracy.validation),
+        pct(full.accuracy.test),
+      ],
+      ...(edge && plan.edgeVersion
+        ? [
+            [
+              `${facts.name}-edge`,
+              plan.edgeVersion,
+              edge.weights,
+              String(edge.file.bytes),
+              pct(edge.accuracy.validation),
+              pct(edge.accuracy.test),
+            ],
+          ]
+        : []),
+    ]),
+  ];
+  if (edge) {
+    const t = edge.figures.test;
+    lines.push(
+      "",
+      `cascade: the edge answers when its top probability is at least ${edge.threshold} (calibrated for agreement ${edge.agreementTarget})`,
+      `  held-out: edge share ${pct(t.edgeShare)}, agreement ${pct(t.agreement)}, cascade accuracy ${pct(t.cascadeAccuracy)} (full model alone ${pct(full.accuracy.test)})`,
+    );
+    if (edge.quantization) {
+      const q = edge.quantization;
+      lines.push(
+        `quantization: ${q.tensors} weight tensors to int8, ${q.bytesBefore} -> ${edge.file.bytes} bytes (${(q.bytesBefore / edge.file.bytes).toFixed(1)}x smaller), labels agree with the full model on ${pct(q.labelAgreement)} of all rows`,
+      );
+    }
+  } else {
+    lines.push(
+      "",
+      "no edge variant: the edge forwards every request for this model to a region (the cache still applies)",
+    );
+  }
+  lines.push(
+    "",
+    plan.serves
+      ? `serving: version ${plan.fullVersion} of a new model; npm start, tests and deploys bundle it`
+      : `added version ${plan.fullVersion}; the served version is unchanged. To serve it, set "version" in ${facts.name}/config.json` +
+          `${plan.edgeVersion ? ` (and ${plan.edgeVersion} in ${facts.name}-edge/config.json)` : ""} and reload the pools (POST /v2/repository/models/${facts.name}/load or SIGHUP), then deploy the edge`,
+  );
+  return lines.join("\n");
+}

@@ -1,0 +1,99 @@
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, describe, expect, it } from "vitest";
+import { ROOT } from "../../scripts/stack/build-edge.ts";
+
+const run = promisify(execFile);
+const NEW = "9a8b7c6d-2222-4b4b-8c8c-000000000002";
+const OLD = "0f3c5d2e-1111-4a4a-8b8b-000000000001";
+const tmp = mkdtempSync(join(tmpdir(), "edgecascade-deploy-cli-"));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+/**
+ * wrangler without credentials, its own config directory (no login from this machine) and no terminal: a
+ * command whose arguments it accepts stops at "set a CLOUDFLARE_API_TOKEN"; one it does not stops earlier.
+ */
+const offline = () => {
+  const env: NodeJS.ProcessEnv = { ...process.env, CI: "1", WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" };
+  for (const name of Object.keys(env)) if (/^CLOUDFLARE_|^CF_/.test(name)) delete env[name];
+  env.XDG_CONFIG_HOME = join(tmp, "config");
+  return env;
+};
+
+async function deploy(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return run(process.execPath, ["scripts/deploy.ts", ...args], { cwd: ROOT, env: offline() }).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    (err: { code: number; stdout: string; stderr: string }) => err,
+  );
+}
+
+/** A printed command line back into arguments (the plan quotes with single quotes only). */
+function words(line: string): string[] {
+  return [...line.matchAll(/'((?:[^']|'\\'')*)'|(\S+)/g)].map((m) => (m[1] ?? m[2]!).replace(/'\\''/g, "'"));
+}
+
+async function wrangler(args: string[]): Promise<{ code: number; output: string }> {
+  return run(join(ROOT, "node_modules/.bin/wrangler"), args, { cwd: ROOT, env: offline(), timeout: 120_000 }).then(
+    ({ stdout, stderr }) => ({ code: 0, output: stdout + stderr }),
+    (err: { code: number; stdout: string; stderr: string }) => ({ code: err.code, output: err.stdout + err.stderr }),
+  );
+}
+
+describe("npm run deploy --percent / --rollback --dry-run", () => {
+  it("prints the gradual deploy's wrangler commands and runs nothing", async () => {
+    const { code, stdout } = await deploy("--env", "eu", "--percent", "10", "--dry-run", "--message", "canary 10%");
+    expect(code).toBe(0);
+    expect(stdout.trim().split("\n")).toEqual([
+      "wrangler deployments status --env eu --json",
+      // The generated config: wrangler.toml plus the alias of the Worker's model module (models/).
+      "wrangler versions upload --env eu --message 'canary 10%' --config .wrangler-models-repository.toml",
+      "wrangler versions deploy '<uploaded-version-id>@10%' '<serving-version-id>@90%' --env eu --message 'canary 10%' --yes",
+    ]);
+  });
+
+  it("moves an uploaded version without uploading, and finishes at 100%", async () => {
+    const step = await deploy("--env", "ap", "--percent", "100", "--version-id", NEW, "--dry-run");
+    expect(step.stdout.trim().split("\n")).toEqual([
+      "wrangler deployments status --env ap --json",
+      `wrangler versions deploy ${NEW}@100% --env ap --message 'ap: move version to 100%' --yes`,
+    ]);
+  });
+
+  it("prints the rollback", async () => {
+    const { stdout } = await deploy("--env", "us", "--rollback", "--version-id", OLD, "--dry-run");
+    expect(stdout.trim().split("\n")).toEqual([
+      "wrangler deployments status --env us --json",
+      `wrangler rollback ${OLD} --env us --message 'rollback of us' --yes`,
+    ]);
+  });
+
+  it("refuses bad arguments with exit 2 and says why", async () => {
+    const { code, stderr } = await deploy("--env", "eu", "--percent", "150");
+    expect(code).toBe(2);
+    expect(stderr).toContain('--percent must be an integer from 1 to 100, got "150"');
+  });
+
+  it("prints commands whose arguments this wrangler accepts", async () => {
+    const gradual = (await deploy("--env", "eu", "--percent", "25", "--dry-run")).stdout;
+    const rollback = (await deploy("--env", "eu", "--rollback", "--dry-run")).stdout;
+    const lines = [...gradual.trim().split("\n"), ...rollback.trim().split("\n")].map((line) =>
+      words(line.replace("<uploaded-version-id>", NEW).replace("<serving-version-id>", OLD)).slice(1),
+    );
+    for (const args of lines) {
+      if (args[0] === "versions" && args[1] === "upload") {
+        // wrangler's own dry run bundles the Worker without uploading: the whole command runs here.
+        const { code, output } = await wrangler([...args, "--dry-run", "--outdir", join(tmp, "upload")]);
+        expect(output).toMatch(/Total Upload: [\d.]+ KiB/);
+        expect(code, output).toBe(0);
+      } else {
+        const { code, output } = await wrangler(args);
+        expect(code).not.toBe(0);
+        expect(output, args.join(" ")).toContain("it's necessary to set a CLOUDFLARE_API_TOKEN");
+        expect(output).not.toMatch(/Unknown argument|Not enough non-option arguments|Invalid values/);
+      }
+    }
+  });
+});
