@@ -12,6 +12,7 @@ import type { ClassifyResponse, ServedBy } from "../../protocol/types.ts";
 import type { AppDeps, RegionalEnv } from "../app-context.ts";
 import { nowUs } from "../clock.ts";
 import type { Executed } from "../executor.ts";
+import { admitInTime } from "../middleware/admit-in-time.ts";
 import { bodyLimit } from "../middleware/body-limit.ts";
 import { deadline } from "../middleware/deadline.ts";
 import { edgeSignature } from "../middleware/signature-auth.ts";
@@ -25,7 +26,8 @@ function outcomeOf(err: unknown): InferenceOutcome {
 }
 
 /**
- * `/v1/classify` and v2 `infer`. Layers, outermost first: deadline clock, body limit (413),
+ * `/v1/classify` and v2 `infer`. Layers, outermost first: admission by deadline (429 at once for what cannot
+ * be answered in time), deadline clock, body limit (413),
  * edge signature (401, when a secret is set); then parse, lease the serving version, validate the rows
  * against it, and run them through its batcher.
  */
@@ -36,8 +38,10 @@ export function inferenceRoutes(deps: AppDeps): Hono<RegionalEnv> {
   const delayTiming = deps.delayMs > 0 ? `delay;dur=${deps.delayMs};desc="simulated distance", ` : "";
 
   const paths = ["/v1/classify", "/v2/models/:model/infer", "/v2/models/:model/versions/:version/infer"];
+  // One admission for all three routes: they share the pool's time.
+  const admit = admitInTime(deps.admission);
   for (const path of paths) {
-    app.use(path, deadline(), bodyLimit({ maxBytes: limits.maxBodyBytes }));
+    app.use(path, admit, deadline(), bodyLimit({ maxBytes: limits.maxBodyBytes }));
     if (deps.sharedSecret) app.use(path, edgeSignature({ secret: deps.sharedSecret }));
   }
 
@@ -76,7 +80,7 @@ export function inferenceRoutes(deps: AppDeps): Hono<RegionalEnv> {
   }
 
   app.post("/v1/classify", async (c) => {
-    const call = parseClassifyRequest(parseJsonBody(await c.req.text(), c.req.header("content-type")));
+    const call = parseClassifyRequest(parseJsonBody(await c.req.arrayBuffer(), c.req.header("content-type")));
     const lease = repository.acquire(call.model, call.version);
     try {
       const { signature, version } = lease.model;
@@ -95,7 +99,7 @@ export function inferenceRoutes(deps: AppDeps): Hono<RegionalEnv> {
   });
 
   const infer = async (c: Context<RegionalEnv>, model: string, version?: string) => {
-    const call = parseInferRequest(parseJsonBody(await c.req.text(), c.req.header("content-type")));
+    const call = parseInferRequest(parseJsonBody(await c.req.arrayBuffer(), c.req.header("content-type")));
     const lease = repository.acquire(model, version);
     try {
       const { signature } = lease.model;
