@@ -8,7 +8,7 @@
  * Web-standard APIs only: the edge Worker and the regional pools share it.
  */
 import { BadRequest } from "./errors.ts";
-import { parseJsonBody, parseJsonText } from "./json-body.ts";
+import { parseJsonBody, parseJsonText, utf8Text } from "./json-body.ts";
 import type { InferRequest, InferResponse } from "./types.ts";
 
 /** Length in bytes of the JSON part of a body that carries binary tensor data. */
@@ -23,7 +23,6 @@ export interface InferBody {
 }
 
 const EMPTY = new Uint8Array(0);
-const decoder = new TextDecoder();
 
 /**
  * Split a v2 infer body. Without `Inference-Header-Content-Length` it is JSON and must say so (415
@@ -35,14 +34,14 @@ export function readInferBody(
   headerLength: string | undefined,
   contentType: string | undefined,
 ): InferBody {
-  if (headerLength === undefined) return { json: parseJsonBody(decoder.decode(body), contentType), binary: EMPTY };
+  if (headerLength === undefined) return { json: parseJsonBody(body, contentType), binary: EMPTY };
   const length = /^\d{1,12}$/.test(headerLength.trim()) ? Number(headerLength) : Number.NaN;
   if (!(length <= body.length)) {
     throw new BadRequest(
       `${INFERENCE_HEADER_LENGTH} must be the length in bytes of the JSON part of the body (at most ${body.length}), got "${headerLength}"`,
     );
   }
-  return { json: parseJsonText(decoder.decode(body.subarray(0, length))), binary: body.subarray(length) };
+  return { json: parseJsonText(utf8Text(body.subarray(0, length))), binary: body.subarray(length) };
 }
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;

@@ -7,6 +7,23 @@ export function isJsonContentType(contentType: string | null | undefined): boole
   return essence === "application/json" || (essence.startsWith("application/") && essence.endsWith("+json"));
 }
 
+/** Strict UTF-8: invalid byte sequences are an error, not U+FFFD. */
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+
+/**
+ * Body bytes as text, refusing invalid UTF-8 (400) rather than decoding it lossily: JSON exchanged between
+ * systems must be UTF-8 (RFC 8259 §8.1), and a lossy decode would silently change, say, the `id` echoed back.
+ * A byte order mark is dropped.
+ */
+export function utf8Text(body: string | ArrayBuffer | Uint8Array): string {
+  if (typeof body === "string") return body;
+  try {
+    return utf8.decode(body);
+  } catch {
+    throw new BadRequest("request body is not valid UTF-8");
+  }
+}
+
 /** JSON text: 400 when empty or invalid, with the parser's reason. */
 export function parseJsonText(text: string): unknown {
   if (text.trim() === "") throw new BadRequest("request body is empty; send a JSON object");
@@ -17,8 +34,14 @@ export function parseJsonText(text: string): unknown {
   }
 }
 
-/** The body of a JSON request: 415 for another content type, 400 (with the parser's reason) for bad JSON. */
-export function parseJsonBody(text: string, contentType: string | null | undefined): unknown {
+/**
+ * The body of a JSON request: 415 for another content type, 400 for invalid UTF-8 (given bytes) and, with the
+ * parser's reason, for bad JSON.
+ */
+export function parseJsonBody(
+  body: string | ArrayBuffer | Uint8Array,
+  contentType: string | null | undefined,
+): unknown {
   if (!isJsonContentType(contentType)) throw new UnsupportedMediaType(contentType);
-  return parseJsonText(text);
+  return parseJsonText(utf8Text(body));
 }

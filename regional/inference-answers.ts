@@ -39,8 +39,6 @@ function outcomeOf(err: unknown): InferenceOutcome {
   return "failed";
 }
 
-const decoder = new TextDecoder();
-
 /**
  * `/v1/classify` and v2 `infer`, apart from HTTP: parse, lease the serving version, validate the rows
  * against it, run them through its batcher, count the outcome and build the answer. Failures are thrown as
@@ -51,8 +49,6 @@ export function inferenceAnswers(deps: AppDeps) {
   const { repository, limits } = deps;
   const servedBy: ServedBy = `regional:${deps.region}`;
   const delayTiming = deps.delayMs > 0 ? `delay;dur=${deps.delayMs};desc="simulated distance", ` : "";
-  // TextDecoder, as Hono's `c.req.text()`: a UTF-8 byte order mark is dropped, invalid bytes become U+FFFD.
-  const text = (input: InferenceInput) => decoder.decode(input.body);
 
   /**
    * Run `rows` on the leased version; counts the outcome and returns the answer's headers. Server-Timing is
@@ -93,7 +89,7 @@ export function inferenceAnswers(deps: AppDeps) {
 
   return {
     async classify(input: InferenceInput): Promise<InferenceAnswer> {
-      const call = parseClassifyRequest(parseJsonBody(text(input), input.contentType));
+      const call = parseClassifyRequest(parseJsonBody(input.body, input.contentType));
       const lease = repository.acquire(call.model, call.version);
       try {
         const { signature, version } = lease.model;

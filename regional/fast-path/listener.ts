@@ -12,7 +12,7 @@ import { checkEdgeSignature } from "../middleware/signature-auth.ts";
 import { type FastRoute, fastRoute } from "./route.ts";
 
 export interface FastPathOptions {
-  deps: Pick<AppDeps, "limits" | "sharedSecret" | "recorder" | "draining" | "log">;
+  deps: Pick<AppDeps, "limits" | "sharedSecret" | "recorder" | "draining" | "log" | "admission">;
   /** The same answering code the Hono routes use. */
   answers: InferenceAnswers;
   /** Every request the fast path does not take: the Hono app's listener. */
@@ -34,7 +34,7 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
 /**
  * The pool's hot routes on plain node:http, in front of the Hono app: POST `/v1/classify` and v2 `infer`
  * (which requests it takes: `fastRoute`). It applies the same layers as the Hono route, in the same order
- * and with the same code (deadline header, 413 from Content-Length, edge signature, then
+ * and with the same code (admission by deadline, deadline header, 413 from Content-Length, edge signature, then
  * `InferenceAnswers`), counts the response under the same route pattern, marks answers `Connection: close`
  * while draining, and answers errors with the same `errorAnswer`.
  *
@@ -44,7 +44,7 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
  * per-request server.
  */
 export function inferenceFastPath({ deps, answers, fallback }: FastPathOptions): RequestListener {
-  const { limits, sharedSecret, recorder, draining, log } = deps;
+  const { limits, sharedSecret, recorder, draining, log, admission } = deps;
   const signature = sharedSecret === undefined ? undefined : { secret: sharedSecret };
 
   async function answer(
@@ -80,8 +80,20 @@ export function inferenceFastPath({ deps, answers, fallback }: FastPathOptions):
     }
   }
 
+  async function admitted(req: IncomingMessage, route: FastRoute): ReturnType<typeof answer> {
+    let answered: (status: number) => void;
+    try {
+      answered = admission.admit(header(req, DEADLINE_HEADER));
+    } catch (err) {
+      return errorAnswer(err);
+    }
+    const result = await answer(req, route);
+    answered(result.status);
+    return result;
+  }
+
   async function serve(req: IncomingMessage, res: ServerResponse, route: FastRoute): Promise<void> {
-    const { status, headers, body } = await answer(req, route);
+    const { status, headers, body } = await admitted(req, route);
     recorder.httpResponse("POST", route.pattern, status);
     if (draining()) headers.connection = "close";
     headers["content-length"] = String(Buffer.byteLength(body));

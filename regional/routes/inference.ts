@@ -3,6 +3,7 @@ import { INFERENCE_HEADER_LENGTH } from "../../protocol/binary-tensor.ts";
 import { refuseOtherMethods } from "../../protocol/http-errors.ts";
 import type { AppDeps, RegionalEnv } from "../app-context.ts";
 import type { InferenceAnswer, InferenceAnswers, InferenceInput } from "../inference-answers.ts";
+import { admitInTime } from "../middleware/admit-in-time.ts";
 import { bodyLimit } from "../middleware/body-limit.ts";
 import { deadline } from "../middleware/deadline.ts";
 import { edgeSignature } from "../middleware/signature-auth.ts";
@@ -15,8 +16,9 @@ export const INFERENCE_ROUTES = {
 } as const;
 
 /**
- * `/v1/classify` and v2 `infer` in Hono. Layers, outermost first: deadline clock, body limit (413),
- * edge signature (401, when a secret is set); then `answers` (regional/inference-answers.ts) parses,
+ * `/v1/classify` and v2 `infer` in Hono. Layers, outermost first: admission by deadline (429 at once for what
+ * cannot be answered in time; one admission for the pool, shared with the fast path), deadline clock, body
+ * limit (413), edge signature (401, when a secret is set); then `answers` (regional/inference-answers.ts) parses,
  * validates and runs the rows. Most POSTs never get here: the node:http fast path answers them through the
  * same `answers` and hands over only what it does not take (chunked bodies, a query string, encoded paths,
  * unusual Host headers; see regional/fast-path/route.ts).
@@ -24,8 +26,9 @@ export const INFERENCE_ROUTES = {
 export function inferenceRoutes(deps: AppDeps, answers: InferenceAnswers): Hono<RegionalEnv> {
   const app = new Hono<RegionalEnv>();
   const paths = Object.values(INFERENCE_ROUTES);
+  const admit = admitInTime(deps.admission);
   for (const path of paths) {
-    app.use(path, deadline(), bodyLimit({ maxBytes: deps.limits.maxBodyBytes }));
+    app.use(path, admit, deadline(), bodyLimit({ maxBytes: deps.limits.maxBodyBytes }));
     if (deps.sharedSecret) app.use(path, edgeSignature({ secret: deps.sharedSecret }));
   }
 

@@ -3,10 +3,12 @@ import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RateLimited } from "../../protocol/errors.ts";
 import { DEADLINE_HEADER } from "../../protocol/headers.ts";
 import { DEFAULT_LIMITS } from "../../protocol/limits.ts";
 import { inferenceFastPath } from "../../regional/fast-path/listener.ts";
 import { inferenceAnswers } from "../../regional/inference-answers.ts";
+import { inferenceAdmission } from "../../regional/middleware/admit-in-time.ts";
 import { heldout } from "../support/heldout.ts";
 import {
   classifyRows,
@@ -122,6 +124,7 @@ describe("inferenceFastPath", () => {
       log: () => {},
       limits: DEFAULT_LIMITS,
       delayMs: 0,
+      admission: inferenceAdmission({ minInFlight: 64, refuse: () => new RateLimited("overloaded", 1) }),
     };
     http = createServer(
       inferenceFastPath({
