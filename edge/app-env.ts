@@ -1,4 +1,3 @@
-import type { TimingVariables } from "hono/timing";
 import type { Env } from "./env.ts";
 import type { Tenant } from "./middleware/api-key.ts";
 import type { EdgeRuntime } from "./runtime.ts";
@@ -6,7 +5,7 @@ import type { EdgeRuntime } from "./runtime.ts";
 /** Hono's typing of the Worker's app: bindings and per-request variables. */
 export interface AppEnv {
   Bindings: Env;
-  Variables: TimingVariables & {
+  Variables: {
     runtime: EdgeRuntime;
     /** Unix ms when the request arrived. */
     startedAt: number;

@@ -17,7 +17,8 @@ export interface ServeRequest {
   /** The version the client pinned (already checked against the served version); undefined: the served one. */
   version?: string;
   mode: CascadeMode;
-  location: RequestLocation;
+  /** Where the request comes from; only asked when a region is chosen (reading `request.cf` has a cost). */
+  locate: () => RequestLocation;
   /** Unix ms when the request arrived; the SLO budget counts from here. */
   startedAt: number;
 }
@@ -57,7 +58,7 @@ function rowsJson(model: string, version: string | undefined, rows: InputRows): 
  * goes to the regions with the rows, and only an answer of that version is taken.
  */
 export async function serve(rt: EdgeRuntime, served: ServedModel, request: ServeRequest): Promise<Served> {
-  const { rows, version: pinned, mode, location, startedAt } = request;
+  const { rows, version: pinned, mode, locate, startedAt } = request;
   const model = served.edge;
   const { classes } = served.signature;
   if (mode === "edge" && !model) {
@@ -109,7 +110,7 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
   const health = rt.book.health(startedAt, Object.fromEntries((probe?.regions ?? []).map((p) => [p.name, p.ready])));
   let forwarded: Forwarded;
   try {
-    forwarded = await rt.forward(regionOrder(rt.options.regions, location, health), {
+    forwarded = await rt.forward(regionOrder(rt.options.regions, locate(), health), {
       path: "/v1/classify",
       body: rowsJson(served.name, pinned, rows),
       batch: rows.batch,

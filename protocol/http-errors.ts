@@ -15,13 +15,20 @@ export function asServingError(err: unknown): ServingError | undefined {
   return undefined;
 }
 
-/** The one error response of every tier: `{"error", "code"}` with the error's status and headers; 500 without internals otherwise. */
-export function errorResponse(err: unknown): Response {
+/** The one error answer of every tier: `{"error", "code"}` with the error's status and headers; 500 without internals otherwise. */
+export function errorAnswer(err: unknown): { status: number; headers: Record<string, string>; body: string } {
   const known = asServingError(err);
-  return new Response(JSON.stringify(errorBody(known ?? err)), {
+  return {
     status: errorStatus(known ?? err),
     headers: { "content-type": "application/json", ...(known?.headers ?? {}) },
-  });
+    body: JSON.stringify(errorBody(known ?? err)),
+  };
+}
+
+/** `errorAnswer` as a web Response. */
+export function errorResponse(err: unknown): Response {
+  const { status, headers, body } = errorAnswer(err);
+  return new Response(body, { status, headers });
 }
 
 /**

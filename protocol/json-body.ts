@@ -11,26 +11,37 @@ export function isJsonContentType(contentType: string | null | undefined): boole
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 /**
- * The body of a JSON request: 415 for another content type, 400 (with the parser's reason) for bad JSON.
- * Given the raw bytes, it also refuses invalid UTF-8 (400) rather than decoding it lossily: JSON exchanged
- * between systems must be UTF-8 (RFC 8259 §8.1), and a lossy decode would silently change, say, the `id`
- * echoed back.
+ * Body bytes as text, refusing invalid UTF-8 (400) rather than decoding it lossily: JSON exchanged between
+ * systems must be UTF-8 (RFC 8259 §8.1), and a lossy decode would silently change, say, the `id` echoed back.
+ * A byte order mark is dropped.
  */
-export function parseJsonBody(
-  body: string | ArrayBuffer | Uint8Array,
-  contentType: string | null | undefined,
-): unknown {
-  if (!isJsonContentType(contentType)) throw new UnsupportedMediaType(contentType);
-  let text: string;
+export function utf8Text(body: string | ArrayBuffer | Uint8Array): string {
+  if (typeof body === "string") return body;
   try {
-    text = typeof body === "string" ? body : utf8.decode(body);
+    return utf8.decode(body);
   } catch {
     throw new BadRequest("request body is not valid UTF-8");
   }
+}
+
+/** JSON text: 400 when empty or invalid, with the parser's reason. */
+export function parseJsonText(text: string): unknown {
   if (text.trim() === "") throw new BadRequest("request body is empty; send a JSON object");
   try {
     return JSON.parse(text);
   } catch (err) {
     throw new BadRequest(`invalid JSON: ${(err as Error).message}`);
   }
+}
+
+/**
+ * The body of a JSON request: 415 for another content type, 400 for invalid UTF-8 (given bytes) and, with the
+ * parser's reason, for bad JSON.
+ */
+export function parseJsonBody(
+  body: string | ArrayBuffer | Uint8Array,
+  contentType: string | null | undefined,
+): unknown {
+  if (!isJsonContentType(contentType)) throw new UnsupportedMediaType(contentType);
+  return parseJsonText(utf8Text(body));
 }

@@ -34,7 +34,10 @@ export function toPredictions(probs: ArrayLike<number>, batch: number, labels: r
   return out;
 }
 
-/** A v2 infer response carrying one FP32 output `[batch, classes]`. */
+/**
+ * A v2 infer response carrying one FP32 output `[batch, classes]`: its values in `data`, or, for a binary
+ * answer (protocol/binary-tensor.ts), their size in `parameters.binary_data_size` (the bytes follow the JSON).
+ */
 export function toInferResponse(options: {
   model: string;
   version: string;
@@ -44,13 +47,19 @@ export function toInferResponse(options: {
   batch: number;
   classes: number;
   parameters?: Record<string, unknown>;
+  binary?: boolean;
 }): InferResponse {
-  const { model, version, id, outputName, probs, batch, classes, parameters } = options;
+  const { model, version, id, outputName, probs, batch, classes, parameters, binary = false } = options;
+  const shape = [batch, classes];
   return {
     model_name: model,
     model_version: version,
     ...(id !== undefined ? { id } : {}),
     ...(parameters ? { parameters } : {}),
-    outputs: [{ name: outputName, shape: [batch, classes], datatype: "FP32", data: Array.from(probs) }],
+    outputs: [
+      binary
+        ? { name: outputName, shape, datatype: "FP32", parameters: { binary_data_size: batch * classes * 4 } }
+        : { name: outputName, shape, datatype: "FP32", data: Array.from(probs) },
+    ],
   };
 }

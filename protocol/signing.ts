@@ -26,17 +26,14 @@ const keys = new Map<string, Promise<HmacKey>>();
 function hmacKey(secret: string): Promise<HmacKey> {
   let key = keys.get(secret);
   if (!key) {
-    key = crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [
-      "sign",
-      "verify",
-    ]);
+    key = crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
     keys.set(secret, key);
   }
   return key;
 }
 
-/** `METHOD \n path \n timestamp \n` followed by the body bytes. */
-function message(call: SignedCall): Uint8Array {
+/** What is signed: `METHOD \n path \n timestamp \n` followed by the body bytes. */
+export function signedMessage(call: SignedCall): Uint8Array {
   const head = encoder.encode(`${call.method.toUpperCase()}\n${call.path}\n${call.timestamp}\n`);
   const body = typeof call.body === "string" ? encoder.encode(call.body) : call.body;
   const out = new Uint8Array(head.length + body.length);
@@ -47,7 +44,7 @@ function message(call: SignedCall): Uint8Array {
 
 /** Hex HMAC-SHA256 of a call with the shared secret. */
 export async function signCall(secret: string, call: SignedCall): Promise<string> {
-  return toHex(await crypto.subtle.sign("HMAC", await hmacKey(secret), message(call)));
+  return toHex(await crypto.subtle.sign("HMAC", await hmacKey(secret), signedMessage(call)));
 }
 
 /** The headers that carry a call's signature. */
@@ -70,17 +67,15 @@ function fromHex(hex: string): Uint8Array | undefined {
   return out;
 }
 
-/**
- * Check a call's signature: the timestamp must be within the window and the HMAC must match.
- * Web Crypto's `verify` compares in constant time.
- */
-export async function verifyCall(
-  secret: string,
-  call: Omit<SignedCall, "timestamp">,
+/** The signature headers of a call, read: its timestamp and HMAC, or why they cannot be checked. */
+export type PresentedSignature = { ok: true; timestamp: number; signature: Uint8Array } | { ok: false; reason: string };
+
+/** The timestamp must be a whole number of seconds within the window, the signature 64 hex digits. */
+export function presentedSignature(
   timestampHeader: string | null | undefined,
   signatureHeader: string | null | undefined,
   options: VerifyOptions = {},
-): Promise<VerifyResult> {
+): PresentedSignature {
   const { nowMs = Date.now(), windowS = 30 } = options;
   if (!timestampHeader || !signatureHeader) {
     return { ok: false, reason: `missing ${TIMESTAMP_HEADER} or ${SIGNATURE_HEADER} header` };
@@ -92,6 +87,9 @@ export async function verifyCall(
   }
   const signature = fromHex(signatureHeader);
   if (!signature) return { ok: false, reason: `malformed ${SIGNATURE_HEADER}` };
-  const valid = await crypto.subtle.verify("HMAC", await hmacKey(secret), signature, message({ ...call, timestamp }));
-  return valid ? { ok: true } : { ok: false, reason: "signature does not match" };
+  return { ok: true, timestamp, signature };
 }
+
+/** Why a call whose headers were readable is refused: its HMAC is not the expected one. Verifiers compare
+ * in constant time (regional/middleware/signature-auth.ts). */
+export const MISMATCH: VerifyResult = { ok: false, reason: "signature does not match" };

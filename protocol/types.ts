@@ -69,9 +69,10 @@ export interface InferInputTensor {
   name: string;
   shape: number[];
   datatype: Datatype;
+  /** `binary_data_size`: the values are in the binary part of the body instead (protocol/binary-tensor.ts). */
   parameters?: Record<string, unknown>;
-  /** Row-major, flat or nested. */
-  data: unknown[];
+  /** Row-major, flat or nested; absent when the values are binary. */
+  data?: unknown[];
 }
 
 export interface InferRequestedOutput {
@@ -91,7 +92,10 @@ export interface InferOutputTensor {
   name: string;
   shape: number[];
   datatype: Datatype;
-  data: number[];
+  /** `binary_data_size` when the values follow the JSON as binary data. */
+  parameters?: Record<string, unknown>;
+  /** Absent when the values are binary. */
+  data?: number[];
 }
 
 export interface InferResponse {

@@ -1,7 +1,7 @@
-import type { ServingError } from "../protocol/errors.ts";
 import type { RequestLimits } from "../protocol/limits.ts";
 import type { ExecutionProvider } from "./execution-provider.ts";
 import type { Logger } from "./log.ts";
+import type { InferenceAdmission } from "./middleware/admit-in-time.ts";
 import type { DeadlineVariables } from "./middleware/deadline.ts";
 import type { Recorder } from "./recorder.ts";
 import type { ModelRepository } from "./repository.ts";
@@ -24,8 +24,8 @@ export interface AppDeps {
   limits: RequestLimits;
   /** Milliseconds each inference request waits first (simulated network distance). */
   delayMs: number;
-  /** Admission by deadline: requests always admitted (a batch's worth) and the refusal of the others. */
-  admission: { minInFlight: number; refuse: (waitMs: number, deadlineMs: number) => ServingError };
+  /** Admission by deadline, one per pool: the Hono routes and the fast path share it. */
+  admission: InferenceAdmission;
   sharedSecret?: string;
   adminToken?: string;
 }

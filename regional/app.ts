@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { NotFound } from "../protocol/errors.ts";
 import { asServingError, errorResponse } from "../protocol/http-errors.ts";
 import type { AppDeps, RegionalEnv } from "./app-context.ts";
+import type { InferenceAnswers } from "./inference-answers.ts";
 import { closeConnectionsWhile } from "./middleware/drain.ts";
 import { httpMetrics } from "./middleware/http-metrics.ts";
 import { healthRoutes } from "./routes/health.ts";
@@ -14,14 +15,15 @@ export type { AppDeps } from "./app-context.ts";
  * The regional pool's HTTP app. Order of layers, outermost first: response counting by route and status,
  * `Connection: close` while draining; then the routers (health and metrics open to all; inference behind
  * the edge signature when a secret is set; model control behind the admin token). Every error becomes
- * `{"error", "code"}` here, in one place.
+ * `{"error", "code"}` here, in one place. In the server, the inference POSTs mostly reach `answers` through
+ * the node:http fast path instead (regional/fast-path/), which keeps these same rules.
  */
-export function createRegionalApp(deps: AppDeps): Hono<RegionalEnv> {
+export function createRegionalApp(deps: AppDeps, answers: InferenceAnswers): Hono<RegionalEnv> {
   const app = new Hono<RegionalEnv>();
   app.use("*", httpMetrics(deps.recorder), closeConnectionsWhile(deps.draining));
 
   app.route("/", healthRoutes(deps));
-  app.route("/", inferenceRoutes(deps));
+  app.route("/", inferenceRoutes(deps, answers));
   app.route("/", repositoryRoutes(deps));
 
   app.notFound((c) => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createMetrics } from "./metrics.ts";
+import { aggregateMetrics, createMetrics } from "./metrics.ts";
 
 /** The exposition lines of one metric, e.g. `gauge{model="digits",version="1"} 3`. */
 async function lines(metrics: ReturnType<typeof createMetrics>, name: string): Promise<string[]> {
@@ -62,5 +62,43 @@ describe("per-version gauges", () => {
     expect(await lines(metrics, "edgecascade_inference_pending_requests")).toEqual([
       'edgecascade_inference_pending_requests{model="digits",version="100"} 1',
     ]);
+  });
+});
+
+describe("histograms", () => {
+  it("count each observation in the first bucket whose bound holds it, cumulatively, with sum and count", async () => {
+    const metrics = createMetrics();
+    const model = metrics.recorder.model("digits", "1");
+    for (const rows of [1, 2, 3, 64, 65, 1000]) model.executed(rows, 0.0001);
+    const name = "edgecascade_inference_batch_size";
+    const series = (await metrics.text()).split("\n").filter((l) => l.startsWith(name));
+    const bucket = (le: string) => series.find((l) => l.includes(`le="${le}"`))?.split(" ")[1];
+    expect([1, 2, 4, 8, 32, 64, 128, 256].map((le) => bucket(String(le)))).toEqual([
+      "1",
+      "2",
+      "3",
+      "3",
+      "3",
+      "4",
+      "5",
+      "5",
+    ]);
+    expect(bucket("+Inf")).toBe("6");
+    expect(series).toContain(`${name}_sum{model="digits",version="1"} 1135`);
+    expect(series).toContain(`${name}_count{model="digits",version="1"} 6`);
+    expect(series.filter((l) => l.includes("_bucket{")).every((l) => l.includes('model="digits",version="1"'))).toBe(
+      true,
+    );
+  });
+
+  it("sum across processes like prom-client's own (the cluster's /metrics)", async () => {
+    const [a, b] = [createMetrics(), createMetrics()];
+    a.recorder.model("digits", "1").request("success", 0.002);
+    b.recorder.model("digits", "1").request("success", 0.2);
+    const text = await aggregateMetrics([await a.json(), await b.json()]);
+    const name = "edgecascade_inference_request_duration_seconds";
+    expect(text).toContain(`${name}_count{model="digits",version="1"} 2\n`);
+    expect(text).toMatch(new RegExp(`${name}_bucket\\{le="0.0025",model="digits",version="1"\\} 1\\n`));
+    expect(text).toMatch(new RegExp(`${name}_bucket\\{le="0.25",model="digits",version="1"\\} 2\\n`));
   });
 });

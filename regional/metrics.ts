@@ -5,7 +5,7 @@ import {
   collectDefaultMetrics,
   Gauge,
   type GaugeConfiguration,
-  Histogram,
+  type Metric,
   Registry,
 } from "prom-client";
 import type { InferenceOutcome, ModelRecorder, Recorder } from "./recorder.ts";
@@ -108,6 +108,69 @@ function collectedGauge<L extends string>(config: GaugeConfiguration<L>) {
   };
 }
 
+/** One series of a deferred histogram: counts per bucket (the last for values above every bound), sum, count. */
+interface HistogramCell {
+  observe(value: number): void;
+}
+
+/**
+ * A histogram whose observations are additions to plain per-series arrays, handed to prom-client only when
+ * scraped (same reason as `deferredCounter`: prom-client's `Histogram.observe` validates and hashes the labels
+ * on every call, bound child or not, and two observations per request showed in the pool's profile). It
+ * registers as a metric of type histogram whose values have prom-client's own shape (`_bucket` per `le`,
+ * cumulative, then `+Inf`, `_sum`, `_count`), so the text, the JSON a cluster primary sums and promtool see
+ * an ordinary histogram.
+ */
+function deferredHistogram<L extends string>(config: {
+  name: string;
+  help: string;
+  labelNames: readonly L[];
+  buckets: readonly number[];
+  registers: Registry[];
+}) {
+  const { name, help, buckets } = config;
+  const series = new Map<string, { labels: Record<L, string>; counts: Float64Array; sum: number; count: number }>();
+  const values = () =>
+    [...series.values()].flatMap(({ labels, counts, sum, count }) => {
+      let cumulative = 0;
+      return [
+        ...buckets.map((le, i) => {
+          cumulative += counts[i]!;
+          return { labels: { le, ...labels }, value: cumulative, metricName: `${name}_bucket` };
+        }),
+        { labels: { le: "+Inf", ...labels }, value: count, metricName: `${name}_bucket` },
+        { labels: { ...labels }, value: sum, metricName: `${name}_sum` },
+        { labels: { ...labels }, value: count, metricName: `${name}_count` },
+      ];
+    });
+  const metric = {
+    name,
+    help,
+    type: "histogram",
+    aggregator: "sum",
+    get: async () => ({ name, help, type: "histogram", aggregator: "sum", values: values() }),
+  };
+  for (const registry of config.registers) registry.registerMetric(metric as unknown as Metric);
+  return (labels: Record<L, string>): HistogramCell => {
+    const key = JSON.stringify(labels);
+    let entry = series.get(key);
+    if (!entry) {
+      entry = { labels, counts: new Float64Array(buckets.length + 1), sum: 0, count: 0 };
+      series.set(key, entry);
+    }
+    const cell = entry;
+    return {
+      observe(value) {
+        let i = 0;
+        while (i < buckets.length && value > buckets[i]!) i++;
+        cell.counts[i]! += 1;
+        cell.sum += value;
+        cell.count += 1;
+      },
+    };
+  };
+}
+
 export function createMetrics(): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -137,28 +200,28 @@ export function createMetrics(): Metrics {
     labelNames: modelLabels,
     ...common,
   });
-  const requestDuration = new Histogram({
+  const requestDuration = deferredHistogram({
     name: "edgecascade_inference_request_duration_seconds",
     help: "Time from receiving an inference request to its answer being ready, by model version.",
     labelNames: modelLabels,
     buckets: SECONDS,
     ...common,
   });
-  const queueDuration = new Histogram({
+  const queueDuration = deferredHistogram({
     name: "edgecascade_inference_queue_duration_seconds",
     help: "Time a request waited in the batcher's queue before its run started.",
     labelNames: modelLabels,
     buckets: SECONDS,
     ...common,
   });
-  const computeDuration = new Histogram({
+  const computeDuration = deferredHistogram({
     name: "edgecascade_inference_compute_duration_seconds",
     help: "Duration of one model execution (one batch).",
     labelNames: modelLabels,
     buckets: SECONDS,
     ...common,
   });
-  const batchSize = new Histogram({
+  const batchSize = deferredHistogram({
     name: "edgecascade_inference_batch_size",
     help: "Rows per model execution.",
     labelNames: modelLabels,
@@ -219,10 +282,10 @@ export function createMetrics(): Metrics {
       };
       const r = rows(labels);
       const e = executions(labels);
-      const rd = requestDuration.labels(labels);
-      const qd = queueDuration.labels(labels);
-      const cd = computeDuration.labels(labels);
-      const bs = batchSize.labels(labels);
+      const rd = requestDuration(labels);
+      const qd = queueDuration(labels);
+      const cd = computeDuration(labels);
+      const bs = batchSize(labels);
       const depth = queueDepth(labels);
       const p = pending(labels);
       const ready = modelReady(labels);

@@ -5,11 +5,14 @@ import { getRequestListener, RequestError } from "@hono/node-server";
 import { BadRequest, RateLimited, ServingError } from "../protocol/errors.ts";
 import { asServingError, errorResponse } from "../protocol/http-errors.ts";
 import { DEFAULT_LIMITS } from "../protocol/limits.ts";
-import { createRegionalApp } from "./app.ts";
+import { type AppDeps, createRegionalApp } from "./app.ts";
 import { chooseProvider } from "./execution-provider.ts";
 import type { ExecutorFactory } from "./executor.ts";
+import { inferenceFastPath } from "./fast-path/listener.ts";
+import { inferenceAnswers } from "./inference-answers.ts";
 import type { Logger } from "./log.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
+import { inferenceAdmission } from "./middleware/admit-in-time.ts";
 import type { RegionalOptions } from "./options.ts";
 import { type LoadReport, ModelRepository, type RepositoryOptions } from "./repository.ts";
 import { probeProvider } from "./session.ts";
@@ -135,7 +138,7 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
   await repository.discover();
 
   let draining = false;
-  const app = createRegionalApp({
+  const deps: AppDeps = {
     region: options.region,
     repository,
     recorder: metrics.recorder,
@@ -146,12 +149,14 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
     log,
     limits: DEFAULT_LIMITS,
     delayMs: options.delayMs,
-    admission: { minInFlight: options.maxBatch, refuse: overloadedError(options.queueFullStatus) },
+    admission: inferenceAdmission({ minInFlight: options.maxBatch, refuse: overloadedError(options.queueFullStatus) }),
     sharedSecret: options.sharedSecret,
     adminToken: options.adminToken,
-  });
+  };
+  const answers = inferenceAnswers(deps);
+  const app = createRegionalApp(deps, answers);
 
-  const listener = getRequestListener(app.fetch, {
+  const honoListener = getRequestListener(app.fetch, {
     // HTTP/1.0 clients (some load balancers' health checks) may omit Host; routes never read it.
     hostname: "localhost",
     // Requests @hono/node-server refuses before Hono sees them (bad Host, backslash in the path): same JSON.
@@ -161,7 +166,8 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
       return errorResponse(known);
     },
   });
-  const server = createServer(listener);
+  // The hot inference POSTs on plain node:http, everything else (and what the fast path declines) through Hono.
+  const server = createServer(inferenceFastPath({ deps, answers, fallback: honoListener }));
   server.on("clientError", answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

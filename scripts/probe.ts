@@ -8,6 +8,8 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { argmax } from "../protocol/heldout.ts";
+import { startNoopServer } from "./probe/floor.ts";
 import { probeMix, seededRandom } from "./probe/mix.ts";
 import { runOpenLoop } from "./probe/open-loop.ts";
 import { probeExposition, writeProbeExposition } from "./probe/prometheus.ts";
@@ -29,6 +31,8 @@ const HELP = `Usage: npm run probe -- --url URL [options]
   --location LAT,LON send x-edgecascade-location (honoured by local stacks only)
   --seed N           request mix seed (default 1)
   --timeout-ms N     per-request timeout (default 5000)
+  --floor-duration S seconds of the floor run: the same requests and schedule against a built-in no-op
+                     server, reported as the probe's own latency (default: the duration, at most 5; 0: none)
   --target-ms N      p95 target (default 10)
   --help             this text`;
 
@@ -48,6 +52,7 @@ function table(summary: ProbeSummary): string {
     `${name.padEnd(10)} ${String(s.count).padStart(7)} ${s.p50Ms.toFixed(2).padStart(9)} ${s.p95Ms.toFixed(2).padStart(9)} ${s.p99Ms.toFixed(2).padStart(9)} ${s.maxMs.toFixed(2).padStart(9)}`;
   for (const p of PROBE_PATHS) if (summary.paths[p]) lines.push(row(p, summary.paths[p]!));
   lines.push(row("overall", summary.overall));
+  if (summary.floor) lines.push(`${row("floor", summary.floor)}   (the probe itself: same requests, no-op server)`);
   const regions = Object.entries(summary.regions)
     .map(([r, n]) => `${r}=${n}`)
     .join(" ");
@@ -77,6 +82,7 @@ async function main(): Promise<number> {
       seed: { type: "string" },
       "timeout-ms": { type: "string" },
       "target-ms": { type: "string" },
+      "floor-duration": { type: "string" },
       help: { type: "boolean", default: false },
     },
   });
@@ -96,7 +102,50 @@ async function main(): Promise<number> {
 
   const target = probeTarget(resolve(values.models ?? resolve(root, "models")), values.model ?? "digits");
   const { heldout } = target;
-  const next = probeMix(heldout.rows, target.edge, seededRandom(number("seed", values.seed, 1, 0)));
+  const seed = number("seed", values.seed, 1, 0);
+  const timeoutMs = number("timeout-ms", values["timeout-ms"], 5000, 1);
+  const next = probeMix(heldout.rows, target.edge, seededRandom(seed));
+
+  /**
+   * The same requests (same mix and seed) on the same schedule against a no-op server answering like a cache
+   * hit: what the probe itself adds to every latency it reports.
+   */
+  const measureFloor = async (floorS: number): Promise<number[] | undefined> => {
+    if (floorS <= 0) return undefined;
+    const row = heldout.rows[0]!;
+    const scores = row.expected[target.model] ?? [];
+    const noop = await startNoopServer(
+      JSON.stringify({
+        model: target.model,
+        version: target.config.version,
+        predictions: [
+          {
+            class: argmax(scores),
+            label: target.config.labels[argmax(scores)],
+            confidence: Math.max(...scores),
+            scores,
+          },
+        ],
+        servedBy: "cache",
+      }),
+    );
+    try {
+      const floor = await runOpenLoop({
+        url: noop.url,
+        rate,
+        durationS: floorS,
+        next: probeMix(heldout.rows, target.edge, seededRandom(seed)),
+        rows: heldout.rows,
+        model: target.model,
+        edgeModel: target.edge?.model,
+        headers,
+        timeoutMs,
+      });
+      return floor.results.map((r) => r.latencyMs);
+    } finally {
+      await noop.close();
+    }
+  };
 
   const startedAt = new Date().toISOString();
   if (!values.json) {
@@ -112,9 +161,10 @@ async function main(): Promise<number> {
     model: target.model,
     edgeModel: target.edge?.model,
     headers,
-    timeoutMs: number("timeout-ms", values["timeout-ms"], 5000, 1),
+    timeoutMs,
     onProgress: values.json ? undefined : (done, total) => console.error(`  ${done}/${total} sent`),
   });
+  const floorMs = await measureFloor(number("floor-duration", values["floor-duration"], Math.min(durationS, 5), 0));
   const summary = summarize(results, {
     url,
     startedAt,
@@ -122,6 +172,7 @@ async function main(): Promise<number> {
     rateRps: rate,
     sent,
     targetP95Ms: number("target-ms", values["target-ms"], 10, 0),
+    floorMs,
   });
   mkdirSync(dirname(reportPath), { recursive: true });
   writeFileSync(reportPath, renderReport(summary, results));

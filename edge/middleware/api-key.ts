@@ -62,7 +62,7 @@ async function keyTable(keys: readonly TenantKey[]): Promise<Map<string, KnownKe
  */
 export function apiKey(): MiddlewareHandler<AppEnv> {
   return async function apiKey(c, next) {
-    const keys = c.var.runtime.options.apiKeys;
+    const keys = c.get("runtime").options.apiKeys;
     if (keys.length > 0) {
       const key = presentedKey(c.req.header("authorization"), c.req.header("x-api-key"));
       if (!key) throw new Unauthorized("missing API key: send Authorization: Bearer <key> or x-api-key");

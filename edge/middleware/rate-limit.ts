@@ -13,10 +13,10 @@ export function rateLimit(): MiddlewareHandler<AppEnv> {
   return async function rateLimit(c, next) {
     const limiter = c.env.RATE_LIMITER;
     if (limiter) {
-      const { success } = await limiter.limit({ key: c.var.client });
+      const { success } = await limiter.limit({ key: c.get("client") });
       if (!success) {
-        const who = c.var.client.startsWith("key:") ? "API key" : "client address";
-        throw new RateLimited(`rate limit exceeded for this ${who}`, c.var.runtime.options.rateLimitPeriodS);
+        const who = c.get("client").startsWith("key:") ? "API key" : "client address";
+        throw new RateLimited(`rate limit exceeded for this ${who}`, c.get("runtime").options.rateLimitPeriodS);
       }
     }
     const { window, name } = c.get("tenant");

@@ -8,6 +8,6 @@ export function locate(c: Context<AppEnv>): RequestLocation {
   return requestLocation(
     c.req.raw.cf as CfLocation | undefined,
     c.req.header("x-edgecascade-location"),
-    c.var.runtime.options.allowLocationOverride,
+    c.get("runtime").options.allowLocationOverride,
   );
 }

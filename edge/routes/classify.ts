@@ -24,8 +24,8 @@ classify.post("/classify", limitBody(), async (c) => {
     rows,
     version: call.version,
     mode: call.cascade,
-    location: locate(c),
-    startedAt: c.var.startedAt,
+    locate: () => locate(c),
+    startedAt: c.get("startedAt"),
   });
   applyServed(c, model, served);
   const body: ClassifyResponse = {

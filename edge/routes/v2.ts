@@ -1,8 +1,13 @@
 import { type Context, Hono } from "hono";
 import pkg from "../../package.json";
+import {
+  encodeInferResponse,
+  INFERENCE_HEADER_LENGTH,
+  readInferBody,
+  wantsBinaryOutput,
+} from "../../protocol/binary-tensor.ts";
 import { refuseOtherMethods } from "../../protocol/http-errors.ts";
 import { parseInferRequest, readInferInputs } from "../../protocol/infer-request.ts";
-import { parseJsonBody } from "../../protocol/json-body.ts";
 import { DEFAULT_LIMITS } from "../../protocol/limits.ts";
 import { toInferResponse } from "../../protocol/responses.ts";
 import type { ModelMetadata, ServerMetadata } from "../../protocol/types.ts";
@@ -18,7 +23,13 @@ import { applyServed } from "./served-headers.ts";
 /** Open Inference Protocol v2 (KServe), REST: server and model metadata, health, inference. */
 export const v2 = new Hono<AppEnv>();
 
-v2.get("/", (c) => c.json({ name: "edgecascade-edge", version: pkg.version, extensions: [] } satisfies ServerMetadata));
+v2.get("/", (c) =>
+  c.json({
+    name: "edgecascade-edge",
+    version: pkg.version,
+    extensions: ["binary_tensor_data"],
+  } satisfies ServerMetadata),
+);
 
 v2.get("/health/live", (c) => c.json({ live: true }));
 
@@ -66,31 +77,36 @@ v2.post("/repository/index", (c) => {
   return c.json(entries);
 });
 
+/** Inference, with JSON or binary tensor data in and out (protocol/binary-tensor.ts). */
 const infer = async (c: Context<AppEnv>) => {
   const rt = c.get("runtime");
-  const call = parseInferRequest(parseJsonBody(await c.req.arrayBuffer(), c.req.header("content-type")));
+  const body = new Uint8Array(await c.req.arrayBuffer());
+  const { json, binary } = readInferBody(body, c.req.header(INFERENCE_HEADER_LENGTH), c.req.header("content-type"));
+  const call = parseInferRequest(json);
   const version = c.req.param("version");
   const model = lookupModel(c, c.req.param("model")!, version);
-  const rows = readInferInputs(call, model.signature, DEFAULT_LIMITS);
+  const rows = readInferInputs(call, model.signature, DEFAULT_LIMITS, binary);
+  const binaryOutput = wantsBinaryOutput(call.request, model.signature.outputName);
   const served = await serve(rt, model, {
     rows,
     version,
     mode: call.cascade,
-    location: locate(c),
-    startedAt: c.var.startedAt,
+    locate: () => locate(c),
+    startedAt: c.get("startedAt"),
   });
   applyServed(c, model, served);
-  return c.json(
-    toInferResponse({
-      model: model.name,
-      version: served.version,
-      id: call.request.id,
-      outputName: model.signature.outputName,
-      probs: served.probs,
-      batch: served.batch,
-      classes: model.signature.classes,
-    }),
-  );
+  const response = toInferResponse({
+    model: model.name,
+    version: served.version,
+    id: call.request.id,
+    outputName: model.signature.outputName,
+    probs: served.probs,
+    batch: served.batch,
+    classes: model.signature.classes,
+    binary: binaryOutput,
+  });
+  const answer = encodeInferResponse(response, Float32Array.from(served.probs), binaryOutput);
+  return c.body(answer.body, 200, answer.headers);
 };
 
 const bases = ["/models/:model", "/models/:model/versions/:version"];

@@ -10,29 +10,48 @@ export interface AdmitInTimeOptions {
   refuse: (waitMs: number, deadlineMs: number) => ServingError;
 }
 
+/** Admission by deadline for the pool's inference requests, whichever HTTP layer reads them. */
+export interface InferenceAdmission {
+  /**
+   * Admit a request carrying this deadline header, or throw the refusal; the returned function is called once
+   * with the answer's status. A malformed header is let through for the deadline layer to answer 400.
+   */
+  admit(deadlineHeader: string | undefined): (status: number) => void;
+}
+
 /**
  * Admission by deadline (regional/admission.ts): refuse at once a request the pool cannot answer within the
- * deadline it carries; count the admitted ones in flight and the rate at which they are answered. Mounted
- * first on the inference routes, so a refused request's body is never parsed. A malformed deadline header
- * is let through for the deadline layer to answer 400.
+ * deadline it carries; count the admitted ones in flight and the rate at which they are answered. One for the
+ * pool: the Hono routes (`admitInTime`) and the node:http fast path share it, as they share the pool's time.
  */
-export function admitInTime({ minInFlight, refuse }: AdmitInTimeOptions): MiddlewareHandler {
+export function inferenceAdmission({ minInFlight, refuse }: AdmitInTimeOptions): InferenceAdmission {
   let inFlight = 0;
   let rate: AnswerRate = NO_ANSWERS;
+  return {
+    admit(deadlineHeader) {
+      const deadlineMs = deadlineHeader === undefined ? Number.POSITIVE_INFINITY : Number(deadlineHeader);
+      if (Number.isFinite(deadlineMs)) {
+        const decision = admission(inFlight, answeringRate(rate, performance.now()), deadlineMs, minInFlight);
+        if (!decision.admit) throw refuse(decision.waitMs, deadlineMs);
+      }
+      inFlight++;
+      return (status) => {
+        inFlight--;
+        // Only answered inferences measure the pool's pace; refusals and bad requests cost next to nothing.
+        if (status === 200) rate = countAnswer(rate, performance.now());
+      };
+    },
+  };
+}
+
+/** The admission as Hono middleware, mounted first on the inference routes so a refused body is never parsed. */
+export function admitInTime(shared: InferenceAdmission): MiddlewareHandler {
   return async function admitInTime(c, next) {
-    const header = c.req.header(DEADLINE_HEADER);
-    const deadlineMs = header === undefined ? Number.POSITIVE_INFINITY : Number(header);
-    if (Number.isFinite(deadlineMs)) {
-      const decision = admission(inFlight, answeringRate(rate, performance.now()), deadlineMs, minInFlight);
-      if (!decision.admit) throw refuse(decision.waitMs, deadlineMs);
-    }
-    inFlight++;
+    const answered = shared.admit(c.req.header(DEADLINE_HEADER));
     try {
       await next();
     } finally {
-      inFlight--;
-      // Only answered inferences measure the pool's pace; refusals and bad requests cost next to nothing.
-      if (c.res.status === 200) rate = countAnswer(rate, performance.now());
+      answered(c.res.status);
     }
   };
 }

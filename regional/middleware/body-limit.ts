@@ -10,6 +10,15 @@ export interface BodyLimitOptions {
 }
 
 /**
+ * The 413 for a body over the limit. The rest of the refused body is still on the wire: the connection
+ * closes rather than let the client send its next request after bytes the server never read. The header
+ * travels with the error: the one error response is built from the error alone.
+ */
+export function bodyTooLarge(maxBytes: number, message = `body exceeds ${maxBytes} bytes`): ServingError {
+  return new ServingError(413, "payload_too_large", message, { connection: "close" });
+}
+
+/**
  * 413 for bodies over `maxBytes`. A request with a Content-Length is judged on that header alone; only
  * chunked bodies go through Hono's `bodyLimit`, which counts bytes as they stream. Why not Hono's for all:
  * it reads `c.req.raw.body`, and on @hono/node-server that turns the lightweight request into a full
@@ -17,12 +26,9 @@ export interface BodyLimitOptions {
  * 64-value bodies. Node's HTTP parser never reads past Content-Length, so the header is the body's size.
  */
 export function bodyLimit(options: BodyLimitOptions): MiddlewareHandler {
-  const { maxBytes, message = `body exceeds ${maxBytes} bytes` } = options;
-  // The rest of the refused body is still on the wire: close the connection rather than let the client
-  // send its next request after bytes the server never read. The header travels with the error: the one
-  // error response is built from the error alone, so a header set on the context would be lost.
+  const { maxBytes, message } = options;
   const refuse = (): never => {
-    throw new ServingError(413, "payload_too_large", message, { connection: "close" });
+    throw bodyTooLarge(maxBytes, message);
   };
   const streaming = honoBodyLimit({ maxSize: maxBytes, onError: refuse });
   return async function bodyLimit(c, next) {

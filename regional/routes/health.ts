@@ -19,7 +19,7 @@ export function healthRoutes(deps: AppDeps): Hono<RegionalEnv> {
     c.json({
       name: "edgecascade-regional",
       version: PACKAGE.version,
-      extensions: ["model_repository"],
+      extensions: ["model_repository", "binary_tensor_data"],
       region: deps.region,
       executionProvider: deps.provider,
     } satisfies ServerMetadata & Record<string, unknown>),

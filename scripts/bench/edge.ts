@@ -1,4 +1,5 @@
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus } from "node:os";
 import { join, resolve } from "node:path";
@@ -7,10 +8,15 @@ import * as hdr from "hdr-histogram-js";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { Pool } from "undici";
 import { argmax } from "../../protocol/heldout.ts";
+import { openLoop as onSchedule } from "../probe/schedule.ts";
 import { probeTarget } from "../probe/target.ts";
 import { ROOT } from "../stack/build-edge.ts";
 import { startEdgeWorker } from "../stack/edge-worker.ts";
 import { startRegionalPool } from "../stack/regional-pool.ts";
+import { type ForwardOverhead, measureForwardOverhead } from "./forward-overhead.ts";
+import { holdBenchLock } from "./lock.ts";
+import { cpuSeconds, listeningPid } from "./process-cpu.ts";
+import { haveWrk } from "./wrk.ts";
 
 /**
  * `npm run bench:edge`: the edge Worker in local workerd (Miniflare on its own socket, not wrangler's dev
@@ -22,18 +28,18 @@ import { startRegionalPool } from "../stack/regional-pool.ts";
  * Throughput is closed-loop (`--connections` in flight, as fast as answers come). Latency percentiles are
  * open-loop at one fixed offered rate for every scenario (`--rate`), each request timed from when it was
  * due, so a stall is not hidden by the generator waiting (coordinated omission). Rounds interleave the
- * scenarios so drift on a shared machine hits all of them; medians are reported. Then the whole held-out
- * set goes through the cascade once: the share answered at the edge and accuracy against the full model.
+ * scenarios so drift on a shared machine hits all of them; medians are reported, and each scenario's
+ * throughput against hello as the median of the rounds' own ratios. workerd's CPU per request (user + kernel,
+ * from /proc) is taken during the closed loop: what a deployment pays for, barely moved by other load.
+ * Then the forward overhead (forward-overhead.ts): one connection, wrk, cascade "regional" minus cascade
+ * "edge" minus the pool answering the same signed call directly, beside its floor (a trivial forwarding
+ * Worker, forward-worker.js). The stack signs its calls (a random shared secret), as deployments do.
+ * First the whole held-out set goes through the cascade once: the share answered at the edge and accuracy.
+ * Takes about 30 s to start (bundle, model), rounds x 4 x (warmup + 2 x duration + 1) s, and
+ * forward-rounds x 5 x 4 s: with the defaults, about 3.5 minutes.
  * Runs under `flock /tmp/edgecascade-bench.lock` (re-executing itself) so benchmarks never overlap.
  */
-const LOCK = "/tmp/edgecascade-bench.lock";
-if (!process.env.EDGECASCADE_BENCH_LOCKED && spawnSync("flock", ["--version"]).status === 0) {
-  const child = spawnSync("flock", [LOCK, process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
-    stdio: "inherit",
-    env: { ...process.env, EDGECASCADE_BENCH_LOCKED: "1" },
-  });
-  process.exit(child.status ?? 1);
-}
+holdBenchLock();
 
 const { values: args } = parseArgs({
   options: {
@@ -42,6 +48,7 @@ const { values: args } = parseArgs({
     rate: { type: "string", default: "200" },
     warmup: { type: "string", default: "1" },
     rounds: { type: "string", default: "3" },
+    "forward-rounds": { type: "string", default: "3" },
     out: { type: "string", default: "bench" },
     model: { type: "string", default: "digits" },
   },
@@ -51,6 +58,11 @@ const durationS = Number(args.duration);
 const rate = Number(args.rate);
 const warmupS = Number(args.warmup);
 const rounds = Number(args.rounds);
+const forwardRounds = Number(args["forward-rounds"]);
+if (!haveWrk()) {
+  console.error("bench:edge needs wrk for the forward overhead (Debian: sudo apt-get install wrk)");
+  process.exit(1);
+}
 
 /** The model the requests name (`--model`, default digits) and its held-out rows. */
 const target = probeTarget(join(ROOT, "models"), args.model!);
@@ -115,33 +127,28 @@ async function closedLoop(pool: Pool, s: Scenario, seconds: number, tally: Tally
   return done / seconds;
 }
 
-/** `rate` requests per second for `seconds`, each timed from when it was due; returns the histogram (µs). */
+/**
+ * `rate` requests per second for `seconds`, each timed from when it was due (the probe's scheduler,
+ * scripts/probe/schedule.ts, so that timer lateness is not counted as latency); returns the histogram (µs).
+ */
 async function openLoop(pool: Pool, s: Scenario, seconds: number, tally: Tally): Promise<hdr.Histogram> {
   const histogram = newHistogram();
-  const total = Math.round(rate * seconds);
-  const interval = 1000 / rate;
-  const start = performance.now();
   const pending: Promise<void>[] = [];
-  let sent = 0;
-  while (sent < total) {
-    const now = performance.now();
-    while (sent < total && start + sent * interval <= now) {
-      const due = start + sent * interval;
-      pending.push(
-        send(pool, s, sent, tally).then(() =>
-          histogram.recordValue(Math.max(1, Math.round((performance.now() - due) * 1000))),
-        ),
-      );
-      sent++;
-    }
-    await new Promise((r) => setTimeout(r, 1));
-  }
+  await onSchedule(rate, Math.round(rate * seconds), (i, due) => {
+    pending.push(
+      send(pool, s, i, tally).then(() =>
+        histogram.recordValue(Math.max(1, Math.round((performance.now() - due) * 1000))),
+      ),
+    );
+  });
   await Promise.all(pending);
   return histogram;
 }
 
 interface Measurement {
   reqPerSec: number;
+  /** workerd's user + kernel CPU per request during the closed loop, in µs; null when its pid is unknown. */
+  cpuUsPerRequest: number | null;
   p50Ms: number;
   p95Ms: number;
   p99Ms: number;
@@ -154,11 +161,13 @@ const median = (xs: number[]) => {
 const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits;
 
 async function main() {
-  console.log("starting a regional pool, the edge Worker and the hello-world Worker...");
-  const regional = await startRegionalPool({ region: "bench", workers: 1 });
+  console.log("starting a regional pool, the edge Worker, the hello-world and the forwarding Workers...");
+  const secret = randomBytes(16).toString("hex");
+  const regional = await startRegionalPool({ region: "bench", workers: 1, env: { REGIONAL_SHARED_SECRET: secret } });
   const edge = await startEdgeWorker({
     vars: {
       REGIONS: JSON.stringify([{ name: "bench", url: regional.url, latitude: 39.04, longitude: -77.49 }]),
+      REGIONAL_SHARED_SECRET: secret,
       // The bench measures the forwarding path, not the SLO: with 10 ms on a loaded 2-core box, some forwards
       // would degrade. The servedBy tallies below show what answered.
       SLO_BUDGET_MS: "1000",
@@ -170,13 +179,30 @@ async function main() {
       modules: true,
       scriptPath: join(ROOT, "scripts/bench/hello-worker.js"),
       compatibilityDate: "2026-04-01",
+      // As the edge Worker's (scripts/stack/edge-worker.ts): Miniflare's placeholder request.cf, attached to
+      // every request when none is given, cost the hello-world Worker more than the edge paid for its own.
+      cf: {},
       host: "127.0.0.1",
       port: 0,
     }),
   );
   const helloUrl = (await hello.ready).toString().replace(/\/$/, "");
+  const trivial = new Miniflare(
+    convertV4MiniflareOptions({
+      modules: true,
+      scriptPath: join(ROOT, "scripts/bench/forward-worker.js"),
+      compatibilityDate: "2026-04-01",
+      bindings: { TARGET: regional.url },
+      cf: {},
+      // As startEdgeWorker: no extra Worker on the subrequest path (scripts/stack/edge-worker.ts).
+      stripCfConnectingIp: false,
+      host: "127.0.0.1",
+      port: 0,
+    }),
+  );
+  const trivialUrl = (await trivial.ready).toString().replace(/\/$/, "");
   const cleanUp = async () => {
-    await Promise.allSettled([edge.dispose(), hello.dispose(), regional.stop()]);
+    await Promise.allSettled([edge.dispose(), hello.dispose(), trivial.dispose(), regional.stop()]);
   };
   // Ctrl-C must not leave workerd or the pool running.
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
@@ -241,10 +267,20 @@ async function main() {
         const tally = tallies[s.name]!;
         const scratch: Tally = { requests: 0, errors: 0, servedBy: {} };
         await closedLoop(pool, s, warmupS, scratch);
+        const pid = listeningPid(s.url);
+        const cpuBefore = pid === undefined ? undefined : cpuSeconds(pid);
+        const requestsBefore = tally.requests;
         const reqPerSec = await closedLoop(pool, s, durationS, tally);
+        const cpuAfter = pid === undefined ? undefined : cpuSeconds(pid);
+        const answered = tally.requests - requestsBefore;
+        const cpuUsPerRequest =
+          cpuBefore && cpuAfter
+            ? ((cpuAfter.user + cpuAfter.kernel - cpuBefore.user - cpuBefore.kernel) * 1e6) / answered
+            : null;
         const h = await openLoop(pool, s, durationS, tally);
         const m = {
           reqPerSec,
+          cpuUsPerRequest,
           p50Ms: h.getValueAtPercentile(50) / 1000,
           p95Ms: h.getValueAtPercentile(95) / 1000,
           p99Ms: h.getValueAtPercentile(99) / 1000,
@@ -252,6 +288,7 @@ async function main() {
         samples[s.name]!.push(m);
         console.log(
           `round ${r} ${s.name.padEnd(8)} ${m.reqPerSec.toFixed(0).padStart(6)} req/s  ` +
+            `workerd CPU ${m.cpuUsPerRequest?.toFixed(0) ?? "?"} µs/request  ` +
             `p50 ${m.p50Ms.toFixed(2)} p95 ${m.p95Ms.toFixed(2)} p99 ${m.p99Ms.toFixed(2)} ms @ ${rate}/s`,
         );
         await pool.close();
@@ -261,8 +298,10 @@ async function main() {
     const result = Object.fromEntries(
       scenarios.map((s) => {
         const ms = samples[s.name]!;
+        const cpus = ms.flatMap((m) => (m.cpuUsPerRequest === null ? [] : [m.cpuUsPerRequest]));
         const med = {
           reqPerSec: round(median(ms.map((m) => m.reqPerSec)), 0),
+          cpuUsPerRequest: cpus.length ? round(median(cpus), 0) : null,
           p50Ms: round(median(ms.map((m) => m.p50Ms))),
           p95Ms: round(median(ms.map((m) => m.p95Ms))),
           p99Ms: round(median(ms.map((m) => m.p99Ms))),
@@ -271,16 +310,38 @@ async function main() {
       }),
     );
     const base = result.hello!;
+    const helloRounds = samples.hello!;
     for (const s of scenarios) {
       const m = result[s.name]!;
+      // Per round, against the hello run of the same round: load from elsewhere that comes and goes cancels out.
+      const ratios = samples[s.name]!.map((x, i) => x.reqPerSec / helloRounds[i]!.reqPerSec);
+      const cpu = m.cpuUsPerRequest !== null && base.cpuUsPerRequest !== null;
       Object.assign(m, {
         vsHello: {
-          throughput: round(m.reqPerSec / base.reqPerSec),
+          throughput: round(median(ratios)),
+          cpu: cpu ? round(m.cpuUsPerRequest! / base.cpuUsPerRequest!, 2) : null,
           p50: round(m.p50Ms / base.p50Ms, 2),
           p99: round(m.p99Ms / base.p99Ms, 2),
         },
       });
     }
+    console.log("forward overhead (wrk, one connection)...");
+    const forward = await measureForwardOverhead({
+      edgeUrl: edge.url,
+      poolUrl: regional.url,
+      helloUrl,
+      trivialUrl,
+      model,
+      secret,
+      heldout,
+      seconds: 3,
+      rounds: forwardRounds,
+      onRound: (r, m) =>
+        console.log(
+          `forward round ${r}  p50/p95 ms: regional ${m.regional.p50Ms}/${m.regional.p95Ms}  edge ${m.edge.p50Ms}/${m.edge.p95Ms}  ` +
+            `pool ${m.pool.p50Ms}/${m.pool.p95Ms}  trivial forward ${m.trivial.p50Ms}/${m.trivial.p95Ms}  hello ${m.hello.p50Ms}/${m.hello.p95Ms}`,
+        ),
+    });
     const versions = (pkg: string) =>
       JSON.parse(readFileSync(join(ROOT, "node_modules", pkg, "package.json"), "utf8")).version as string;
     const report = {
@@ -295,8 +356,9 @@ async function main() {
         onnxruntimeWeb: versions("onnxruntime-web"),
         git: execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT }).toString().trim(),
       },
-      settings: { connections, durationS, warmupS, openLoopRatePerS: rate, rounds, sloBudgetMs: 1000 },
+      settings: { connections, durationS, warmupS, openLoopRatePerS: rate, rounds, forwardRounds, sloBudgetMs: 1000 },
       scenarios: result,
+      forward,
       cascade: {
         rows: n,
         edgeShare: round(cascade.edge / n, 4),
@@ -323,8 +385,14 @@ type Report = {
   settings: Record<string, number>;
   scenarios: Record<
     string,
-    Measurement & { what: string; vsHello?: Record<string, number>; tally?: Tally; rounds: Measurement[] }
+    Measurement & {
+      what: string;
+      vsHello?: { throughput: number; cpu: number | null; p50: number; p99: number };
+      tally?: Tally;
+      rounds: Measurement[];
+    }
   >;
+  forward: ForwardOverhead;
   cascade: Record<string, number>;
 };
 
@@ -338,12 +406,14 @@ function markdown(report: Report): string {
       const xs = s.rounds.map(f);
       return `${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}`;
     };
+    const cpu = s.cpuUsPerRequest === null ? "–" : `${s.cpuUsPerRequest} (${s.vsHello?.cpu}×)`;
     return (
-      `| ${s.what} | ${s.reqPerSec} (${spread((m) => m.reqPerSec, 0)}) | ${s.vsHello?.throughput} | ${s.p50Ms} | ` +
+      `| ${s.what} | ${s.reqPerSec} (${spread((m) => m.reqPerSec, 0)}) | ${s.vsHello?.throughput} | ${cpu} | ${s.p50Ms} | ` +
       `${s.p95Ms} | ${s.p99Ms} (${spread((m) => m.p99Ms, 1)}) | ${s.vsHello?.p99} | ${s.tally?.errors ?? 0} | ${served} |`
     );
   });
   const c = report.cascade;
+  const fw = report.forward;
   const m = report.machine;
   const st = report.settings;
   return `# Edge Worker benchmark
@@ -359,9 +429,36 @@ ${st.rounds} rounds, scenarios interleaved; medians, with the rounds' range wher
 2-core machine is. Single-row requests of model ${model} cycling through its ${heldout.rows.length} held-out rows.
 The edge's SLO budget is raised to ${st.sloBudgetMs} ms here so forwards are measured rather than degraded.
 
-| scenario | req/s (rounds' range) | vs hello | p50 ms | p95 ms | p99 ms (range) | p99 vs hello | errors | answered by |
-|---|---|---|---|---|---|---|---|---|
+| scenario | req/s (rounds' range) | vs hello (median of rounds) | workerd CPU µs/request (vs hello) | p50 ms | p95 ms | p99 ms (range) | p99 vs hello | errors | answered by |
+|---|---|---|---|---|---|---|---|---|---|
 ${rows.join("\n")}
+
+Targets: cache hit and edge inference each at least 0.8× hello's throughput. workerd's CPU per request is the
+workerd process's user and kernel time during the closed loop divided by the requests answered; hello's is
+mostly workerd and Miniflare themselves (the entry Worker, HTTP), which a deployment does not bill.
+
+## Forward overhead
+
+One connection (wrk -c1), ${st.forwardRounds} rounds of 3 s per load, p50 / p95 in ms, medians of the rounds' own
+differences. The edge's overhead is cascade "regional" through the edge minus cascade "edge" through the edge
+minus the pool answering the same signed call directly (target: at most 0.3 ms at p50 and 0.5 ms at p95).
+Its floor is the same difference for the least a Worker can do to forward (scripts/bench/forward-worker.js:
+read the body, fetch the pool, return the answer) against the hello-world Worker: workerd's own subrequest.
+
+| | p50 ms | p95 ms |
+|---|---:|---:|
+| edge forward overhead (regional − edge − pool) | ${fw.overheadP50Ms.toFixed(3)} | ${fw.overheadP95Ms.toFixed(3)} |
+| floor: a trivial forwarding Worker (trivial − hello − pool) | ${fw.floorP50Ms.toFixed(3)} | ${fw.floorP95Ms.toFixed(3)} |
+| the edge's own part (overhead − floor) | ${(fw.overheadP50Ms - fw.floorP50Ms).toFixed(3)} | ${(fw.overheadP95Ms - fw.floorP95Ms).toFixed(3)} |
+
+| round | regional | edge | pool | trivial forward | hello |
+|---|---|---|---|---|---|
+${fw.rounds
+  .map(
+    (r, i) =>
+      `| ${i + 1} | ${[r.regional, r.edge, r.pool, r.trivial, r.hello].map((x) => `${x.p50Ms} / ${x.p95Ms}`).join(" | ")} |`,
+  )
+  .join("\n")}
 
 ## Cascade on the held-out set (${c.rows} rows, one request each, through the Worker)
 

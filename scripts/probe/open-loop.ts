@@ -1,6 +1,7 @@
 import { Pool } from "undici";
 import { argmax, type HeldoutRow } from "../../protocol/heldout.ts";
 import type { ProbeRequest } from "./mix.ts";
+import { openLoop } from "./schedule.ts";
 import { type ProbeResult, pathOf } from "./summary.ts";
 
 export interface OpenLoopOptions {
@@ -26,8 +27,8 @@ export interface OpenLoopOptions {
 }
 
 /**
- * Open-loop load: request i is due at start + i/rate and its latency counts from that moment, so a slow
- * server shows up as latency rather than as a lower send rate (no coordinated omission).
+ * Open-loop load (schedule.ts): request i is due at start + i/rate and its latency counts from that moment, so
+ * a slow server shows up as latency rather than as a lower send rate (no coordinated omission).
  */
 export async function runOpenLoop(options: OpenLoopOptions): Promise<{ results: ProbeResult[]; sent: number }> {
   const { url, rate, durationS, next, rows, model, edgeModel } = options;
@@ -36,9 +37,6 @@ export async function runOpenLoop(options: OpenLoopOptions): Promise<{ results: 
   const total = Math.max(1, Math.round(rate * durationS));
   const results: ProbeResult[] = [];
   const inflight: Promise<void>[] = [];
-  const started = performance.now();
-  let sent = 0;
-  let lastProgress = started;
 
   const send = async (request: ProbeRequest, dueAt: number) => {
     try {
@@ -80,21 +78,15 @@ export async function runOpenLoop(options: OpenLoopOptions): Promise<{ results: 
     }
   };
 
-  while (sent < total) {
-    const now = performance.now();
-    const due = Math.min(total, Math.floor(((now - started) / 1000) * rate) + 1);
-    while (sent < due) {
-      inflight.push(send(next(), started + (sent / rate) * 1000));
-      sent++;
-    }
-    if (onProgress && now - lastProgress >= 1000) {
-      onProgress(sent, total);
-      lastProgress = now;
-    }
-    const nextDue = started + (sent / rate) * 1000;
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, Math.min(50, nextDue - performance.now()))));
-  }
+  await openLoop(
+    rate,
+    total,
+    (_, due) => {
+      inflight.push(send(next(), due));
+    },
+    onProgress && ((sent) => onProgress(sent, total)),
+  );
   await Promise.all(inflight);
   await pool.close();
-  return { results, sent };
+  return { results, sent: total };
 }

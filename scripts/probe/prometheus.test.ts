@@ -35,7 +35,8 @@ describe("probe summary as Prometheus text", () => {
     ok("degraded", 12),
     { path: "error", latencyMs: 2, status: 503, error: "HTTP 503" } as ProbeResult,
   ];
-  const summary = summarize(results, { ...run, sent: 100 });
+  const floorMs = Array.from({ length: 100 }, (_, i) => (i < 50 ? 0.5 : 0.8));
+  const summary = summarize(results, { ...run, sent: 100, floorMs });
   const text = probeExposition(summary, 1_700_000_000_400);
   const url = 'url="https://eu.example.com/\\"edge\\""';
 
@@ -70,6 +71,13 @@ describe("probe summary as Prometheus text", () => {
     expect(s.get(`edgecascade_probe_latency_seconds_sum{${url},path="cache"}`)).toBeCloseTo(0.18, 9);
     expect(s.get(`edgecascade_probe_latency_seconds_count{${url},path="all"}`)).toBe(100);
     expect(s.get(`edgecascade_probe_latency_seconds{${url},path="all",quantile="0.5"}`)).toBe(0.002);
+  });
+
+  it("gives the probe's own floor when the run measured one", () => {
+    const s = samples(text);
+    expect(s.get(`edgecascade_probe_floor_seconds{${url},quantile="0.5"}`)).toBe(0.0005);
+    expect(s.get(`edgecascade_probe_floor_seconds{${url},quantile="0.99"}`)).toBe(0.0008);
+    expect(probeExposition(summarize(results, { ...run, sent: 100 }), 0)).not.toContain("floor");
   });
 
   it("says +Inf and 0 when more than 5% of requests failed", () => {

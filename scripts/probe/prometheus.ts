@@ -88,6 +88,25 @@ export function probeExposition(summary: ProbeSummary, finishedAt: number): stri
     'Latency of the last run from each request\'s scheduled send, by path ("all" for every request).',
     latency,
   );
+  if (summary.floor) {
+    const floor = summary.floor;
+    out.metric(
+      "edgecascade_probe_floor_seconds",
+      "summary",
+      "The probe's own latency in the last run: the same requests on the same schedule against a no-op server.",
+      [
+        ...(
+          [
+            ["0.5", floor.p50Ms],
+            ["0.95", floor.p95Ms],
+            ["0.99", floor.p99Ms],
+          ] as const
+        ).map(([quantile, v]): [Labels, number] => [{ ...url, quantile }, ms(v)]),
+        [url, ms(floor.meanMs * floor.count), "_sum"],
+        [url, floor.count, "_count"],
+      ],
+    );
+  }
   out.metric("edgecascade_probe_p95_target_seconds", "gauge", "The p95 target the run was judged against.", [
     [url, ms(summary.target.p95Ms)],
   ]);

@@ -145,6 +145,12 @@ sent ${summary.sent} · answered ${summary.completed} · errors ${summary.errors
 label mismatches ${summary.mismatches}${regions ? ` · regions ${regions}` : ""}</p>
 ${verdict}
 <table><thead><tr><th>path</th><th>count</th><th>p50 ms</th><th>p95 ms</th><th>p99 ms</th><th>max ms</th></tr></thead><tbody>${table}</tbody></table>
+${
+  summary.floor
+    ? `<p>The probe's own floor (the same requests and schedule against a no-op server): p50 ${summary.floor.p50Ms.toFixed(2)} ms,
+p95 ${summary.floor.p95Ms.toFixed(2)} ms, p99 ${summary.floor.p99Ms.toFixed(2)} ms. Every latency above includes about this much of the probe's own.</p>`
+    : ""
+}
 <h2>Latency histogram</h2>
 ${histogramSvg(results, summary.target.p95Ms)}
 <h2>Cumulative distribution</h2>

@@ -70,4 +70,12 @@ describe("probe summary", () => {
     expect(summarize(results, { ...run, sent: 100 }).target).toEqual({ p95Ms: 10, measuredP95Ms: 25, holds: false });
     expect(summarize(results, { ...run, sent: 100, targetP95Ms: 30 }).target.holds).toBe(true);
   });
+
+  it("reports the floor run's latency apart, or null without one", () => {
+    const results = [ok("cache", 3), ok("cache", 4)];
+    expect(summarize(results, { ...run, sent: 2 }).floor).toBeNull();
+    const s = summarize(results, { ...run, sent: 2, floorMs: [0.4, 0.6, 0.5] });
+    expect(s.floor).toEqual({ count: 3, p50Ms: 0.5, p95Ms: 0.6, p99Ms: 0.6, maxMs: 0.6, meanMs: 0.5 });
+    expect(s.overall.count).toBe(2);
+  });
 });

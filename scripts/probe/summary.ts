@@ -51,6 +51,12 @@ export interface ProbeSummary {
   target: { p95Ms: number; measuredP95Ms: number | null; holds: boolean };
   /** First few distinct error messages. */
   errorSamples: string[];
+  /**
+   * The probe's own floor: the latency of the same requests on the same schedule against a no-op server
+   * (floor.ts), measured in the same run; null when not measured. What the probe reports for a path includes
+   * about this much of its own (client, loopback, scheduling).
+   */
+  floor: LatencyStats | null;
 }
 
 /** Nearest-rank percentile of sorted values (0 for none). */
@@ -77,7 +83,16 @@ export function latencyStats(values: readonly number[]): LatencyStats {
 /** Summarise a run: latency per path and overall, errors, regions, and the p95 target's verdict. */
 export function summarize(
   results: readonly ProbeResult[],
-  run: { url: string; startedAt: string; durationS: number; rateRps: number; sent: number; targetP95Ms?: number },
+  run: {
+    url: string;
+    startedAt: string;
+    durationS: number;
+    rateRps: number;
+    sent: number;
+    targetP95Ms?: number;
+    /** Latencies of the floor run (no-op server), if one was made. */
+    floorMs?: readonly number[];
+  },
 ): ProbeSummary {
   const { targetP95Ms = 10 } = run;
   const byPath = new Map<ProbePath, number[]>();
@@ -122,5 +137,6 @@ export function summarize(
       holds: results.length > 0 && measuredP95Ms !== null && measuredP95Ms <= targetP95Ms,
     },
     errorSamples: [...errorSamples],
+    floor: run.floorMs ? latencyStats(run.floorMs) : null,
   };
 }

@@ -60,6 +60,10 @@ export async function startEdgeWorker(options: EdgeWorkerOptions = {}): Promise<
       host: "127.0.0.1",
       port: options.port ?? 0,
       cf: options.cf ?? {},
+      // Miniflare routes every subrequest through an extra Worker that removes CF-Connecting-IP, as Cloudflare
+      // does for subrequests; the forward never sends that header, and the hop cost each forward a Worker
+      // dispatch here that no deployment has (docs/performance.md).
+      stripCfConnectingIp: false,
       ...(options.persistDir ? { cachePersist: `${options.persistDir}/cache` } : {}),
       log: new Log(options.logLevel ?? LogLevel.WARN),
     }),

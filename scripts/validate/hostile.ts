@@ -267,6 +267,41 @@ export function hostileCase(r: Rng, model: ValidationModel, target: Target): Hos
     () => infer("v2-tensor", {}, { outputs: [{ name: r.pick(["logits", ""]) }] }),
     () => infer("v2-tensor", {}, { inputs: r.pick([[], "x", [1], [null]]) }),
     () => infer("v2-tensor", { shape: [100_000, width] }),
+    // Binary tensor data (Triton's extension): bad flags (the output named as the sample models name it; another
+    // model answers the unknown name with a 400 as well), and a JSON-part length that is not one.
+    () =>
+      infer("v2-binary", {}, { outputs: [{ name: "probabilities", parameters: { binary_data: r.pick(["yes", 1]) } }] }),
+    () => infer("v2-binary", {}, { parameters: { binary_data_output: r.pick(["true", 0, []]) } }),
+    () => {
+      const base = infer("v2-binary", {});
+      const length = r.pick(["-1", "x", "99999", "1.5", ""]);
+      return { ...base, headers: { ...base.headers, "inference-header-content-length": length } };
+    },
+    () => {
+      // A binary input whose size does not match its shape (one row of FP32 is width x 4 bytes).
+      const bytes = new Uint8Array(Float32Array.from(row).buffer);
+      const json = new TextEncoder().encode(
+        JSON.stringify({
+          inputs: [
+            {
+              name: inputName(target),
+              shape: [1, width],
+              datatype: "FP32",
+              parameters: { binary_data_size: bytes.length - 4 * (1 + r.int(3)) },
+            },
+          ],
+        }),
+      );
+      const body = new Uint8Array(json.length + bytes.length);
+      body.set(json);
+      body.set(bytes, json.length);
+      const base = infer("v2-binary", {});
+      return {
+        ...base,
+        headers: { "content-type": "application/octet-stream", "inference-header-content-length": String(json.length) },
+        body,
+      };
+    },
     // Header floods: hundreds of headers, or headers past Node's 16 KiB limit (the pools answer 431; workerd
     // takes more, and on Cloudflare the front line limits them), on a connection of their own.
     () => ({

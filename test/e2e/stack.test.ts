@@ -239,6 +239,9 @@ describe("synthetic probes against the local stack", () => {
     expect(summary.mismatches).toBe(0);
     expect(summary.paths.cache.count).toBeGreaterThan(0);
     expect(summary.paths.edge.count).toBeGreaterThan(0);
+    // The probe's own floor: the same 120 requests against its no-op server.
+    expect(summary.floor.count).toBe(120);
+    expect(summary.floor.p50Ms).toBeGreaterThan(0);
     const html = readFileSync(report, "utf8");
     expect(html).toContain(`sent ${summary.sent}`);
     const bars = [...html.matchAll(/<title>(\w+): (\d+)<\/title>/g)].reduce((s, m) => s + Number(m[2]), 0);

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { float32FromBytes } from "../../protocol/binary-tensor.ts";
 import { cacheKey } from "../../protocol/cache-key.ts";
 import type { InferResponse } from "../../protocol/types.ts";
 import { type EdgeWorker, startEdgeWorker } from "../../scripts/stack/edge-worker.ts";
+import { binaryInferBody } from "../support/binary-infer.ts";
 import {
   classify,
   confidentRows,
@@ -76,7 +78,10 @@ describe("edge inference in workerd", () => {
   });
 
   it("serves the Open Inference Protocol v2", async () => {
-    expect((await getJson(worker, "/v2")).body).toMatchObject({ name: "edgecascade-edge", extensions: [] });
+    expect((await getJson(worker, "/v2")).body).toMatchObject({
+      name: "edgecascade-edge",
+      extensions: ["binary_tensor_data"],
+    });
     const meta = await getJson(worker, "/v2/models/digits");
     expect(meta.body).toEqual({
       name: "digits",
@@ -101,7 +106,31 @@ describe("edge inference in workerd", () => {
     const [output] = infer.body.outputs;
     expect(output).toMatchObject({ name: "probabilities", shape: [3, 10], datatype: "FP32" });
     const expected = rows.flatMap((r) => r.expected["digits-edge"]!);
-    for (const [i, p] of expected.entries()) expect(Math.abs(output!.data[i]! - p)).toBeLessThanOrEqual(TOLERANCE);
+    for (const [i, p] of expected.entries()) expect(Math.abs(output!.data![i]! - p)).toBeLessThanOrEqual(TOLERANCE);
+  });
+
+  it("takes and gives binary tensor data (Triton's extension) on v2 infer", async () => {
+    const rows = confidentRows.slice(90, 94);
+    const { body, headers } = binaryInferBody(
+      rows.map((r) => r.input),
+      { parameters: { binary_data_output: true } },
+    );
+    const response = await worker.dispatchFetch(`${worker.url}/v2/models/digits/infer`, {
+      method: "POST",
+      headers,
+      body,
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toBe("application/octet-stream");
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    const length = Number(response.headers.get("inference-header-content-length"));
+    const header = JSON.parse(new TextDecoder().decode(bytes.subarray(0, length)));
+    expect(header.outputs).toEqual([
+      { name: "probabilities", shape: [4, 10], datatype: "FP32", parameters: { binary_data_size: 160 } },
+    ]);
+    const values = float32FromBytes(bytes.subarray(length));
+    const expected = rows.flatMap((r) => r.expected["digits-edge"]!);
+    for (const [i, p] of expected.entries()) expect(Math.abs(values[i]! - p)).toBeLessThanOrEqual(TOLERANCE);
   });
 });
 

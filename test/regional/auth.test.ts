@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEADLINE_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER } from "../../protocol/headers.ts";
 import { signatureHeaders } from "../../protocol/signing.ts";
+import { binaryInferBody, postInfer } from "../support/binary-infer.ts";
 import {
   classifyRows,
   get,
@@ -77,6 +78,17 @@ describe("edge signature on inference endpoints", () => {
     expect(res.status).toBe(401);
     expect(res.body.code).toBe("unauthorized");
     expect(res.body.error).toMatch(reason);
+  });
+
+  it("binary tensor data: the signature covers the raw bytes", async () => {
+    const { body: bytes, headers } = binaryInferBody([classifyRows(4).inputs as number[]]);
+    const path = "/v2/models/digits/infer";
+    const sign = (b: Uint8Array) => signatureHeaders(SECRET, { method: "POST", path, body: b });
+    expect((await postInfer(`${server.url}${path}`, bytes, { ...headers, ...(await sign(bytes)) })).status).toBe(200);
+    const tampered = bytes.slice();
+    tampered[tampered.length - 1]! ^= 1;
+    const refused = await postInfer(`${server.url}${path}`, tampered, { ...headers, ...(await sign(bytes)) });
+    expect(refused.status).toBe(401);
   });
 
   it("health, metadata and metrics stay open without a signature", async () => {

@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { SIGNATURE_HEADER, TIMESTAMP_HEADER } from "./headers.ts";
-import { signatureHeaders, verifyCall } from "./signing.ts";
+import { SIGNATURE_HEADER, TIMESTAMP_HEADER } from "../../protocol/headers.ts";
+import { signatureHeaders } from "../../protocol/signing.ts";
+import { verifyCallNow } from "./signature-auth.ts";
+
+// Calls are signed with WebCrypto (protocol/signing.ts, as the edge signs them) and checked with node:crypto.
 
 const secret = "s3cret";
 const call = { method: "POST", path: "/v1/classify", body: '{"model":"digits","inputs":[1]}' };
@@ -15,8 +18,8 @@ describe("edge->regional signatures", () => {
   it("verifies an untouched call", async () => {
     const { ts, sig } = await signed();
     expect(sig).toMatch(/^[0-9a-f]{64}$/);
-    expect(await verifyCall(secret, call, ts, sig, { nowMs: now + 5_000 })).toEqual({ ok: true });
-    expect(await verifyCall(secret, { ...call, method: "post" }, ts, sig, { nowMs: now })).toEqual({ ok: true });
+    expect(verifyCallNow(secret, call, ts, sig, { nowMs: now + 5_000 })).toEqual({ ok: true });
+    expect(verifyCallNow(secret, { ...call, method: "post" }, ts, sig, { nowMs: now })).toEqual({ ok: true });
   });
 
   it.each([
@@ -25,7 +28,7 @@ describe("edge->regional signatures", () => {
     ["a different method", { ...call, method: "PUT" }],
   ])("rejects %s", async (_, tampered) => {
     const { ts, sig } = await signed();
-    expect(await verifyCall(secret, tampered, ts, sig, { nowMs: now })).toEqual({
+    expect(verifyCallNow(secret, tampered, ts, sig, { nowMs: now })).toEqual({
       ok: false,
       reason: "signature does not match",
     });
@@ -33,19 +36,19 @@ describe("edge->regional signatures", () => {
 
   it("rejects a tampered timestamp and another secret", async () => {
     const { ts, sig } = await signed();
-    expect(await verifyCall(secret, call, String(Number(ts) + 1), sig, { nowMs: now })).toEqual({
+    expect(verifyCallNow(secret, call, String(Number(ts) + 1), sig, { nowMs: now })).toEqual({
       ok: false,
       reason: "signature does not match",
     });
-    expect((await verifyCall("other", call, ts, sig, { nowMs: now })).ok).toBe(false);
+    expect(verifyCallNow("other", call, ts, sig, { nowMs: now }).ok).toBe(false);
   });
 
   it("rejects stale and future timestamps outside the window", async () => {
     const { ts, sig } = await signed();
-    const stale = await verifyCall(secret, call, ts, sig, { nowMs: now + 31_000 });
+    const stale = verifyCallNow(secret, call, ts, sig, { nowMs: now + 31_000 });
     expect(stale).toEqual({ ok: false, reason: "stale signature: timestamp is more than 30 s from now" });
-    expect((await verifyCall(secret, call, ts, sig, { nowMs: now - 31_000 })).ok).toBe(false);
-    expect((await verifyCall(secret, call, ts, sig, { nowMs: now + 59_000, windowS: 60 })).ok).toBe(true);
+    expect(verifyCallNow(secret, call, ts, sig, { nowMs: now - 31_000 }).ok).toBe(false);
+    expect(verifyCallNow(secret, call, ts, sig, { nowMs: now + 59_000, windowS: 60 }).ok).toBe(true);
   });
 
   it.each([
@@ -55,12 +58,12 @@ describe("edge->regional signatures", () => {
     [String(now / 1000), "zz", "malformed x-edgecascade-signature"],
     [String(now / 1000), "ab".repeat(31), "malformed x-edgecascade-signature"],
   ])("rejects malformed headers (%s, %s)", async (ts, sig, reason) => {
-    expect(await verifyCall(secret, call, ts, sig, { nowMs: now })).toEqual({ ok: false, reason });
+    expect(verifyCallNow(secret, call, ts, sig, { nowMs: now })).toEqual({ ok: false, reason });
   });
 
   it("signs byte bodies the same as their text", async () => {
     const { ts, sig } = await signed();
     const bytes = new TextEncoder().encode(call.body);
-    expect(await verifyCall(secret, { ...call, body: bytes }, ts, sig, { nowMs: now })).toEqual({ ok: true });
+    expect(verifyCallNow(secret, { ...call, body: bytes }, ts, sig, { nowMs: now })).toEqual({ ok: true });
   });
 });

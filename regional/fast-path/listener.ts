@@ -1,0 +1,114 @@
+import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
+import { INFERENCE_HEADER_LENGTH } from "../../protocol/binary-tensor.ts";
+import { BadRequest } from "../../protocol/errors.ts";
+import { DEADLINE_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER } from "../../protocol/headers.ts";
+import { asServingError, errorAnswer } from "../../protocol/http-errors.ts";
+import type { AppDeps } from "../app-context.ts";
+import { nowUs } from "../clock.ts";
+import { deadlineFromHeader } from "../deadline.ts";
+import type { InferenceAnswers, InferenceInput } from "../inference-answers.ts";
+import { bodyTooLarge } from "../middleware/body-limit.ts";
+import { checkEdgeSignature } from "../middleware/signature-auth.ts";
+import { type FastRoute, fastRoute } from "./route.ts";
+
+export interface FastPathOptions {
+  deps: Pick<AppDeps, "limits" | "sharedSecret" | "recorder" | "draining" | "log" | "admission">;
+  /** The same answering code the Hono routes use. */
+  answers: InferenceAnswers;
+  /** Every request the fast path does not take: the Hono app's listener. */
+  fallback: RequestListener;
+}
+
+const header = (req: IncomingMessage, name: string) => req.headers[name] as string | undefined;
+
+/** The body as one Buffer (Node's parser stops at Content-Length); a connection lost mid-body is a 400. */
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+    req.on("error", (err) => reject(new BadRequest(`the request body could not be read: ${err.message}`)));
+  });
+}
+
+/**
+ * The pool's hot routes on plain node:http, in front of the Hono app: POST `/v1/classify` and v2 `infer`
+ * (which requests it takes: `fastRoute`). It applies the same layers as the Hono route, in the same order
+ * and with the same code (admission by deadline, deadline header, 413 from Content-Length, edge signature, then
+ * `InferenceAnswers`), counts the response under the same route pattern, marks answers `Connection: close`
+ * while draining, and answers errors with the same `errorAnswer`.
+ *
+ * Why not Hono for these: profiled under load (docs/performance.md), @hono/node-server's Request/Response
+ * conversion, Hono's context, routing and middleware chain cost about as much CPU per request as Node's whole
+ * HTTP layer does for a plain handler, which kept the batching pool from pulling ahead of a plain
+ * per-request server.
+ */
+export function inferenceFastPath({ deps, answers, fallback }: FastPathOptions): RequestListener {
+  const { limits, sharedSecret, recorder, draining, log, admission } = deps;
+  const signature = sharedSecret === undefined ? undefined : { secret: sharedSecret };
+
+  async function answer(
+    req: IncomingMessage,
+    route: FastRoute,
+  ): Promise<{ status: number; headers: Record<string, string>; body: string | Uint8Array<ArrayBuffer> }> {
+    try {
+      const receivedUs = nowUs();
+      const deadlineUs = deadlineFromHeader(header(req, DEADLINE_HEADER), receivedUs);
+      if (Number(header(req, "content-length") ?? 0) > limits.maxBodyBytes) throw bodyTooLarge(limits.maxBodyBytes);
+      const body = await readBody(req);
+      if (signature) {
+        const call = { method: "POST", path: req.url!, body };
+        checkEdgeSignature(signature, call, header(req, TIMESTAMP_HEADER), header(req, SIGNATURE_HEADER));
+      }
+      const input: InferenceInput = {
+        contentType: header(req, "content-type"),
+        jsonLength: header(req, INFERENCE_HEADER_LENGTH),
+        body,
+        receivedUs,
+        deadlineUs,
+      };
+      const answered =
+        route.kind === "classify"
+          ? await answers.classify(input)
+          : await answers.infer(input, route.model, "version" in route ? route.version : undefined);
+      return { status: 200, headers: answered.headers, body: answered.body };
+    } catch (err) {
+      if (!asServingError(err)) {
+        log("error", "unhandled error", { method: "POST", path: req.url, error: (err as Error).stack ?? String(err) });
+      }
+      return errorAnswer(err);
+    }
+  }
+
+  async function admitted(req: IncomingMessage, route: FastRoute): ReturnType<typeof answer> {
+    let answered: (status: number) => void;
+    try {
+      answered = admission.admit(header(req, DEADLINE_HEADER));
+    } catch (err) {
+      return errorAnswer(err);
+    }
+    const result = await answer(req, route);
+    answered(result.status);
+    return result;
+  }
+
+  async function serve(req: IncomingMessage, res: ServerResponse, route: FastRoute): Promise<void> {
+    const { status, headers, body } = await admitted(req, route);
+    recorder.httpResponse("POST", route.pattern, status);
+    if (draining()) headers.connection = "close";
+    headers["content-length"] = String(Buffer.byteLength(body));
+    res.writeHead(status, headers);
+    res.end(body);
+  }
+
+  return (req, res) => {
+    const route = fastRoute({
+      method: req.method,
+      url: req.url,
+      host: req.headers.host,
+      transferEncoding: req.headers["transfer-encoding"],
+    });
+    if (route) void serve(req, res, route);
+    else fallback(req, res);
+  };
+}

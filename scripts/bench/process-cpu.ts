@@ -1,0 +1,25 @@
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+
+/** User and kernel CPU seconds a process has used so far (Linux /proc; clock ticks of 10 ms). */
+export function cpuSeconds(pid: number): { user: number; kernel: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // After the command: state is field 3, utime 14 and stime 15 (1-based over the whole line).
+  return { user: Number(fields[11]) / 100, kernel: Number(fields[12]) / 100 };
+}
+
+/**
+ * The process listening on `url`'s port on 127.0.0.1 (for workerd, which Miniflare starts without telling
+ * its pid), from `ss -ltnp` (iproute2); undefined when it cannot be told.
+ */
+export function listeningPid(url: string): number | undefined {
+  const port = new URL(url).port;
+  try {
+    const out = execFileSync("ss", ["-Hltnp", `sport = :${port}`], { encoding: "utf8" });
+    const pid = /pid=(\d+)/.exec(out)?.[1];
+    return pid === undefined ? undefined : Number(pid);
+  } catch {
+    return undefined;
+  }
+}

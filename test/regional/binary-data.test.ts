@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { binaryInferBody, postInfer } from "../support/binary-infer.ts";
+import { heldout } from "../support/heldout.ts";
+import { startTestServer, type TestServer, TOLERANCE, testOptions } from "../support/regional-server.ts";
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer(testOptions(["--region", "eu"]));
+});
+afterAll(() => server.shutdown());
+
+const rows = (from: number, n: number) => heldout.rows.slice(from, from + n).map((r) => r.input);
+const expected = (from: number, n: number) => heldout.rows.slice(from, from + n).flatMap((r) => r.expected.digits!);
+const worst = (got: number[], want: number[]) => Math.max(...got.map((g, i) => Math.abs(g - want[i]!)));
+const json = { "content-type": "application/json" };
+
+// Both the node:http fast path and, with a query string, the Hono route (regional/fast-path/route.ts).
+describe.each(["", "?via=hono"])("binary tensor data (Triton's extension)%s", (query) => {
+  const url = () => `${server.url}/v2/models/digits/infer${query}`;
+
+  it("binary rows in, JSON out: the same answer as JSON rows", async () => {
+    const { body, headers } = binaryInferBody(rows(40, 3), { id: "b1" });
+    const answer = await postInfer(url(), body, headers);
+    expect(answer.status).toBe(200);
+    expect(answer.headers["content-type"]).toBe("application/json");
+    expect(answer.json).toMatchObject({ model_name: "digits", model_version: "1", id: "b1" });
+    expect(answer.json.outputs[0]).toMatchObject({ name: "probabilities", shape: [3, 10], datatype: "FP32" });
+    expect(worst(answer.json.outputs[0].data, expected(40, 3))).toBeLessThanOrEqual(TOLERANCE);
+  });
+
+  it("JSON rows in, binary out when the output asks for binary_data", async () => {
+    const body = JSON.stringify({
+      inputs: [{ name: "pixels", shape: [2, 64], datatype: "FP32", data: rows(7, 2) }],
+      outputs: [{ name: "probabilities", parameters: { binary_data: true } }],
+    });
+    const answer = await postInfer(url(), body, json);
+    expect(answer.status).toBe(200);
+    expect(answer.headers["content-type"]).toBe("application/octet-stream");
+    expect(answer.json.outputs).toEqual([
+      { name: "probabilities", shape: [2, 10], datatype: "FP32", parameters: { binary_data_size: 80 } },
+    ]);
+    expect(Number(answer.headers["content-length"])).toBe(
+      Number(answer.headers["inference-header-content-length"]) + 80,
+    );
+    expect(worst(answer.values!, expected(7, 2))).toBeLessThanOrEqual(TOLERANCE);
+  });
+
+  it("64 binary rows in and out (binary_data_output), the same values as JSON", async () => {
+    const { body, headers } = binaryInferBody(rows(100, 64), { parameters: { binary_data_output: true } });
+    const answer = await postInfer(url(), body, headers);
+    expect(answer.status).toBe(200);
+    expect(answer.values).toHaveLength(640);
+    expect(worst(answer.values!, expected(100, 64))).toBeLessThanOrEqual(TOLERANCE);
+    expect(answer.headers["x-served-by"]).toBe("regional:eu");
+  });
+
+  it.each([
+    ["a size that does not match the shape", { "inference-header-content-length": "x" }, 400],
+    ["no Inference-Header-Content-Length", { "inference-header-content-length": undefined }, 415],
+  ])("%s: a JSON 4xx", async (_, override, status) => {
+    const { body, headers } = binaryInferBody(rows(0, 1));
+    const sent = Object.fromEntries(
+      Object.entries({ ...headers, ...override }).filter((e): e is [string, string] => e[1] !== undefined),
+    );
+    const answer = await postInfer(url(), body, sent);
+    expect(answer.status).toBe(status);
+    expect(typeof answer.json.error).toBe("string");
+  });
+});
