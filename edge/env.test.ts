@@ -26,6 +26,7 @@ describe("parseEnv", () => {
       corsOrigins: "*",
       probeTimeoutMs: 2000,
       probeMemoMs: 5000,
+      modelPublicKey: undefined,
     });
     expect(options.apiKeys).toEqual([]);
   });
@@ -54,6 +55,8 @@ describe("parseEnv", () => {
     expect(options.corsOrigins).toEqual(["https://a.example", "https://b.example"]);
     expect(options.allowLocationOverride).toBe(true);
     expect(options.sharedSecret).toBe("s3cret");
+    const key = `${"A".repeat(43)}=`;
+    expect(parseEnv({ MODEL_PUBLIC_KEY: ` ${key}\n` }, MODELS).modelPublicKey).toBe(key);
   });
 
   it.each<[Env, RegExp]>([
@@ -72,6 +75,7 @@ describe("parseEnv", () => {
       { BREAKER_COOLDOWN_MS: "1000", BREAKER_MAX_COOLDOWN_MS: "10" },
       /^BREAKER_MAX_COOLDOWN_MS: must be a number >= 1000/,
     ],
+    [{ MODEL_PUBLIC_KEY: "not-a-key" }, /^MODEL_PUBLIC_KEY: must be an Ed25519 public key, base64 of 32 bytes/],
     [{ ALLOW_LOCATION_OVERRIDE: "yes" }, /^ALLOW_LOCATION_OVERRIDE: must be "true" or "false"/],
   ])("refuses %j naming the variable", (env, message) => {
     expect(() => parseEnv(env, MODELS)).toThrow(message);

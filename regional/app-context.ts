@@ -14,6 +14,8 @@ export interface AppDeps {
   repository: ModelRepository;
   recorder: Recorder;
   provider: ExecutionProvider;
+  /** Id of the key model files must be signed with; undefined: unsigned models are served. */
+  modelSigningKey: string | undefined;
   /** The exposition text `/metrics` answers (in a cluster worker: every worker's, aggregated). */
   metricsText(): Promise<string>;
   metricsContentType: string;

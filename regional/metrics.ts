@@ -197,6 +197,12 @@ export function createMetrics(): Metrics {
     aggregator: "max",
     ...common,
   });
+  const signatures = new Gauge({
+    name: "edgecascade_model_signatures_required",
+    help: "1 when every model file must carry a valid Ed25519 signature (--model-public-key), 0 when unsigned models are served.",
+    aggregator: "min",
+    ...common,
+  });
   const http = deferredCounter({
     name: "edgecascade_http_responses_total",
     help: "HTTP responses by method, route pattern and status.",
@@ -255,6 +261,7 @@ export function createMetrics(): Metrics {
       };
     },
     modelLoad: (model, outcome) => loads.inc({ model, outcome }),
+    modelSignatures: (required) => signatures.set(required ? 1 : 0),
     executionProvider(name) {
       provider.reset();
       provider.set({ provider: name }, 1);

@@ -31,6 +31,8 @@ export interface Recorder {
   model(name: string, version: string): ModelRecorder;
   /** A load attempt of a model ended. */
   modelLoad(name: string, outcome: "success" | "failure"): void;
+  /** Whether model files must carry a valid signature (a public key is configured), or are served unsigned. */
+  modelSignatures(required: boolean): void;
   /** The execution provider sessions run on. */
   executionProvider(provider: string): void;
   /** Any HTTP response, by the route pattern that answered it. */

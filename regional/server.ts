@@ -5,6 +5,7 @@ import { getRequestListener, RequestError } from "@hono/node-server";
 import { BadRequest, RateLimited, ServingError } from "../protocol/errors.ts";
 import { asServingError, errorResponse } from "../protocol/http-errors.ts";
 import { DEFAULT_LIMITS } from "../protocol/limits.ts";
+import { importModelPublicKey } from "../protocol/model-signature.ts";
 import { createRegionalApp } from "./app.ts";
 import { chooseProvider } from "./execution-provider.ts";
 import type { ExecutorFactory } from "./executor.ts";
@@ -83,6 +84,18 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
   }
   metrics.recorder.executionProvider(decision.provider);
 
+  const publicKey = options.modelPublicKey ? await importModelPublicKey(options.modelPublicKey) : undefined;
+  metrics.recorder.modelSignatures(!!publicKey);
+  if (publicKey) {
+    log("info", `model signatures: required, key ${publicKey.id}`, { modelSigningKey: publicKey.id });
+  } else {
+    log(
+      "warn",
+      "MODEL SIGNATURES NOT VERIFIED: serving unsigned models (no --model-public-key / MODEL_PUBLIC_KEY); model files are only checked against config.json's sha256",
+      { modelSigningKey: null },
+    );
+  }
+
   const repository = new ModelRepository(
     {
       modelsDir: options.modelsDir,
@@ -93,6 +106,8 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
       queueFull: queueFullError(options.queueFullStatus),
       executor: hooks.executor,
       onFirstReady: () => announceReady(),
+      publicKey,
+      versionDelayMs: new Map(options.versionDelayMs.map((d) => [`${d.model}@${d.version}`, d.ms])),
       ...hooks.loadChecks,
     },
     metrics.recorder,
@@ -106,6 +121,7 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
     repository,
     recorder: metrics.recorder,
     provider: decision.provider,
+    modelSigningKey: publicKey?.id,
     metricsText: hooks.metricsText?.(metrics) ?? metrics.text,
     metricsContentType: metrics.contentType,
     draining: () => draining,

@@ -22,6 +22,8 @@ export function healthRoutes(deps: AppDeps): Hono<RegionalEnv> {
       extensions: ["model_repository"],
       region: deps.region,
       executionProvider: deps.provider,
+      // Said where operators look: a deployment without a public key serves unsigned models.
+      modelSignatures: deps.modelSigningKey ? { required: true, key: deps.modelSigningKey } : { required: false },
     } satisfies ServerMetadata & Record<string, unknown>),
   );
 

@@ -54,7 +54,11 @@ export function repositoryRoutes(deps: AppDeps): Hono<RegionalEnv> {
     return c.json(
       entries.map((e) => {
         if (e.state !== "READY") return e;
-        const { inputs, outputs, labels, features, platform } = repository.metadata(e.name, e.version);
+        // A candidate shares the serving version's tensors and labels (one config.json for every version).
+        const { inputs, outputs, labels, features, platform } = repository.metadata(
+          e.name,
+          e.candidate ? undefined : e.version,
+        );
         return { ...e, platform, inputs, outputs, labels, ...(features ? { features } : {}) };
       }),
     );
