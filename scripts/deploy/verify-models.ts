@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
-import { importModelPublicKey } from "../../protocol/model-signature.ts";
 import { verifyModelBytes } from "../../edge/inference/edge-model.ts";
+import { importModelPublicKey } from "../../protocol/model-signature.ts";
 import { readRepository } from "../stack/edge-models.ts";
 
 /**

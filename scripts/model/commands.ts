@@ -1,3 +1,4 @@
+import { checkCommand } from "./check/command.ts";
 import type { Subcommand } from "./cli.ts";
 import { importCommand } from "./import/command.ts";
 import { inspectCommand } from "./onnx/inspect-command.ts";
@@ -10,6 +11,7 @@ export const COMMANDS: readonly Subcommand[] = [
   importCommand,
   quantizeCommand,
   inspectCommand,
+  checkCommand,
   keygenCommand,
   signCommand,
 ];
