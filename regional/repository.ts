@@ -289,6 +289,12 @@ export class ModelRepository {
     });
   }
 
+  /** `name`'s config.json as it is on disk now (rollouts read the gates' records from it). */
+  async configOnDisk(name: string): Promise<ModelConfig> {
+    this.#get(name);
+    return this.#readConfig(name);
+  }
+
   /** Whether the candidate of `name` answers clients (a canary above 0%), so that requests may pin it. */
   candidateServes(name: string, serves: boolean): void {
     this.#get(name).candidateServes = serves;
