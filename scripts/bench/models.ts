@@ -85,7 +85,7 @@ async function main(): Promise<void> {
     command: "npm run bench:models",
     date: new Date().toISOString(),
     machine: { cpus: cpus().length, model: cpus()[0]?.model ?? "unknown", node: process.version },
-    models: [] as unknown[],
+    models: [] as ModelFigures[],
   };
   for (const repo of readRepository(MODELS_DIR)) {
     const name = repo.config.name;
@@ -159,12 +159,27 @@ async function main(): Promise<void> {
   console.log(markdown(report));
 }
 
-type Report = {
+interface ModelFigures {
+  name: string;
+  heldoutRows: number;
+  threshold?: number;
+  cascade?: { edgeShare: number; agreement: number; cascadeAccuracy: number };
+  variants: {
+    model: string;
+    role: string;
+    bytes: number;
+    weights: string;
+    accuracy: number;
+    usPerRow: { node: { batch1: number; batch64: number }; web: { batch1: number; batch64: number } };
+  }[];
+}
+
+interface Report {
   command: string;
   date: string;
   machine: { cpus: number; model: string; node: string };
-  models: unknown[];
-};
+  models: ModelFigures[];
+}
 
 function markdown(report: Report): string {
   const pct = (x: number) => `${(x * 100).toFixed(2)}%`;
@@ -179,20 +194,7 @@ function markdown(report: Report): string {
     "| model | variant | weights | bytes | accuracy | node, batch 1 | web, batch 1 | node, per row of 64 | web, per row of 64 |",
     "|---|---|---|---:|---:|---:|---:|---:|---:|",
   ];
-  for (const m of report.models as {
-    name: string;
-    heldoutRows: number;
-    threshold?: number;
-    cascade?: { edgeShare: number; agreement: number; cascadeAccuracy: number };
-    variants: {
-      model: string;
-      role: string;
-      bytes: number;
-      weights: string;
-      accuracy: number;
-      usPerRow: { node: { batch1: number; batch64: number }; web: { batch1: number; batch64: number } };
-    }[];
-  }[]) {
+  for (const m of report.models) {
     const full = m.variants.find((v) => v.role === "full")!;
     for (const v of m.variants) {
       const ratio = (a: number, b: number) => (v.role === "edge" ? ` (${(a / b).toFixed(2)})` : "");
@@ -210,12 +212,7 @@ function markdown(report: Report): string {
     "| model | held-out rows | edge threshold | edge share | agreement | cascade accuracy |",
     "|---|---:|---:|---:|---:|---:|",
   );
-  for (const m of report.models as {
-    name: string;
-    heldoutRows: number;
-    threshold?: number;
-    cascade?: { edgeShare: number; agreement: number; cascadeAccuracy: number };
-  }[]) {
+  for (const m of report.models) {
     lines.push(
       m.cascade
         ? `| ${m.name} | ${m.heldoutRows} | ${m.threshold} | ${pct(m.cascade.edgeShare)} | ${pct(m.cascade.agreement)} | ${pct(m.cascade.cascadeAccuracy)} |`

@@ -9,7 +9,15 @@ import { calibrationOf, parseModelConfig } from "../../protocol/model-config.ts"
 import { signatureHeaders } from "../../protocol/signing.ts";
 import type { ClassifyResponse } from "../../protocol/types.ts";
 import { type LocalStack, startLocalStack } from "../support/local-stack.ts";
-import { blobs, csv, nearestCentroidMlp, stumpForest } from "../support/onnx-models.ts";
+import {
+  csv,
+  nearestCentroidMlp,
+  SAMPLE_CENTROIDS,
+  SAMPLE_STUMPS,
+  stumpForest,
+  threeClassBlobs,
+  twoClassBlobs,
+} from "../support/onnx-models.ts";
 
 /**
  * Bring your own models, end to end: a fresh MLP (edge variant by --quantize) and a fresh tree ensemble (edge
@@ -27,43 +35,27 @@ const file = (name: string, content: string | Uint8Array) => {
 const model = (...argv: string[]) =>
   promisify(execFile)(process.execPath, ["scripts/model.ts", ...argv], { cwd: ROOT });
 
-const CENTROIDS = [
-  [0, 0, 0, 0],
-  [3, 0, 1, 0],
-  [0, 3, 0, 1],
-];
-const STUMPS = [-0.6, -0.3, 0, 0.3, 0.6].flatMap((threshold) => [0, 1].map((feature) => ({ feature, threshold })));
-
 let stack: LocalStack;
 const summaries: string[] = [];
 
 beforeAll(async () => {
-  const mlpData = blobs({ width: 4, centroids: CENTROIDS, perClass: 150, sigma: 0.9, seed: 1 });
-  const treeData = blobs({
-    width: 3,
-    centroids: [
-      [-1, -1, 0],
-      [1, 1, 0],
-    ],
-    perClass: 200,
-    sigma: 0.8,
-    seed: 2,
-  });
+  const mlpData = threeClassBlobs();
+  const treeData = twoClassBlobs();
   const imported = await model(
-    ...["import", "--name", "blobs", "--full", file("mlp.onnx", nearestCentroidMlp(CENTROIDS, 2)), "--quantize"],
+    ...["import", "--name", "blobs", "--full", file("mlp.onnx", nearestCentroidMlp(SAMPLE_CENTROIDS, 2)), "--quantize"],
     ...["--data", file("blobs.csv", csv(mlpData.rows, mlpData.labels)), "--labels", "origin,east,north"],
     ...["--models", models],
   );
   summaries.push(imported.stdout);
   const trees = await model(
-    ...["import", "--name", "stumps", "--full", file("forest.onnx", stumpForest(3, STUMPS))],
+    ...["import", "--name", "stumps", "--full", file("forest.onnx", stumpForest(3, SAMPLE_STUMPS))],
     ...[
       "--edge",
       file(
         "small.onnx",
         stumpForest(
           3,
-          STUMPS.filter((s) => s.threshold === 0),
+          SAMPLE_STUMPS.filter((s) => s.threshold === 0),
         ),
       ),
     ],

@@ -1,4 +1,4 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,58 +8,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { argmax, edgeConfidence } from "../../protocol/heldout.ts";
 import { calibrationOf } from "../../protocol/model-config.ts";
 import { heldout, heldoutOf, modelConfig } from "../support/heldout.ts";
-import { descendants, freePort, isRunning } from "../support/processes.ts";
+import { type LocalStack, startLocalStack } from "../support/local-stack.ts";
+import { isRunning } from "../support/processes.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const threshold = calibrationOf(modelConfig("digits-edge")).threshold;
 
-let stack: ChildProcess;
-let output = "";
+let stack: LocalStack;
 let edgeUrl = "";
 let browser: Browser;
-let stackPids: number[] = [];
 const tmp = mkdtempSync(join(tmpdir(), "edgecascade-e2e-"));
-
-/** `npm start` itself (scripts/start.ts), in its own process group, on free ports. */
-async function startStack(): Promise<void> {
-  const [edgePort, us, eu, ap] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
-  stack = spawn(process.execPath, ["scripts/start.ts"], {
-    cwd: ROOT,
-    detached: true,
-    env: {
-      ...process.env,
-      EDGE_PORT: String(edgePort),
-      US_PORT: String(us),
-      EU_PORT: String(eu),
-      AP_PORT: String(ap),
-      // Routing is what these tests look at: a budget that a loaded CI machine's first calls cannot miss, and
-      // no hedges, so that the nearest region is the one that answers.
-      EDGE_SLO_BUDGET_MS: "5000",
-      EDGE_HEDGE_BUDGET_RATIO: "0",
-      EDGE_HEDGE_BUDGET_BURST: "0",
-      WRANGLER_SEND_METRICS: "false",
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  stack.stdout!.on("data", (d) => {
-    output += d;
-  });
-  stack.stderr!.on("data", (d) => {
-    output += d;
-  });
-  await new Promise<void>((resolve, reject) => {
-    const timer = setInterval(() => {
-      if (/local stack ready/.test(output)) {
-        clearInterval(timer);
-        resolve();
-      } else if (stack.exitCode !== null) {
-        clearInterval(timer);
-        reject(new Error(`npm start exited early:\n${output}`));
-      }
-    }, 100);
-  });
-  edgeUrl = `http://127.0.0.1:${edgePort}`;
-}
+const output = () => stack.output();
 
 async function classify(inputs: number[], headers: Record<string, string> = {}) {
   const res = await fetch(`${edgeUrl}/v1/classify`, {
@@ -71,8 +30,14 @@ async function classify(inputs: number[], headers: Record<string, string> = {}) 
 }
 
 beforeAll(async () => {
-  await startStack();
-  stackPids = [stack.pid!, ...descendants(stack.pid!)];
+  // Routing is what these tests look at: a budget that a loaded CI machine's first calls cannot miss, and no
+  // hedges, so that the nearest region is the one that answers.
+  stack = await startLocalStack({
+    EDGE_SLO_BUDGET_MS: "5000",
+    EDGE_HEDGE_BUDGET_RATIO: "0",
+    EDGE_HEDGE_BUDGET_BURST: "0",
+  });
+  edgeUrl = stack.edgeUrl;
   browser = await chromium.launch({
     executablePath: "/usr/bin/chromium",
     args: [
@@ -90,18 +55,17 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  if (stack?.exitCode === null) process.kill(-stack.pid!, "SIGKILL");
-  for (const pid of stackPids) if (isRunning(pid)) process.kill(pid, "SIGKILL");
+  await stack?.stop();
   rmSync(tmp, { recursive: true, force: true });
 });
 
 describe("npm start", () => {
   it("prints the URLs and one status line per tier", () => {
-    expect(output).toContain(`edge      ready  ${edgeUrl}/`);
-    expect(output).toMatch(/regional {2}ready {2}us http:\/\/127\.0\.0\.1:\d+ \(Ashburn\) · eu .* · ap /);
-    expect(output).toContain("models    breast-cancer (edge: breast-cancer-edge) · digits (edge: digits-edge)");
+    expect(output()).toContain(`edge      ready  ${edgeUrl}/`);
+    expect(output()).toMatch(/regional {2}ready {2}us http:\/\/127\.0\.0\.1:\d+ \(Ashburn\) · eu .* · ap /);
+    expect(output()).toContain("models    breast-cancer (edge: breast-cancer-edge) · digits (edge: digits-edge)");
     // The three pools and the Worker's runtime run as child processes.
-    expect(stackPids.length).toBeGreaterThanOrEqual(4);
+    expect(stack.pids.length).toBeGreaterThanOrEqual(4);
   });
 
   it("has run the region probe, as the cron trigger would, and shows its results", async () => {
@@ -284,10 +248,11 @@ describe("synthetic probes against the local stack", () => {
 
 describe("Ctrl-C", () => {
   it("stops every process of the stack", async () => {
-    process.kill(-stack.pid!, "SIGINT");
+    const closed = new Promise<void>((resolve) => stack.process.once("close", () => resolve()));
+    process.kill(-stack.process.pid!, "SIGINT");
     // "close": the process exited and its output has been read to the end.
-    await new Promise<void>((resolve) => stack.once("close", () => resolve()));
-    await expect.poll(() => stackPids.filter(isRunning), { timeout: 20_000 }).toEqual([]);
-    expect(output).toContain("stopped");
+    await closed;
+    await expect.poll(() => stack.pids.filter(isRunning), { timeout: 20_000 }).toEqual([]);
+    expect(output()).toContain("stopped");
   });
 });

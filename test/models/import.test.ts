@@ -10,7 +10,15 @@ import { parseImportOptions } from "../../scripts/model/import/options.ts";
 import { importModel } from "../../scripts/model/import/run.ts";
 import { DataType, decodeModel } from "../../scripts/model/onnx/proto.ts";
 import { readRepository } from "../../scripts/stack/edge-models.ts";
-import { blobs, csv, nearestCentroidMlp, stumpForest } from "../support/onnx-models.ts";
+import {
+  csv,
+  nearestCentroidMlp,
+  SAMPLE_CENTROIDS,
+  SAMPLE_STUMPS,
+  stumpForest,
+  threeClassBlobs,
+  twoClassBlobs,
+} from "../support/onnx-models.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "edgecascade-import-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -19,16 +27,10 @@ const file = (name: string, content: string | Uint8Array) => {
   return join(dir, name);
 };
 
-const CENTROIDS = [
-  [0, 0, 0, 0],
-  [3, 0, 1, 0],
-  [0, 3, 0, 1],
-];
-const mlp = file("mlp.onnx", nearestCentroidMlp(CENTROIDS, 2));
-const blobData = blobs({ width: 4, centroids: CENTROIDS, perClass: 150, sigma: 0.9, seed: 1 });
+const mlp = file("mlp.onnx", nearestCentroidMlp(SAMPLE_CENTROIDS, 2));
+const blobData = threeClassBlobs();
 const blobCsv = file("blobs.csv", csv(blobData.rows, blobData.labels));
-const STUMPS = [-0.6, -0.3, 0, 0.3, 0.6].flatMap((threshold) => [0, 1].map((feature) => ({ feature, threshold })));
-const forest = file("forest.onnx", stumpForest(3, STUMPS));
+const forest = file("forest.onnx", stumpForest(3, SAMPLE_STUMPS));
 const smallForest = file(
   "small-forest.onnx",
   stumpForest(3, [
@@ -37,16 +39,7 @@ const smallForest = file(
     { feature: 0, threshold: 0.2 },
   ]),
 );
-const twoClass = blobs({
-  width: 3,
-  centroids: [
-    [-1, -1, 0],
-    [1, 1, 0],
-  ],
-  perClass: 200,
-  sigma: 0.8,
-  seed: 2,
-});
+const twoClass = twoClassBlobs();
 const treeCsv = file(
   "trees.csv",
   csv(
@@ -194,7 +187,7 @@ describe("import refuses, saying what to fix", () => {
       1,
     ),
   );
-  const oldOpset = file("old-opset.onnx", nearestCentroidMlp(CENTROIDS, 2, 11));
+  const oldOpset = file("old-opset.onnx", nearestCentroidMlp(SAMPLE_CENTROIDS, 2, 11));
 
   it.each<[string, string[], string | RegExp]>([
     [

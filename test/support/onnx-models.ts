@@ -67,6 +67,30 @@ export function blobs(options: {
   return { rows, labels };
 }
 
+/** The suites' sample problems: three clusters in 4 features (for an MLP), two in 3 features (for trees). */
+export const SAMPLE_CENTROIDS = [
+  [0, 0, 0, 0],
+  [3, 0, 1, 0],
+  [0, 3, 0, 1],
+];
+export const threeClassBlobs = () =>
+  blobs({ width: 4, centroids: SAMPLE_CENTROIDS, perClass: 150, sigma: 0.9, seed: 1 });
+export const twoClassBlobs = () =>
+  blobs({
+    width: 3,
+    centroids: [
+      [-1, -1, 0],
+      [1, 1, 0],
+    ],
+    perClass: 200,
+    sigma: 0.8,
+    seed: 2,
+  });
+/** Depth-1 trees on the first two features of `twoClassBlobs`, for `stumpForest`. */
+export const SAMPLE_STUMPS = [-0.6, -0.3, 0, 0.3, 0.6].flatMap((threshold) =>
+  [0, 1].map((feature) => ({ feature, threshold })),
+);
+
 /**
  * An MLP that classifies by the nearest centroid: `h = relu([x, -x])` (MatMul, Add, Relu), then
  * `softmax(sharpness * (x·c - |c|²/2))` as a Gemm with transposed weights, so that both quantizable node kinds
