@@ -2,8 +2,10 @@ import type { RequestLimits } from "../protocol/limits.ts";
 import type { ExecutionProvider } from "./execution-provider.ts";
 import type { Logger } from "./log.ts";
 import type { DeadlineVariables } from "./middleware/deadline.ts";
+import type { ModelControl } from "./model-control.ts";
 import type { Recorder } from "./recorder.ts";
 import type { ModelRepository } from "./repository.ts";
+import type { Rollouts } from "./rollout/rollouts.ts";
 
 /** Hono environment of the regional app: the per-request clock. */
 export type RegionalEnv = { Variables: DeadlineVariables };
@@ -12,6 +14,10 @@ export type RegionalEnv = { Variables: DeadlineVariables };
 export interface AppDeps {
   region: string;
   repository: ModelRepository;
+  /** Canary routing and shadow hand-off of live requests (this process's rollouts). */
+  rollouts: Rollouts;
+  /** Model loads, unloads and rollout changes: in a cluster, relayed to every worker of the pool. */
+  control: ModelControl;
   recorder: Recorder;
   provider: ExecutionProvider;
   /** Id of the key model files must be signed with; undefined: unsigned models are served. */

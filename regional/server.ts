@@ -11,8 +11,10 @@ import { chooseProvider } from "./execution-provider.ts";
 import type { ExecutorFactory } from "./executor.ts";
 import type { Logger } from "./log.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
+import { localControl, type ModelControl } from "./model-control.ts";
 import type { RegionalOptions } from "./options.ts";
 import { type LoadReport, ModelRepository, type RepositoryOptions } from "./repository.ts";
+import { Rollouts } from "./rollout/rollouts.ts";
 import { probeProvider } from "./session.ts";
 
 /** Things an embedding process (the CLI, a cluster worker, a test, a benchmark) supplies. */
@@ -22,6 +24,8 @@ export interface ServerHooks {
   metricsText?: (local: Metrics) => () => Promise<string>;
   /** Default: the dynamic batcher. Benchmarks swap in their baselines. */
   executor?: ExecutorFactory;
+  /** What admin calls go through; default: this process's. A cluster worker relays them to every worker. */
+  control?: (local: ModelControl) => ModelControl;
   /** Overrides of the load checks and of the retry backoff (tests). */
   loadChecks?: Pick<RepositoryOptions, "warmupBudgetMs" | "accuracyTolerance" | "retryBackoff">;
 }
@@ -30,6 +34,7 @@ export interface RegionalServer {
   url: string;
   port: number;
   repository: ModelRepository;
+  rollouts: Rollouts;
   metrics: Metrics;
   /** Resolves when every model's first load has ended, successfully or not. */
   loaded: Promise<void>;
@@ -114,15 +119,20 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
     log,
   );
   await repository.discover();
+  const rollouts = new Rollouts(repository, metrics.recorder, log);
 
   let draining = false;
+  const metricsText = hooks.metricsText?.(metrics) ?? metrics.text;
+  const local = localControl(repository, rollouts);
   const app = createRegionalApp({
     region: options.region,
     repository,
+    rollouts,
+    control: hooks.control?.(local) ?? local,
     recorder: metrics.recorder,
     provider: decision.provider,
     modelSigningKey: publicKey?.id,
-    metricsText: hooks.metricsText?.(metrics) ?? metrics.text,
+    metricsText,
     metricsContentType: metrics.contentType,
     draining: () => draining,
     log,
@@ -163,6 +173,7 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
     url,
     port,
     repository,
+    rollouts,
     metrics,
     loaded,
     firstReady,

@@ -2,11 +2,12 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { type Context, Hono } from "hono";
 import { parseClassifyRequest, readClassifyInputs } from "../../protocol/classify-request.ts";
 import { ServingError } from "../../protocol/errors.ts";
-import { MODEL_VERSION_HEADER, SERVED_BY_HEADER } from "../../protocol/headers.ts";
+import { MODEL_VERSION_HEADER, ROLLOUT_HEADER, SERVED_BY_HEADER } from "../../protocol/headers.ts";
 import { refuseOtherMethods } from "../../protocol/http-errors.ts";
 import { parseInferRequest, readInferInputs } from "../../protocol/infer-request.ts";
 import { parseJsonBody } from "../../protocol/json-body.ts";
 import { toInferResponse, toPredictions } from "../../protocol/responses.ts";
+import { formatRolloutHeader } from "../../protocol/rollout/header.ts";
 import type { InputRows } from "../../protocol/tensor.ts";
 import type { ClassifyResponse, ServedBy } from "../../protocol/types.ts";
 import type { AppDeps, RegionalEnv } from "../app-context.ts";
@@ -30,7 +31,7 @@ function outcomeOf(err: unknown): InferenceOutcome {
  * against it, and run them through its batcher.
  */
 export function inferenceRoutes(deps: AppDeps): Hono<RegionalEnv> {
-  const { repository, limits } = deps;
+  const { repository, rollouts, limits } = deps;
   const servedBy: ServedBy = `regional:${deps.region}`;
   const app = new Hono<RegionalEnv>();
   const delayTiming = deps.delayMs > 0 ? `delay;dur=${deps.delayMs};desc="simulated distance", ` : "";
@@ -56,6 +57,10 @@ export function inferenceRoutes(deps: AppDeps): Hono<RegionalEnv> {
       if (deps.delayMs > 0) await sleep(deps.delayMs);
       const result = await lease.model.infer(rows, c.get("deadlineUs"));
       outcome = "success";
+      // The rollout's seam: count the answer and hand a copy to the shadow runner (which runs later).
+      rollouts.afterAnswer(lease.model, rows, true);
+      const rollout = rollouts.view(lease.model.name);
+      if (rollout) c.header(ROLLOUT_HEADER, formatRolloutHeader(rollout));
       const totalMs = (nowUs() - receivedUs) / 1000;
       c.header(
         "server-timing",
@@ -68,6 +73,7 @@ export function inferenceRoutes(deps: AppDeps): Hono<RegionalEnv> {
       return result;
     } catch (err) {
       outcome = outcomeOf(err);
+      if (outcome === "failed") rollouts.afterAnswer(lease.model, rows, false);
       throw err;
     } finally {
       recorder.pending(-1);
@@ -77,10 +83,13 @@ export function inferenceRoutes(deps: AppDeps): Hono<RegionalEnv> {
 
   app.post("/v1/classify", async (c) => {
     const call = parseClassifyRequest(parseJsonBody(await c.req.text(), c.req.header("content-type")));
-    const lease = repository.acquire(call.model, call.version);
+    const acquired = repository.acquire(call.model, call.version);
+    let lease = acquired;
     try {
+      const rows = readClassifyInputs(call.inputs, acquired.model.signature, limits);
+      // The rollout's seam: during a canary the input's hash may pick the candidate.
+      lease = rollouts.route(acquired, rows, call.version !== undefined);
       const { signature, version } = lease.model;
-      const rows = readClassifyInputs(call.inputs, signature, limits);
       const { probs } = await run(c, lease, rows);
       return c.json({
         model: call.model,
@@ -96,10 +105,12 @@ export function inferenceRoutes(deps: AppDeps): Hono<RegionalEnv> {
 
   const infer = async (c: Context<RegionalEnv>, model: string, version?: string) => {
     const call = parseInferRequest(parseJsonBody(await c.req.text(), c.req.header("content-type")));
-    const lease = repository.acquire(model, version);
+    const acquired = repository.acquire(model, version);
+    let lease = acquired;
     try {
+      const rows = readInferInputs(call, acquired.model.signature, limits);
+      lease = rollouts.route(acquired, rows, version !== undefined);
       const { signature } = lease.model;
-      const rows = readInferInputs(call, signature, limits);
       const { probs } = await run(c, lease, rows);
       return c.json(
         toInferResponse({
