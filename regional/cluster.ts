@@ -90,10 +90,15 @@ export function runPrimary(workers: number, log: Logger): Promise<number> {
       return aggregateMetrics(got);
     };
 
-    /** Run a control call in every live worker; a worker that does not answer in time counts as a failure. */
+    /**
+     * Run a control call in every worker that listens (one still starting has no handler yet, and catches up by
+     * replay once ready); a worker that does not answer in time counts as a failure.
+     */
     const control = async (op: ControlOp, args: unknown[]): Promise<Settled<unknown>[]> => {
       const id = nextControl++;
-      const live = Object.values(cluster.workers ?? {}).filter((w): w is Worker => !!w?.isConnected());
+      const live = Object.values(cluster.workers ?? {}).filter(
+        (w): w is Worker => !!w?.isConnected() && started.has(w.id),
+      );
       const results = new Map<number, Settled<unknown>>();
       const waiting = new Set(live.map((w) => w.id));
       await new Promise<void>((done) => {
@@ -194,6 +199,20 @@ export function runPrimary(workers: number, log: Logger): Promise<number> {
     });
 
     cluster.on("exit", (worker, code, signal) => {
+      // A control call waiting for this worker gets its failure now rather than at the timeout.
+      for (const c of controls.values()) {
+        if (!c.waiting.delete(worker.id)) continue;
+        c.results.set(worker.id, {
+          ok: false,
+          error: {
+            status: 503,
+            code: "not_ready",
+            message: `worker ${worker.id} exited before it answered`,
+            headers: {},
+          },
+        });
+        if (c.waiting.size === 0) c.done();
+      }
       const wasStarted = started.delete(worker.id);
       ready.delete(worker.id);
       if (code !== 0 && !stopping) {

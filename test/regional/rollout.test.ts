@@ -43,7 +43,7 @@ afterAll(async () => {
 });
 
 const rolloutUrl = () => `${server.url}/v2/repository/models/digits/rollout`;
-async function put(state: RolloutState, headers = auth) {
+async function put(state: RolloutState, headers: Record<string, string> = auth) {
   const { request } = await import("undici");
   const res = await request(rolloutUrl(), {
     method: "PUT",
