@@ -59,12 +59,16 @@ export class EdgeRuntime {
 
   #seen: ProbeReport | null = null;
 
-  /** Raise served versions from a probe report, once per report (request isolates reread a memoised one). */
+  /**
+   * Raise served versions and take newer rollout states from a probe report, once per report (request
+   * isolates reread a memoised one).
+   */
   #see(report: ProbeReport | null): void {
     if (report === this.#seen) return;
     this.#seen = report;
     for (const region of report?.regions ?? []) {
       for (const [model, version] of Object.entries(region.versions ?? {})) this.models.get(model)?.seeVersion(version);
+      for (const [model, rollout] of Object.entries(region.rollouts ?? {})) this.models.get(model)?.seeRollout(rollout);
     }
   }
 

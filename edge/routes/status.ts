@@ -28,6 +28,7 @@ status.get("/", async (c) => {
         m.name,
         {
           servedVersion: m.servedVersion,
+          rollout: m.rollout ?? null,
           edge: m.edge
             ? {
                 name: m.edge.config.name,

@@ -1,0 +1,67 @@
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { parseModelConfig } from "../../protocol/model-config.ts";
+import { assignmentBytes, bucketOf, inCanary } from "../../protocol/rollout/assignment.ts";
+import type { RolloutView } from "../../protocol/rollout/state.ts";
+import { ServedModel } from "./served-model.ts";
+
+const config = parseModelConfig(
+  JSON.parse(readFileSync(new URL("../../models/digits/config.json", import.meta.url), "utf8")),
+  "digits/config.json",
+);
+const model = () => new ServedModel({ config, edge: undefined, samples: [] });
+const view = (over: Partial<RolloutView>): RolloutView => ({
+  id: 3,
+  revision: 3,
+  stable: "1",
+  candidate: "2",
+  phase: "running",
+  percent: 25,
+  ...over,
+});
+const inputs = Array.from({ length: 400 }, (_, i) => Float32Array.from({ length: 64 }, (_, j) => (i * 7 + j) % 17));
+/** The pools' own routing of an input (regional/rollout/rollouts.ts hashes with node:crypto). */
+const poolPicks = (rows: Float32Array, percent: number) =>
+  inCanary(
+    bucketOf(
+      createHash("sha256")
+        .update(assignmentBytes("digits", "2", rows))
+        .digest(),
+    ),
+    percent,
+  )
+    ? "2"
+    : "1";
+
+describe("ServedModel during a rollout", () => {
+  it("maps each input to the version the pools route it to", async () => {
+    const m = model();
+    expect(await m.versionFor(inputs[0]!)).toBe("1");
+    m.seeRollout(view({}));
+    const versions = await Promise.all(inputs.map((x) => m.versionFor(x)));
+    expect(versions).toEqual(inputs.map((x) => poolPicks(x, 25)));
+    // The candidate answering an input of the canary does not make it the served version.
+    m.seeVersion("2");
+    expect(m.servedVersion).toBe("1");
+    const share = versions.filter((v) => v === "2").length / versions.length;
+    expect(share).toBeGreaterThan(0.17);
+    expect(share).toBeLessThan(0.33);
+  });
+
+  it("takes only newer revisions, and serves the stable version outside a running canary", async () => {
+    const m = model();
+    m.seeRollout(view({ revision: 5, percent: 100 }));
+    expect(await m.versionFor(inputs[0]!)).toBe("2");
+    m.seeRollout(view({ revision: 4, percent: 0 }));
+    expect(m.rollout?.revision).toBe(5);
+    m.seeRollout(view({ revision: 6, phase: "rolled-back", percent: 0 }));
+    expect(await m.versionFor(inputs[0]!)).toBe("1");
+    m.seeRollout(view({ revision: 7, percent: 0 }));
+    expect(await m.versionFor(inputs[0]!)).toBe("1");
+    // A rollout over a version the edge does not believe is served (a stale view): the served version.
+    m.seeVersion("3");
+    m.seeRollout(view({ revision: 8, percent: 100 }));
+    expect(await m.versionFor(inputs[0]!)).toBe("3");
+  });
+});
