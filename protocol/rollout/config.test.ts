@@ -18,7 +18,8 @@ describe("rolloutConfig", () => {
     [{ alpha: 0 }, '"alpha" must be in (0, 1)'],
     [{ minSamples: 1.5 }, '"minSamples" must be an integer'],
     [{ agreement: { p0: 0.05, p1: 0.02 } }, '"agreement.p1" must be above "agreement.p0"'],
-    [{ latency: { quantile: 0.9, p1: 0.08 } }, '"latency.p1" must be above 0.1000'],
+    [{ latency: { p1: 0.4 } }, '"latency.p1" must be above 0.5'],
+    [{ latency: { block: 15 } }, '"latency.block" must be even'],
     [{ errors: { margin0: 0.02 } }, '"errors.margin1" must be above "errors.margin0"'],
   ])("refuses %j naming the field", (overrides, message) => {
     expect(() => rolloutConfig(overrides)).toThrow(`rollout config: ${message}`);

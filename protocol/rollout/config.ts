@@ -25,11 +25,14 @@ export interface RolloutConfig {
    */
   errors: { margin0: number; margin1: number };
   /**
-   * Latency: the share of the candidate's shadow runs slower than the stable version's `quantile` (each pool
-   * compares like with like: both versions' shadow runs of the same rows). H0: 1 - quantile (as fast as the
-   * stable version); H1: `p1`. Defaults 0.95 (the p95) and 0.15.
+   * Latency, on the shadow runs: both versions run the same rows back to back, in alternating order, so a
+   * machine's load falls on both alike. Each block of `block` such pairs (per pool process) pools its
+   * 2 x `block` durations and takes the slowest of them above `quantile` (k = (1 - quantile) x 2 x block, at
+   * least 1: the block's p95 and up); each of those k is a trial, an event when it is the candidate's. H0:
+   * p = 0.5, the candidate's tail is the stable version's (ranks are exchangeable); H1: `p1`. The minimum
+   * sample counts pairs. Defaults: quantile 0.95, block 20 (the 2 slowest of 40), p1 0.75.
    */
-  latency: { quantile: number; p1: number };
+  latency: { quantile: number; block: number; p1: number };
   /** Label agreement: rows where the versions' labels differ. H0: at most `p0`; H1: at least `p1`. Defaults 0.01, 0.03. */
   agreement: { p0: number; p1: number };
   /**
@@ -48,7 +51,7 @@ export const DEFAULT_ROLLOUT_CONFIG: RolloutConfig = {
   minSamples: 200,
   minStepSeconds: 0,
   errors: { margin0: 0.001, margin1: 0.01 },
-  latency: { quantile: 0.95, p1: 0.15 },
+  latency: { quantile: 0.95, block: 20, p1: 0.75 },
   agreement: { p0: 0.01, p1: 0.03 },
   shadow: { sample: 1, maxQueue: 16 },
 };
@@ -66,7 +69,11 @@ export const rolloutConfigSchema = v.strictObject({
   minSamples: v.pipe(v.number(), v.integer("must be an integer"), v.minValue(1, "must be 1 or more")),
   minStepSeconds: v.pipe(v.number(), v.minValue(0, "must be 0 or more")),
   errors: v.strictObject({ margin0: closed01, margin1: open01 }),
-  latency: v.strictObject({ quantile: open01, p1: open01 }),
+  latency: v.strictObject({
+    quantile: open01,
+    block: v.pipe(v.number(), v.integer("must be an integer"), v.minValue(2, "must be 2 or more")),
+    p1: open01,
+  }),
   agreement: v.strictObject({ p0: open01, p1: open01 }),
   shadow: v.strictObject({
     sample: closed01,
@@ -81,9 +88,9 @@ export function configProblem(config: RolloutConfig): string | undefined {
     return `"steps" must increase strictly, got ${steps.join(",")}`;
   if (steps.at(-1) !== 100) return `"steps" must end at 100, got ${steps.join(",")}`;
   if (config.errors.margin1 <= config.errors.margin0) return '"errors.margin1" must be above "errors.margin0"';
-  if (config.latency.p1 <= 1 - config.latency.quantile) {
-    return `"latency.p1" must be above ${(1 - config.latency.quantile).toFixed(4)} (1 - "latency.quantile")`;
-  }
+  if (config.latency.p1 <= 0.5)
+    return '"latency.p1" must be above 0.5 (H0: the slowest runs are either version\'s alike)';
+  if (config.latency.block % 2 !== 0) return '"latency.block" must be even (as many pairs with each version first)';
   if (config.agreement.p1 <= config.agreement.p0) return '"agreement.p1" must be above "agreement.p0"';
   return undefined;
 }

@@ -9,7 +9,7 @@ describe("step evidence", () => {
     a.shadowMs = { stable: 0.2, candidate: null };
     const b = emptyEvidence(3, 1);
     b.candidate = { runs: 5, errors: 0 };
-    b.latency = { timed: 4, slow: 1 };
+    b.latency = { pairs: 40, tail: 4, slow: 1 };
     b.shadowMs = { stable: 0.3, candidate: 0.1 };
     const sum = addEvidence(a, b);
     expect(sum).toMatchObject({
@@ -17,7 +17,7 @@ describe("step evidence", () => {
       step: 1,
       candidate: { runs: 15, errors: 1 },
       comparisons: { rows: 12, disagreements: 2 },
-      latency: { timed: 4, slow: 1 },
+      latency: { pairs: 40, tail: 4, slow: 1 },
       shadowMs: { stable: 0.3, candidate: 0.1 },
     });
   });

@@ -11,8 +11,11 @@ export interface StepEvidence {
   stable: { runs: number; errors: number };
   /** Rows run by both versions in shadow, and those whose labels differed. */
   comparisons: { rows: number; disagreements: number };
-  /** Candidate shadow runs timed against the stable version's quantile, and those slower than it. */
-  latency: { timed: number; slow: number };
+  /**
+   * Shadow pairs timed (both versions on the same rows), the runs in the slowest part of their blocks
+   * (`config.latency`), and how many of those were the candidate's.
+   */
+  latency: { pairs: number; tail: number; slow: number };
   /** Live requests copied for shadow runs, run, and dropped because the shadow queue was full. */
   shadow: { offered: number; ran: number; dropped: number };
   /** Live requests answered by each version. */
@@ -28,7 +31,7 @@ export function emptyEvidence(id: number, step: number): StepEvidence {
     candidate: { runs: 0, errors: 0 },
     stable: { runs: 0, errors: 0 },
     comparisons: { rows: 0, disagreements: 0 },
-    latency: { timed: 0, slow: 0 },
+    latency: { pairs: 0, tail: 0, slow: 0 },
     shadow: { offered: 0, ran: 0, dropped: 0 },
     live: { stable: 0, candidate: 0 },
     shadowMs: { stable: null, candidate: null },

@@ -186,7 +186,7 @@ export class Rollouts {
     entry.state = next;
     const percent = percentOf(next);
     this.#repository.candidateServes(name, next.phase === "running" && percent > 0);
-    entry.counters.at(next.id, next.step, next.config.latency.quantile);
+    entry.counters.at(next.id, next.step, next.config.latency);
     if (next.phase !== "running") entry.shadow.clear();
     if (kind !== "record") entry.recorder.percent(next.candidate, percent);
     if (kind === "rollback") entry.recorder.rolledBack();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MIN_BASELINE_RUNS, StepCounters } from "./step-evidence.ts";
+import { rankBlock, StepCounters, tailSize } from "./step-evidence.ts";
 
 const both = (stableMs: number, candidateMs: number, disagreements = 0) => ({
   rows: 2,
@@ -7,11 +7,12 @@ const both = (stableMs: number, candidateMs: number, disagreements = 0) => ({
   candidateMs,
   disagreements,
 });
+const RANKS = { quantile: 0.95, block: 20 };
 
 describe("StepCounters", () => {
   it("counts live answers and shadow comparisons per version", () => {
     const c = new StepCounters();
-    c.at(3, 0, 0.95);
+    c.at(3, 0, RANKS);
     c.live("stable", true);
     c.live("candidate", false);
     c.offered(true);
@@ -26,31 +27,37 @@ describe("StepCounters", () => {
       candidate: { runs: 3, errors: 2 },
       comparisons: { rows: 2, disagreements: 1 },
       shadow: { offered: 2, ran: 2, dropped: 1 },
+      latency: { pairs: 1, tail: 0, slow: 0 },
     });
   });
 
-  it("times candidate runs against the stable p95 once it has a baseline", () => {
+  it("ranks each full block of pairs: the slowest 5% of its runs, and how many were the candidate's", () => {
     const c = new StepCounters();
-    c.at(1, 0, 0.95);
-    // Stable runs take 1..MIN ms; the candidate as long as the slowest 5% of them, or longer.
-    for (let i = 1; i < MIN_BASELINE_RUNS; i++) c.shadow(both(i, 1000));
-    expect(c.snapshot().latency).toEqual({ timed: 0, slow: 0 });
-    c.shadow(both(MIN_BASELINE_RUNS, 1));
-    c.shadow(both(1, 1000));
-    expect(c.snapshot().latency).toEqual({ timed: 2, slow: 1 });
-    expect(c.snapshot().shadowMs).toEqual({ stable: expect.any(Number), candidate: 1000 });
+    c.at(1, 0, RANKS);
+    // A candidate 1 ms slower on every pair, while the machine's load moves both by up to 10 ms.
+    for (let i = 0; i < 39; i++) c.shadow(both(i % 10, (i % 10) + 1));
+    expect(c.snapshot().latency).toEqual({ pairs: 39, tail: 2, slow: 2 });
+    c.shadow(both(9, 10));
+    expect(c.snapshot().latency).toEqual({ pairs: 40, tail: 4, slow: 4 });
+    expect(c.snapshot().shadowMs).toEqual({ stable: expect.any(Number), candidate: expect.any(Number) });
   });
 
-  it("starts a step from zero, and a new rollout's windows too", () => {
+  it("starts a step from zero, with a fresh block", () => {
     const c = new StepCounters();
-    c.at(1, 0, 0.95);
-    for (let i = 0; i < MIN_BASELINE_RUNS; i++) c.shadow(both(1, 1));
-    c.at(1, 1, 0.95);
-    expect(c.snapshot()).toMatchObject({ step: 1, stable: { runs: 0 } });
-    c.shadow(both(1, 5));
-    expect(c.snapshot().latency).toEqual({ timed: 1, slow: 1 });
-    c.at(2, 0, 0.95);
-    c.shadow(both(1, 5));
-    expect(c.snapshot().latency).toEqual({ timed: 0, slow: 0 });
+    c.at(1, 0, RANKS);
+    for (let i = 0; i < 30; i++) c.shadow(both(1, 1));
+    c.at(1, 1, RANKS);
+    expect(c.snapshot()).toMatchObject({ step: 1, stable: { runs: 0 }, latency: { pairs: 0, tail: 0 } });
+    for (let i = 0; i < 19; i++) c.shadow(both(1, 1));
+    expect(c.snapshot().latency.tail).toBe(0);
+  });
+});
+
+describe("rankBlock", () => {
+  it("counts the candidate's runs among the slowest, blaming ties on the stable version", () => {
+    expect(rankBlock([both(1, 5), both(4, 2), both(3, 1)], 2)).toBe(1);
+    expect(rankBlock([both(5, 5), both(1, 1)], 1)).toBe(0);
+    expect(tailSize({ quantile: 0.95, block: 20 })).toBe(2);
+    expect(tailSize({ quantile: 0.99, block: 10 })).toBe(1);
   });
 });

@@ -1,8 +1,30 @@
 import { emptyEvidence, type StepEvidence } from "../../protocol/rollout/evidence.ts";
 import { LatencyWindow } from "./latency-window.ts";
 
-/** Stable shadow runs needed before a candidate's shadow run is timed against their quantile. */
-export const MIN_BASELINE_RUNS = 50;
+/** How a rollout compares latencies: (config.latency) the quantile above which runs count, pairs per block. */
+export interface LatencyRanks {
+  quantile: number;
+  block: number;
+}
+
+/** How many of a block's 2 x `block` runs are its slowest above `quantile`: at least one. */
+export function tailSize({ quantile, block }: LatencyRanks): number {
+  return Math.max(1, Math.round((1 - quantile) * 2 * block));
+}
+
+/**
+ * The slowest `tailSize` of a block of pairs, and how many of them were the candidate's. Durations are
+ * compared across both versions only inside the block: load that comes and goes slows both alike.
+ */
+export function rankBlock(pairs: readonly { stableMs: number; candidateMs: number }[], tail: number): number {
+  const runs = pairs.flatMap((p) => [
+    { ms: p.stableMs, candidate: false },
+    { ms: p.candidateMs, candidate: true },
+  ]);
+  // Slowest first; a tie counts for the stable version (the candidate is not blamed for it).
+  runs.sort((a, b) => b.ms - a.ms || Number(a.candidate) - Number(b.candidate));
+  return runs.slice(0, tail).filter((r) => r.candidate).length;
+}
 
 /** One shadow comparison: both versions ran the same rows (each failure is an error of that version). */
 export interface ShadowResult {
@@ -16,23 +38,27 @@ export interface ShadowResult {
 
 /**
  * What one pool process counts for a rollout's current step (protocol/rollout/evidence.ts): live answers by
- * version, shadow runs, comparisons, and the candidate's shadow runs timed against the stable version's
- * quantile over its own recent shadow runs. The windows outlive steps, not rollouts.
+ * version, shadow runs, comparisons, and the latency ranks of each block of shadow pairs. The windows of
+ * recent shadow durations (for display) outlive steps, not rollouts.
  */
 export class StepCounters {
   #evidence: StepEvidence = emptyEvidence(0, 0);
   readonly #stableMs = new LatencyWindow();
   readonly #candidateMs = new LatencyWindow();
-  #quantile = 0.95;
+  #ranks: LatencyRanks = { quantile: 0.95, block: 20 };
+  #block: { stableMs: number; candidateMs: number }[] = [];
 
   /** Count for rollout `id`, step `step` from now on: a new step starts from zero, a new rollout's windows too. */
-  at(id: number, step: number, quantile: number): void {
+  at(id: number, step: number, ranks: LatencyRanks): void {
     if (id !== this.#evidence.id) {
       this.#stableMs.clear();
       this.#candidateMs.clear();
     }
-    if (id !== this.#evidence.id || step !== this.#evidence.step) this.#evidence = emptyEvidence(id, step);
-    this.#quantile = quantile;
+    if (id !== this.#evidence.id || step !== this.#evidence.step) {
+      this.#evidence = emptyEvidence(id, step);
+      this.#block = [];
+    }
+    this.#ranks = ranks;
   }
 
   /** A live request answered (`ok`) or failed by a version of the rollout. */
@@ -59,20 +85,22 @@ export class StepCounters {
     if (result.stableMs === undefined || result.candidateMs === undefined) return;
     e.comparisons.rows += result.rows;
     e.comparisons.disagreements += result.disagreements;
-    if (this.#stableMs.count >= MIN_BASELINE_RUNS) {
-      e.latency.timed++;
-      if (result.candidateMs > this.#stableMs.quantile(this.#quantile)!) e.latency.slow++;
-    }
     this.#candidateMs.add(result.candidateMs);
+    e.latency.pairs++;
+    this.#block.push({ stableMs: result.stableMs, candidateMs: result.candidateMs });
+    if (this.#block.length >= this.#ranks.block) {
+      const tail = tailSize(this.#ranks);
+      e.latency.tail += tail;
+      e.latency.slow += rankBlock(this.#block, tail);
+      this.#block = [];
+    }
   }
 
   /** A copy of the counts, with each version's shadow quantile. */
   snapshot(): StepEvidence {
     const e = structuredClone(this.#evidence);
-    e.shadowMs = {
-      stable: this.#stableMs.quantile(this.#quantile),
-      candidate: this.#candidateMs.quantile(this.#quantile),
-    };
+    const q = this.#ranks.quantile;
+    e.shadowMs = { stable: this.#stableMs.quantile(q), candidate: this.#candidateMs.quantile(q) };
     return e;
   }
 }

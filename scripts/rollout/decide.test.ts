@@ -13,7 +13,10 @@ function evidence(n: number, change: (e: StepEvidence) => void = () => {}): Step
   e.candidate.runs = n;
   e.stable.runs = n;
   e.comparisons.rows = n;
-  e.latency.timed = n;
+  e.latency.pairs = n;
+  // Each block of 20 pairs ranks its 2 slowest runs; an identical candidate's share of them is half.
+  e.latency.tail = 2 * Math.floor(n / 20);
+  e.latency.slow = e.latency.tail / 2;
   change(e);
   return e;
 }
@@ -45,11 +48,11 @@ describe("decideStep", () => {
     );
     const slow = decideStep(
       state,
-      evidence(200, (e) => (e.latency.slow = 60)),
+      evidence(200, (e) => (e.latency.slow = 20)),
       T0.getTime(),
     );
     expect(slow.action === "rollback" && slow.reason).toMatch(
-      /latency: 60 slower than the stable p95 of 200 candidate shadow runs/,
+      /latency: 20 the candidate's of 20 runs in the slowest 5% of their blocks of 200 shadow pairs \(100\.00%\), H0 50\.00% vs H1 75\.00%/,
     );
   });
 

@@ -8,13 +8,13 @@ import type { TestName } from "./sequential-tests.ts";
 export interface Effects {
   /** Chance a run fails: stable, candidate. */
   errors: { stable: number; candidate: number };
-  /** Chance a candidate shadow run is slower than the stable version's p95 (0.05: as fast). */
+  /** Chance that a run in the slowest part of a block of shadow pairs is the candidate's (0.5: as fast). */
   slow: number;
   /** Chance a row's labels differ. */
   disagreement: number;
 }
 
-export const IDENTICAL: Effects = { errors: { stable: 0, candidate: 0 }, slow: 0.05, disagreement: 0 };
+export const IDENTICAL: Effects = { errors: { stable: 0, candidate: 0 }, slow: 0.5, disagreement: 0 };
 
 /** The traffic the pools see between two reads of the controller. */
 export interface Traffic {
@@ -52,7 +52,7 @@ export function seededRandom(seed: number): () => number {
  * One rollout of a candidate with `effects`, decided exactly as the controller decides (decideStep on the
  * step's evidence after every tick), on simulated counts: each live request goes to the candidate at the
  * step's percent, and a share of them also gets a shadow run of both versions (one row compared, one
- * candidate run timed).
+ * candidate run timed; every `latency.block` pairs, the block's slowest runs ranked).
  */
 export function simulateRollout(
   config: RolloutConfig,
@@ -83,8 +83,12 @@ export function simulateRollout(
       if (hit(effects.errors.stable)) evidence.stable.errors++;
       evidence.comparisons.rows++;
       if (hit(effects.disagreement)) evidence.comparisons.disagreements++;
-      evidence.latency.timed++;
-      if (hit(effects.slow)) evidence.latency.slow++;
+      evidence.latency.pairs++;
+      if (evidence.latency.pairs % config.latency.block === 0) {
+        const tail = Math.max(1, Math.round((1 - config.latency.quantile) * 2 * config.latency.block));
+        evidence.latency.tail += tail;
+        for (let t = 0; t < tail; t++) if (hit(effects.slow)) evidence.latency.slow++;
+      }
     }
     const decision = decideStep(state, evidence, now.getTime());
     if (decision.action === "wait") continue;

@@ -198,7 +198,7 @@ describe("rollouts under regional load through the local stack", () => {
     expect(code, lines.join("\n")).toBe(3);
     const decision = lines.find((l) => l.includes("ROLLED BACK"))!;
     expect(decision).toMatch(
-      /ROLLED BACK version 4: at 0%: latency: \d+ slower than the stable p95 of \d+ candidate shadow runs/,
+      /ROLLED BACK version 4: at 0%: latency: (\d+) the candidate's of \1 runs in the slowest 5% of their blocks/,
     );
     expectAllAnswered(answers);
     // Shadow never changes a response: every answer is the stable version's, with its labels.

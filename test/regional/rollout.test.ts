@@ -197,9 +197,9 @@ describe("shadow, canary, rollback and promotion in one pool", () => {
     });
     const s = (await status()).evidence;
     expect(s.shadow.dropped).toBeGreaterThan(0);
-    // Every candidate run waits 3 ms: all of those timed are slower than the stable p95.
-    expect(s.latency.timed).toBeGreaterThan(20);
-    expect(s.latency.slow).toBe(s.latency.timed);
+    // Every candidate run waits 3 ms: the slowest runs of every block of 20 pairs are all the candidate's.
+    expect(s.latency.tail).toBeGreaterThanOrEqual(2);
+    expect(s.latency.slow).toBe(s.latency.tail);
     expect(s.shadowMs.candidate).toBeGreaterThan(3);
     state = rollBack(slow);
     revision = state.revision + 1;
