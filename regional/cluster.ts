@@ -161,7 +161,7 @@ export function runPrimary(workers: number, log: Logger): Promise<number> {
             break;
           }
           const c = controls.get(message.id);
-          if (!c || !c.waiting.delete(worker.id)) break;
+          if (!c?.waiting.delete(worker.id)) break;
           c.results.set(worker.id, message.result);
           if (c.waiting.size === 0) c.done();
           break;

@@ -1,5 +1,4 @@
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parseModelConfig } from "../../protocol/model-config.ts";
 import { assignmentBytes, bucketOf, inCanary } from "../../protocol/rollout/assignment.ts";
@@ -7,7 +6,16 @@ import type { RolloutView } from "../../protocol/rollout/state.ts";
 import { ServedModel } from "./served-model.ts";
 
 const config = parseModelConfig(
-  JSON.parse(readFileSync(new URL("../../models/digits/config.json", import.meta.url), "utf8")),
+  {
+    name: "digits",
+    platform: "onnxruntime_onnx",
+    inputs: [{ name: "pixels", datatype: "FP32", shape: [-1, 64] }],
+    outputs: [{ name: "probabilities", datatype: "FP32", shape: [-1, 10] }],
+    labels: ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"],
+    maxBatchSize: 64,
+    version: "1",
+    versions: { "1": { file: "model.onnx", sha256: "a".repeat(64), bytes: 1, accuracy: { test: 0.98 } } },
+  },
   "digits/config.json",
 );
 const model = () => new ServedModel({ config, edge: undefined, samples: [] });

@@ -79,7 +79,7 @@ export class ServedModel {
    */
   async versionFor(rows: Float32Array): Promise<string> {
     const rollout = this.#rollout;
-    if (!rollout || rollout.phase !== "running" || rollout.percent <= 0 || rollout.stable !== this.#servedVersion) {
+    if (rollout?.phase !== "running" || rollout.percent <= 0 || rollout.stable !== this.#servedVersion) {
       return this.#servedVersion;
     }
     if (rollout.percent >= 100) return rollout.candidate;

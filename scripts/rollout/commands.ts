@@ -218,7 +218,7 @@ function byHand(action: "promote" | "rollback"): Subcommand {
       const client = clientOf();
       const fleet = fleetOf(await client.status(pools, model));
       const state = fleet.newest;
-      if (!state || state.phase !== "running") throw new RefusedError(`${model} has no running rollout`);
+      if (state?.phase !== "running") throw new RefusedError(`${model} has no running rollout`);
       const reason =
         typeof values.reason === "string"
           ? values.reason

@@ -32,6 +32,7 @@ let edge: Pool;
 beforeAll(async () => {
   models = copyModels();
   const configPath = join(models.dir, "digits", "config.json");
+  // biome-ignore lint/suspicious/noExplicitAny: the test edits arbitrary fields of a config.json.
   const edit = (change: (config: Record<string, any>) => void) => {
     const config = JSON.parse(readFileSync(configPath, "utf8"));
     change(config);

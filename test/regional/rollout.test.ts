@@ -10,6 +10,7 @@ import {
   classifyRows,
   copyModels,
   get,
+  type JsonBody,
   metric,
   post,
   startTestServer,
@@ -50,7 +51,7 @@ async function put(state: RolloutState, headers: Record<string, string> = auth) 
     headers: { "content-type": "application/json", ...headers },
     body: JSON.stringify(state),
   });
-  return { status: res.statusCode, body: (await res.body.json()) as Record<string, any> };
+  return { status: res.statusCode, body: (await res.body.json()) as JsonBody };
 }
 const status = async () => (await get(rolloutUrl(), auth)).body;
 const classify = (from: number, extra: Record<string, unknown> = {}) =>
