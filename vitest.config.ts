@@ -42,6 +42,14 @@ export default defineConfig({
       },
       {
         test: {
+          name: "validate",
+          include: ["test/validate/**/*.test.ts"],
+          testTimeout: 60_000,
+          sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        test: {
           name: "edge",
           include: ["test/edge/**/*.test.ts"],
           testTimeout: 60_000,

@@ -27,6 +27,7 @@ describe("parseEnv", () => {
       probeTimeoutMs: 2000,
       probeMemoMs: 5000,
       modelPublicKey: undefined,
+      cascadeThresholds: {},
     });
     expect(options.apiKeys).toEqual([]);
   });
@@ -59,6 +60,11 @@ describe("parseEnv", () => {
     expect(parseEnv({ MODEL_PUBLIC_KEY: ` ${key}\n` }, MODELS).modelPublicKey).toBe(key);
   });
 
+  it("reads cascade thresholds as JSON or a wrangler.toml table", () => {
+    expect(parseEnv({ CASCADE_THRESHOLDS: '{"digits": 0.9}' }, MODELS).cascadeThresholds).toEqual({ digits: 0.9 });
+    expect(parseEnv({ CASCADE_THRESHOLDS: { digits: 0 } }, MODELS).cascadeThresholds).toEqual({ digits: 0 });
+  });
+
   it.each<[Env, RegExp]>([
     [{ REGIONS: "[{" }, /^REGIONS: invalid JSON/],
     [{ REGIONS: "{}" }, /^REGIONS: body must be an array/],
@@ -77,6 +83,11 @@ describe("parseEnv", () => {
     ],
     [{ MODEL_PUBLIC_KEY: "not-a-key" }, /^MODEL_PUBLIC_KEY: must be an Ed25519 public key, base64 of 32 bytes/],
     [{ ALLOW_LOCATION_OVERRIDE: "yes" }, /^ALLOW_LOCATION_OVERRIDE: must be "true" or "false"/],
+    [{ CASCADE_THRESHOLDS: "{" }, /^CASCADE_THRESHOLDS: invalid JSON/],
+    [{ CASCADE_THRESHOLDS: "0.9" }, /^CASCADE_THRESHOLDS: must be an object of model name -> threshold, got "0.9"/],
+    [{ CASCADE_THRESHOLDS: '{"digits": 1.5}' }, /^CASCADE_THRESHOLDS: "digits" must be in \[0, 1\]/],
+    [{ CASCADE_THRESHOLDS: { digits: "high" } }, /^CASCADE_THRESHOLDS: "digits" /],
+    [{ CASCADE_THRESHOLDS: { cats: 0.5 } }, /^CASCADE_THRESHOLDS: the edge serves no model "cats" \(it serves /],
   ])("refuses %j naming the variable", (env, message) => {
     expect(() => parseEnv(env, MODELS)).toThrow(message);
   });

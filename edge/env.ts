@@ -37,6 +37,8 @@ export interface Env {
   PROBE_MEMO_MS?: string | number;
   /** Ed25519 public key (base64 of 32 bytes) the edge models must be signed with; unset: unsigned models load. */
   MODEL_PUBLIC_KEY?: string;
+  /** JSON object: logical model name -> cascade threshold in [0, 1] replacing the calibrated one. */
+  CASCADE_THRESHOLDS?: string | Record<string, unknown>;
   /** Workers rate-limiting binding (`[[ratelimits]]`); absent = no rate limit. */
   RATE_LIMITER?: RateLimit;
 }
@@ -78,6 +80,11 @@ export interface EdgeOptions {
   probeMemoMs: number;
   /** The key edge models must be signed with; undefined: unsigned models load (and the Worker says so). */
   modelPublicKey: string | undefined;
+  /**
+   * Cascade thresholds replacing the calibrated ones, by logical model name (e.g. `{"digits": 0.9}`), to trade
+   * accuracy for edge share; a model not listed keeps its calibrated threshold. Default `{}`.
+   */
+  cascadeThresholds: Readonly<Record<string, number>>;
 }
 
 const regionSchema = v.strictObject({
@@ -108,6 +115,34 @@ function parseRegions(raw: Env["REGIONS"]): Region[] {
     names.add(region.name);
   }
   return parsed.value.map((r) => ({ ...r, url: r.url.replace(/\/+$/, "") }));
+}
+
+const thresholdsSchema = v.record(
+  v.string(),
+  v.pipe(v.number(), v.minValue(0, "must be in [0, 1]"), v.maxValue(1, "must be in [0, 1]")),
+);
+
+function parseThresholds(raw: Env["CASCADE_THRESHOLDS"], servedModels: readonly string[]): Record<string, number> {
+  if (raw === undefined || raw === "") return {};
+  let value: unknown = raw;
+  if (typeof raw === "string") {
+    try {
+      value = JSON.parse(raw);
+    } catch (err) {
+      throw new Error(`CASCADE_THRESHOLDS: invalid JSON: ${(err as Error).message}`);
+    }
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new Error(`CASCADE_THRESHOLDS: must be an object of model name -> threshold, got ${JSON.stringify(raw)}`);
+  }
+  const parsed = parseOrDescribe(thresholdsSchema, value);
+  if (!parsed.ok) throw new Error(`CASCADE_THRESHOLDS: ${parsed.message}`);
+  for (const name of Object.keys(parsed.value)) {
+    if (!servedModels.includes(name)) {
+      throw new Error(`CASCADE_THRESHOLDS: the edge serves no model "${name}" (it serves ${servedModels.join(", ")})`);
+    }
+  }
+  return parsed.value;
 }
 
 function number(
@@ -180,5 +215,6 @@ export function parseEnv(env: Env, servedModels: readonly string[]): EdgeOptions
     probeTimeoutMs: number(env, "PROBE_TIMEOUT_MS", 2000, { min: 1 }),
     probeMemoMs: number(env, "PROBE_MEMO_MS", 5000, { min: 0 }),
     modelPublicKey: publicKey(env.MODEL_PUBLIC_KEY),
+    cascadeThresholds: parseThresholds(env.CASCADE_THRESHOLDS, servedModels),
   };
 }

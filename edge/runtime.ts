@@ -5,7 +5,7 @@ import { createForwarder, type Forwarder } from "./forward/compose.ts";
 import { RegionBook } from "./forward/region-book.ts";
 import { BUNDLED_NAMES, bundledModels } from "./models/bundled.ts";
 import { ModelCatalog } from "./models/catalog.ts";
-import type { ModelSource } from "./models/served-model.ts";
+import type { ModelSource, ServedModel } from "./models/served-model.ts";
 import type { ProbeReport } from "./probe/probe.ts";
 import { probeRegions } from "./probe/probe.ts";
 import { ProbeStore } from "./probe/store.ts";
@@ -60,12 +60,13 @@ export class EdgeRuntime {
   #seen: ProbeReport | null = null;
 
   /**
-   * Raise served versions and take newer rollout states from a probe report, once per report (request
-   * isolates reread a memoised one).
+   * Raise served versions, take newer rollout states and keep the round trips for budget-aware routing from a
+   * probe report, once per report (request isolates reread a memoised one).
    */
   #see(report: ProbeReport | null): void {
     if (report === this.#seen) return;
     this.#seen = report;
+    if (report) this.book.seeProbe(report);
     for (const region of report?.regions ?? []) {
       for (const [model, version] of Object.entries(region.versions ?? {})) this.models.get(model)?.seeVersion(version);
       for (const [model, rollout] of Object.entries(region.rollouts ?? {})) this.models.get(model)?.seeRollout(rollout);
@@ -77,7 +78,12 @@ export class EdgeRuntime {
     return this.publicKey ? { required: true, key: (await this.publicKey).id } : { required: false };
   }
 
-  /** The latest stored probe report; its versions raise the models' served versions. */
+  /** The cascade threshold of a model's edge variant: `CASCADE_THRESHOLDS`' entry, else the calibrated one. */
+  threshold(served: ServedModel): number | undefined {
+    return this.options.cascadeThresholds[served.name] ?? served.edge?.calibration.threshold;
+  }
+
+  /** The latest stored probe report; its versions raise the models' served versions, its round trips feed routing. */
   async latestProbe(now: number): Promise<ProbeReport | null> {
     const report = await this.probes.read(now);
     this.#see(report);

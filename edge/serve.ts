@@ -99,7 +99,7 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
   const edgeProbs = mode === "regional" ? undefined : await runEdge();
   if (edgeProbs) {
     const confidences = Array.from({ length: rows.batch }, (_, r) => topClass(edgeProbs, r, classes).confidence);
-    if (cascadeDecision(confidences, model!.calibration.threshold, mode) === "edge") {
+    if (cascadeDecision(confidences, rt.threshold(served)!, mode) === "edge") {
       const pending = key
         ? rt.cache.put(key, { version: edgeVersion, probs: Array.from(edgeProbs) }, startedAt)
         : undefined;

@@ -40,3 +40,29 @@ describe("parseJsonBody", () => {
     expect(() => parseJsonBody(text, "application/json")).toThrow(message);
   });
 });
+
+describe("parseJsonBody from bytes", () => {
+  const bytes = (...parts: (string | number[])[]) =>
+    Uint8Array.from(parts.flatMap((p) => (typeof p === "string" ? [...new TextEncoder().encode(p)] : p)));
+
+  it("decodes UTF-8, multi-byte characters included", () => {
+    expect(parseJsonBody(bytes('{"id":"é€😀"}'), "application/json")).toEqual({ id: "é€😀" });
+    expect(parseJsonBody(bytes('{"a":1}').buffer, "application/json")).toEqual({ a: 1 });
+  });
+
+  it.each([
+    ["a lone continuation byte", [0x80]],
+    ["an invalid byte", [0xff]],
+    ["an overlong encoding", [0xc0, 0x80]],
+    ["an encoded surrogate", [0xed, 0xa0, 0x80]],
+    ["a truncated sequence", [0xe2, 0x82]],
+  ])("400 for invalid UTF-8: %s", (_, invalid) => {
+    const body = bytes('{"id":"', invalid, '"}');
+    expect(() => parseJsonBody(body, "application/json")).toThrow(BadRequest);
+    expect(() => parseJsonBody(body, "application/json")).toThrow("request body is not valid UTF-8");
+  });
+
+  it("checks the content type first", () => {
+    expect(() => parseJsonBody(bytes([0xff]), "text/plain")).toThrow(UnsupportedMediaType);
+  });
+});

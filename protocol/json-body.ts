@@ -7,9 +7,26 @@ export function isJsonContentType(contentType: string | null | undefined): boole
   return essence === "application/json" || (essence.startsWith("application/") && essence.endsWith("+json"));
 }
 
-/** The body of a JSON request: 415 for another content type, 400 (with the parser's reason) for bad JSON. */
-export function parseJsonBody(text: string, contentType: string | null | undefined): unknown {
+/** Strict UTF-8: invalid byte sequences are an error, not U+FFFD. */
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+
+/**
+ * The body of a JSON request: 415 for another content type, 400 (with the parser's reason) for bad JSON.
+ * Given the raw bytes, it also refuses invalid UTF-8 (400) rather than decoding it lossily: JSON exchanged
+ * between systems must be UTF-8 (RFC 8259 §8.1), and a lossy decode would silently change, say, the `id`
+ * echoed back.
+ */
+export function parseJsonBody(
+  body: string | ArrayBuffer | Uint8Array,
+  contentType: string | null | undefined,
+): unknown {
   if (!isJsonContentType(contentType)) throw new UnsupportedMediaType(contentType);
+  let text: string;
+  try {
+    text = typeof body === "string" ? body : utf8.decode(body);
+  } catch {
+    throw new BadRequest("request body is not valid UTF-8");
+  }
   if (text.trim() === "") throw new BadRequest("request body is empty; send a JSON object");
   try {
     return JSON.parse(text);

@@ -1,3 +1,4 @@
+import type { ServingError } from "../protocol/errors.ts";
 import type { RequestLimits } from "../protocol/limits.ts";
 import type { ExecutionProvider } from "./execution-provider.ts";
 import type { Logger } from "./log.ts";
@@ -31,6 +32,8 @@ export interface AppDeps {
   limits: RequestLimits;
   /** Milliseconds each inference request waits first (simulated network distance). */
   delayMs: number;
+  /** Admission by deadline: requests always admitted (a batch's worth) and the refusal of the others. */
+  admission: { minInFlight: number; refuse: (waitMs: number, deadlineMs: number) => ServingError };
   sharedSecret?: string;
   adminToken?: string;
 }

@@ -49,26 +49,60 @@ export interface RegionalServer {
   shutdown(): Promise<void>;
 }
 
-function queueFullError(status: 429 | 503): () => ServingError {
-  const message = "the model's queue is full; retry shortly";
+/** "Come back in a second", with the status --queue-full-status configures (429 by default, or 503). */
+function busyError(status: 429 | 503, code: string, message: string): ServingError {
   return status === 429
-    ? () => new RateLimited(message, 1, "queue_full")
-    : () => new ServingError(503, "queue_full", message, { "retry-after": "1" });
+    ? new RateLimited(message, 1, code)
+    : new ServingError(503, code, message, { "retry-after": "1" });
+}
+
+function queueFullError(status: 429 | 503): () => ServingError {
+  return () => busyError(status, "queue_full", "the model's queue is full; retry shortly");
+}
+
+function overloadedError(status: 429 | 503): (waitMs: number, deadlineMs: number) => ServingError {
+  return (waitMs, deadlineMs) =>
+    busyError(
+      status,
+      "overloaded",
+      `the pool is overloaded: about ${Math.round(waitMs)} ms of work ahead, the deadline is ${deadlineMs} ms; retry shortly`,
+    );
 }
 
 /** Malformed HTTP never reaches Hono; answer it in the same JSON shape instead of Node's bare 400. */
 function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (lingering.has(socket)) return; // already answered: what follows is dropped until the close
   if (err.code === "ECONNRESET" || !socket.writable) {
     socket.destroy();
     return;
   }
+  lingering.add(socket);
   const status = err.code === "HPE_HEADER_OVERFLOW" ? 431 : 400;
   const body = JSON.stringify({ error: `malformed HTTP request (${err.code ?? "parse error"})`, code: "bad_request" });
-  socket.end(
+  socket.write(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\n` +
       `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
   );
+  // Lingering close: read and drop what the client is still sending (the rest of its headers, its body) and
+  // end the connection once it has been quiet for a moment. Ending at once with unread bytes makes the kernel
+  // answer the client's next bytes with a reset, which can throw away the answer before the client reads it
+  // (the fuzz run's 431s to huge headers followed by a body).
+  let quiet: ReturnType<typeof setTimeout> | undefined;
+  const endWhenQuiet = () => {
+    clearTimeout(quiet);
+    quiet = setTimeout(() => socket.end(), QUIET_MS);
+  };
+  socket.on("data", endWhenQuiet).resume();
+  endWhenQuiet();
+  setTimeout(() => socket.destroy(), LINGER_MS).unref();
 }
+
+/** Connections answered as malformed HTTP, being drained before their close. */
+const lingering = new WeakSet<Socket>();
+/** A connection refused as malformed HTTP is ended once the client has sent nothing for this long, in ms. */
+const QUIET_MS = 100;
+/** ... and closed after this long whatever the client does, in ms. */
+const LINGER_MS = 2000;
 
 /**
  * Start a regional pool in this process: choose the execution provider, find the models, listen (liveness
@@ -138,6 +172,7 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
     log,
     limits: DEFAULT_LIMITS,
     delayMs: options.delayMs,
+    admission: { minInFlight: options.maxBatch, refuse: overloadedError(options.queueFullStatus) },
     sharedSecret: options.sharedSecret,
     adminToken: options.adminToken,
   });

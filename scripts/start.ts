@@ -13,14 +13,8 @@ import { resolve } from "node:path";
 import { MODELS_DIR } from "./stack/build-edge.ts";
 import { readRepository } from "./stack/edge-models.ts";
 import { type EdgeWorker, startEdgeWorker } from "./stack/edge-worker.ts";
+import { LOCAL_REGIONS } from "./stack/local-regions.ts";
 import { type RegionalPool, startRegionalPool } from "./stack/regional-pool.ts";
-
-/** Where each local pool pretends to be (its region's usual cloud location). */
-const LOCAL_REGIONS = [
-  { name: "us", portVar: "US_PORT", port: 9001, latitude: 39.04, longitude: -77.49, continent: "NA", place: "Ashburn" },
-  { name: "eu", portVar: "EU_PORT", port: 9002, latitude: 50.11, longitude: 8.68, continent: "EU", place: "Frankfurt" },
-  { name: "ap", portVar: "AP_PORT", port: 9003, latitude: 35.68, longitude: 139.69, continent: "AS", place: "Tokyo" },
-] as const;
 
 /** Worker vars from EDGE_<VAR> environment variables. */
 function edgeVars(): Record<string, string> {

@@ -9,7 +9,7 @@ export type Tier = "edge" | "regional";
  * `servedBy` stays true for every prediction in it). `edge` and `regional` force a tier.
  *
  * @param confidences the edge model's top probability per row; unused unless `mode` is `auto`
- * @param threshold the edge model's calibrated threshold, from its config
+ * @param threshold the edge model's calibrated threshold, from its config, or its CASCADE_THRESHOLDS override
  */
 export function cascadeDecision(confidences: readonly number[], threshold: number, mode: CascadeMode): Tier {
   if (mode !== "auto") return mode;

@@ -15,7 +15,8 @@ export interface ForwarderOptions {
 /**
  * The edge's call to the regions: one stack of small layers around fetch, outermost first.
  *
- *   hedged   across regions: nearest first, one hedge after the hedge delay, failover on error, the loser aborted
+ *   hedged   across regions: nearest first, one hedge after the hedge delay, failover on error, the loser aborted;
+ *            a region expected to answer later than what is left of the budget is skipped, never charged
  *   breaker  per region: refuse while open, record how each admitted call ended
  *   observe  per region: count outcomes, keep answer latencies (they set the hedge delay)
  *   deadline x-edgecascade-deadline-ms = what is left of the SLO budget; abort when it runs out
@@ -32,6 +33,8 @@ export function createForwarder({ book, sharedSecret }: ForwarderOptions) {
     delayMs: (region) => book.hedgeDelay(region.name),
     spendHedge: () => book.spendHedge(),
     onHedge: (region) => book.countHedge(region.name),
+    expectedMs: (region) => book.expectedAnswerMs(region.name, Date.now()),
+    onTooFar: (region) => book.countTooFar(region.name),
   });
   return (...args: Parameters<typeof forward>) => {
     book.earnHedge();

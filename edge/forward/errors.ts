@@ -7,6 +7,7 @@ export class RegionError extends Error {
     | "breaker_open"
     | "timeout"
     | "budget_spent"
+    | "too_far"
     | "cancelled"
     | "unavailable"
     | "status"
@@ -34,6 +35,16 @@ export const regionTimeout = (region: string, budgetMs: number) =>
 export const budgetSpent = (region: string) =>
   new RegionError("budget_spent", region, "not sent: the SLO budget was already spent");
 /**
+ * Not sent: the region is expected to answer later than what is left of the budget (edge/regions/reach.ts).
+ * Being far is not failing: breakers and failure counters ignore it.
+ */
+export const tooFar = (region: string, expectedMs: number, budgetLeftMs: number) =>
+  new RegionError(
+    "too_far",
+    region,
+    `not sent: expected to answer in ${Math.round(expectedMs)} ms, ${budgetLeftMs} ms of the budget left`,
+  );
+/**
  * The client pinned a version this region does not serve (it answered 404, or with another version), as
  * during a rollout: try another region. The region itself is healthy, so its breaker ignores this.
  */
@@ -57,12 +68,15 @@ export class NoRegionAnswered extends Error {
 }
 
 /** The `x-edgecascade-degraded` value: why the answer is the edge model's although a region was wanted. */
-export type DegradedReason = "no-regions" | "breakers-open" | "deadline" | "regions-failed";
+export type DegradedReason = "no-regions" | "too-far" | "breakers-open" | "deadline" | "regions-failed";
 
+/** Why no region answered: the regions that could have answered in time say why they did not. */
 export function degradedReason(errors: readonly RegionError[]): DegradedReason {
   const tried = errors.filter((e) => e.code !== "cancelled");
   if (tried.length === 0) return "no-regions";
-  if (tried.every((e) => e.code === "breaker_open")) return "breakers-open";
-  if (tried.some((e) => e.code === "timeout" || e.code === "budget_spent")) return "deadline";
+  const reachable = tried.filter((e) => e.code !== "too_far");
+  if (reachable.length === 0) return "too-far";
+  if (reachable.every((e) => e.code === "breaker_open")) return "breakers-open";
+  if (reachable.some((e) => e.code === "timeout" || e.code === "budget_spent")) return "deadline";
   return "regions-failed";
 }

@@ -136,4 +136,72 @@ describe("hedged", () => {
     expect(result.hedged).toBe(true);
     expect(result.errors.map((e) => e.region)).toEqual(["us"]);
   });
+
+  describe("budget-aware: regions expected to answer later than the budget left are not tried", () => {
+    const expecting = (ms: Record<string, number | undefined>) => {
+      const skipped: string[] = [];
+      return {
+        skipped,
+        options: { ...options(), expectedMs: (r: Region) => ms[r.name], onTooFar: (r: Region) => skipped.push(r.name) },
+      };
+    };
+    const tight = () => ({ ...call, deadlineAt: Date.now() + 10_000 });
+
+    it("skips a far region for a reachable one behind it", async () => {
+      const { dispatch, log } = planned({ us: { ms: 1 }, eu: { ms: 1 } });
+      const { options: o, skipped } = expecting({ us: 60_000, eu: 5 });
+      const result = await hedged(dispatch, o)([us, eu], tight());
+      expect(result.answer.region).toBe("eu");
+      expect(log.map((l) => l.region)).toEqual(["eu"]);
+      expect(skipped).toEqual(["us"]);
+      expect(result.errors.map((e) => [e.region, e.code])).toEqual([["us", "too_far"]]);
+    });
+
+    it("tries a region nothing is known about", async () => {
+      const { dispatch, log } = planned({ us: { ms: 1 } });
+      const result = await hedged(dispatch, expecting({}).options)([us], tight());
+      expect(result.answer.region).toBe("us");
+      expect(log).toHaveLength(1);
+    });
+
+    it("sends nothing when every region is too far, and answers at once: degraded too-far", async () => {
+      const { dispatch, log } = planned({ us: { ms: 1 }, eu: { ms: 1 } });
+      const { options: o, skipped } = expecting({ us: 60_000, eu: 120_000 });
+      const started = Date.now();
+      const err = await hedged(dispatch, o)([us, eu], tight()).catch((e: unknown) => e);
+      expect(Date.now() - started).toBeLessThan(5_000); // not the 10 s budget
+      expect(err).toBeInstanceOf(NoRegionAnswered);
+      expect((err as NoRegionAnswered).errors.map((e) => [e.region, e.code])).toEqual([
+        ["us", "too_far"],
+        ["eu", "too_far"],
+      ]);
+      expect(log).toEqual([]);
+      expect(skipped).toEqual(["us", "eu"]);
+      expect(degradedReason((err as NoRegionAnswered).errors)).toBe("too-far");
+    });
+
+    it("fails over past a far region to the next reachable one", async () => {
+      const { dispatch, log } = planned({ us: { ms: 1, fail: true }, eu: { ms: 1 }, ap: { ms: 1 } });
+      const result = await hedged(dispatch, expecting({ eu: 60_000 }).options)([us, eu, ap], tight());
+      expect(result.answer.region).toBe("ap");
+      expect(log.map((l) => l.region)).toEqual(["us", "ap"]);
+      expect(result.errors.map((e) => [e.region, e.code])).toEqual([
+        ["us", "status"],
+        ["eu", "too_far"],
+      ]);
+    });
+
+    it("hedges only to a region that can answer in time", async () => {
+      const { dispatch, log } = planned({ us: { ms: 5000 }, eu: { ms: 1 }, ap: { ms: 1 } });
+      const hedges: string[] = [];
+      const { options: o } = expecting({ eu: 60_000 });
+      const result = await hedged(dispatch, { ...o, onHedge: (r) => hedges.push(r.name) })([us, eu, ap], tight());
+      expect(result.answer.region).toBe("ap");
+      expect(hedges).toEqual(["ap"]);
+      expect(log.map((l) => [l.region, l.end])).toEqual([
+        ["ap", "answered"],
+        ["us", "aborted"],
+      ]);
+    });
+  });
 });

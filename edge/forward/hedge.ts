@@ -1,6 +1,7 @@
+import { withinReach } from "../regions/reach.ts";
 import type { Region } from "../regions/region.ts";
 import { budgetLeftMs } from "./deadline.ts";
-import { budgetSpent, NoRegionAnswered, RegionError, regionCancelled } from "./errors.ts";
+import { budgetSpent, NoRegionAnswered, RegionError, regionCancelled, tooFar } from "./errors.ts";
 import type { RegionAnswer, RegionCall, RegionDispatch } from "./types.ts";
 
 export interface HedgeOptions {
@@ -10,6 +11,10 @@ export interface HedgeOptions {
   spendHedge: () => boolean;
   /** Called when a hedge goes out (for counters). */
   onHedge?: (region: Region) => void;
+  /** The answer time to expect from a region, in ms (edge/regions/reach.ts); undefined: unknown. Default: unknown. */
+  expectedMs?: (region: Region) => number | undefined;
+  /** Called when a region is skipped as too far for what is left of the budget (for counters). */
+  onTooFar?: (region: Region) => void;
 }
 
 export interface Forwarded {
@@ -25,7 +30,8 @@ export interface Forwarded {
  * has not answered after its hedge delay and the budget allows, send one hedge to the next region; if a
  * call fails, fail over to the next region at once. The first answer wins and every other call is aborted
  * (their reason: cancelled). Once the SLO budget is spent nothing more is sent: the regions not yet asked
- * are skipped (`budget_spent`), not charged a timeout. When no region answered, reject with NoRegionAnswered.
+ * are skipped (`budget_spent`), not charged a timeout; a region expected to answer later than what is left
+ * of the budget is skipped as well (`too_far`). When no region answered, reject with NoRegionAnswered.
  */
 export function hedged(dispatch: RegionDispatch, options: HedgeOptions) {
   return (regions: readonly Region[], call: Omit<RegionCall, "region">): Promise<Forwarded> =>
@@ -41,19 +47,40 @@ export function hedged(dispatch: RegionDispatch, options: HedgeOptions) {
         settled = true;
         clearTimeout(timer);
       };
+      /**
+       * The next region worth a call, skipping (and recording) those that cannot answer in time: once the budget
+       * is spent nothing more is sent (`budget_spent`), and a region expected to answer later than what is left
+       * is not tried (`too_far`). Neither is charged to the region.
+       */
+      const nextCandidate = (): Region | undefined => {
+        while (next < regions.length) {
+          const leftMs = budgetLeftMs(call.deadlineAt, Date.now());
+          if (leftMs <= 0) {
+            while (next < regions.length) errors.push(budgetSpent(regions[next++]!.name));
+            return undefined;
+          }
+          const region = regions[next]!;
+          const expectedMs = options.expectedMs?.(region);
+          if (withinReach(expectedMs, leftMs)) return region;
+          errors.push(tooFar(region.name, expectedMs!, leftMs));
+          options.onTooFar?.(region);
+          next++;
+        }
+        return undefined;
+      };
       const armHedge = (region: Region) => {
         clearTimeout(timer);
         timer = setTimeout(() => {
-          const worthIt = inFlight.size === 1 && next < regions.length && budgetLeftMs(call.deadlineAt, Date.now()) > 0;
-          if (settled || hedgeSent || !worthIt || !options.spendHedge()) return;
+          if (settled || hedgeSent || inFlight.size !== 1) return;
+          // With the budget spent nothing is recorded here: the call in flight ends first, then failover does.
+          if (budgetLeftMs(call.deadlineAt, Date.now()) <= 0 || !nextCandidate() || !options.spendHedge()) return;
           hedgeSent = true;
           options.onHedge?.(regions[next]!);
           launch();
         }, options.delayMs(region));
       };
       const launch = (): void => {
-        if (budgetLeftMs(call.deadlineAt, Date.now()) <= 0) {
-          while (next < regions.length) errors.push(budgetSpent(regions[next++]!.name));
+        if (!nextCandidate()) {
           if (inFlight.size === 0) {
             finish();
             reject(new NoRegionAnswered(errors));
@@ -76,11 +103,7 @@ export function hedged(dispatch: RegionDispatch, options: HedgeOptions) {
             inFlight.delete(region);
             if (settled) return;
             errors.push(err instanceof RegionError ? err : new RegionError("unavailable", region.name, String(err)));
-            if (next < regions.length) launch();
-            else if (inFlight.size === 0) {
-              finish();
-              reject(new NoRegionAnswered(errors));
-            }
+            launch();
           },
         );
       };

@@ -1,3 +1,4 @@
+import type { ProbeReport } from "../probe/probe.ts";
 import {
   type BreakerOptions,
   breakerAdmit,
@@ -10,6 +11,7 @@ import {
 import { type HedgeBudget, hedgeBudgetEarn, hedgeBudgetSpend, hedgeDelay } from "../regions/hedge.ts";
 import { LatencyWindow } from "../regions/latency-window.ts";
 import type { RegionHealth } from "../regions/order.ts";
+import { expectedAnswerMs } from "../regions/reach.ts";
 import type { Region } from "../regions/region.ts";
 
 /** Per-region call counts of this isolate, for /status/regions. */
@@ -25,6 +27,8 @@ export interface RegionCounters {
   wrongVersion: number;
   /** Refused by the open breaker, never sent. */
   refused: number;
+  /** Not sent: expected to answer later than what was left of the budget (budget-aware routing). */
+  tooFar: number;
   /** Calls that were hedges. */
   hedges: number;
 }
@@ -41,12 +45,16 @@ interface Entry {
   region: Region;
   breaker: RegionBreaker;
   latency: LatencyWindow;
+  /** Unix ms of the latest answer. */
+  lastAnswerAt?: number;
+  /** The latest scheduled probe's round trip, while the probe found the region ready. */
+  probe?: { rttMs: number; at: number };
   counters: RegionCounters;
 }
 
 /**
- * What one isolate knows about each region: its breaker, its recent latencies (the hedge delay) and call
- * counts, plus the shared hedge budget. Isolates do not share this: each learns from its own calls, which
+ * What one isolate knows about each region: its breaker, its recent latencies (the hedge delay and, with the
+ * probe's round trip, the answer time to expect) and call counts, plus the shared hedge budget. Isolates do not share this: each learns from its own calls, which
  * is how Envoy's outlier detection works per proxy as well. The policies it applies are pure (regions/).
  */
 export class RegionBook {
@@ -70,6 +78,7 @@ export class RegionBook {
           cancelled: 0,
           wrongVersion: 0,
           refused: 0,
+          tooFar: 0,
           hedges: 0,
         },
       });
@@ -98,15 +107,43 @@ export class RegionBook {
     entry.breaker = breakerRecord(entry.breaker, outcome, now, this.#options.breaker);
   }
 
-  /** Count an outcome and, for answers, keep the latency. */
-  observe(name: string, outcome: "answered" | "failed" | "timedOut" | "cancelled" | "wrongVersion", ms?: number): void {
+  /** Count an outcome and, for answers, keep the latency and when it came. */
+  observe(
+    name: string,
+    outcome: "answered" | "failed" | "timedOut" | "cancelled" | "wrongVersion",
+    ms?: number,
+    now = Date.now(),
+  ): void {
     const entry = this.#entry(name);
     entry.counters[outcome]++;
-    if (outcome === "answered" && ms !== undefined) entry.latency.push(ms);
+    if (outcome === "answered" && ms !== undefined) {
+      entry.latency.push(ms);
+      entry.lastAnswerAt = now;
+    }
   }
 
   countHedge(name: string): void {
     this.#entry(name).counters.hedges++;
+  }
+
+  countTooFar(name: string): void {
+    this.#entry(name).counters.tooFar++;
+  }
+
+  /** Keep each ready region's round trip from a probe report (regions it found not ready keep their last one). */
+  seeProbe(report: ProbeReport): void {
+    for (const probe of report.regions) {
+      const entry = this.#entries.get(probe.name);
+      if (!entry || !probe.ready || probe.latencyMs === undefined) continue;
+      if (entry.probe && entry.probe.at >= report.at) continue;
+      entry.probe = { rttMs: probe.latencyMs, at: report.at };
+    }
+  }
+
+  /** The answer time to expect from the region at `now` (edge/regions/reach.ts); undefined when unknown. */
+  expectedAnswerMs(name: string, now: number): number | undefined {
+    const { latency, lastAnswerAt, probe } = this.#entry(name);
+    return expectedAnswerMs({ answers: latency.values(), lastAnswerAt, probe }, now);
   }
 
   /** How long to wait for this region before hedging: its observed p95, or the configured default. */
@@ -136,7 +173,7 @@ export class RegionBook {
   }
 
   /** This isolate's view, for /status/regions. */
-  snapshot() {
+  snapshot(now = Date.now()) {
     return {
       hedgeTokens: Math.round(this.#budget.tokens * 100) / 100,
       regions: [...this.#entries.values()].map((e) => ({
@@ -144,6 +181,7 @@ export class RegionBook {
         url: e.region.url,
         breaker: e.breaker,
         hedgeDelayMs: this.hedgeDelay(e.region.name),
+        expectedAnswerMs: this.expectedAnswerMs(e.region.name, now) ?? null,
         latencySamples: e.latency.values().length,
         counters: { ...e.counters },
       })),

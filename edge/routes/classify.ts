@@ -17,7 +17,7 @@ export const classify = new Hono<AppEnv>();
 
 classify.post("/classify", limitBody(), async (c) => {
   const rt = c.get("runtime");
-  const call = parseClassifyRequest(parseJsonBody(await c.req.text(), c.req.header("content-type")));
+  const call = parseClassifyRequest(parseJsonBody(await c.req.arrayBuffer(), c.req.header("content-type")));
   const model = lookupModel(c, call.model, call.version);
   const rows = readClassifyInputs(call.inputs, model.signature, DEFAULT_LIMITS);
   const served = await serve(rt, model, {

@@ -33,7 +33,8 @@ status.get("/", async (c) => {
             ? {
                 name: m.edge.config.name,
                 version: m.edge.version,
-                threshold: m.edge.calibration.threshold,
+                threshold: rt.threshold(m),
+                calibratedThreshold: m.edge.calibration.threshold,
                 loaded: m.edge.ready,
                 loads: m.edge.loads,
                 ...(m.edge.loadError ? { loadError: (m.edge.loadError as Error).message } : {}),

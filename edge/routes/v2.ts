@@ -76,7 +76,7 @@ v2.post("/repository/index", (c) => {
 
 const infer = async (c: Context<AppEnv>) => {
   const rt = c.get("runtime");
-  const call = parseInferRequest(parseJsonBody(await c.req.text(), c.req.header("content-type")));
+  const call = parseInferRequest(parseJsonBody(await c.req.arrayBuffer(), c.req.header("content-type")));
   const version = c.req.param("version");
   const model = lookupModel(c, c.req.param("model")!, version);
   const rows = readInferInputs(call, model.signature, DEFAULT_LIMITS);

@@ -13,6 +13,7 @@ import type { ClassifyResponse, ServedBy } from "../../protocol/types.ts";
 import type { AppDeps, RegionalEnv } from "../app-context.ts";
 import { nowUs } from "../clock.ts";
 import type { Executed } from "../executor.ts";
+import { admitInTime } from "../middleware/admit-in-time.ts";
 import { bodyLimit } from "../middleware/body-limit.ts";
 import { deadline } from "../middleware/deadline.ts";
 import { edgeSignature } from "../middleware/signature-auth.ts";
@@ -26,7 +27,8 @@ function outcomeOf(err: unknown): InferenceOutcome {
 }
 
 /**
- * `/v1/classify` and v2 `infer`. Layers, outermost first: deadline clock, body limit (413),
+ * `/v1/classify` and v2 `infer`. Layers, outermost first: admission by deadline (429 at once for what cannot
+ * be answered in time), deadline clock, body limit (413),
  * edge signature (401, when a secret is set); then parse, lease the serving version, validate the rows
  * against it, and run them through its batcher.
  */
@@ -37,8 +39,10 @@ export function inferenceRoutes(deps: AppDeps): Hono<RegionalEnv> {
   const delayTiming = deps.delayMs > 0 ? `delay;dur=${deps.delayMs};desc="simulated distance", ` : "";
 
   const paths = ["/v1/classify", "/v2/models/:model/infer", "/v2/models/:model/versions/:version/infer"];
+  // One admission for all three routes: they share the pool's time.
+  const admit = admitInTime(deps.admission);
   for (const path of paths) {
-    app.use(path, deadline(), bodyLimit({ maxBytes: limits.maxBodyBytes }));
+    app.use(path, admit, deadline(), bodyLimit({ maxBytes: limits.maxBodyBytes }));
     if (deps.sharedSecret) app.use(path, edgeSignature({ secret: deps.sharedSecret }));
   }
 
@@ -82,7 +86,7 @@ export function inferenceRoutes(deps: AppDeps): Hono<RegionalEnv> {
   }
 
   app.post("/v1/classify", async (c) => {
-    const call = parseClassifyRequest(parseJsonBody(await c.req.text(), c.req.header("content-type")));
+    const call = parseClassifyRequest(parseJsonBody(await c.req.arrayBuffer(), c.req.header("content-type")));
     const acquired = repository.acquire(call.model, call.version);
     let lease = acquired;
     try {
@@ -104,7 +108,7 @@ export function inferenceRoutes(deps: AppDeps): Hono<RegionalEnv> {
   });
 
   const infer = async (c: Context<RegionalEnv>, model: string, version?: string) => {
-    const call = parseInferRequest(parseJsonBody(await c.req.text(), c.req.header("content-type")));
+    const call = parseInferRequest(parseJsonBody(await c.req.arrayBuffer(), c.req.header("content-type")));
     const acquired = repository.acquire(model, version);
     let lease = acquired;
     try {

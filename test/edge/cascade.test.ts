@@ -9,6 +9,7 @@ import {
   EU_CENTRAL,
   expectScores,
   FRANKFURT,
+  getJson,
   NEW_YORK,
   NO_HEDGES,
   regionStatus,
@@ -120,5 +121,56 @@ describe("cascade to real regional pools", () => {
     });
     expect(refused.status).toBe(401);
     expect((await regionStatus(worker, "us")).counters.failed).toBe(0);
+  });
+});
+
+describe("CASCADE_THRESHOLDS", () => {
+  let us: RegionalPool;
+  const workers: EdgeWorker[] = [];
+  beforeAll(async () => {
+    us = await startRegionalPool({ region: "us" });
+  });
+  afterAll(async () => {
+    await Promise.all(workers.map((w) => w.dispose()));
+    await us?.stop();
+  });
+  const start = async (thresholds: string) => {
+    const worker = await startEdgeWorker({
+      vars: {
+        REGIONS: regionsVar([{ name: "us", url: us.url, at: US_EAST }]),
+        SLO_BUDGET_MS: "20000",
+        CASCADE_THRESHOLDS: thresholds,
+        ...NO_HEDGES,
+      },
+    });
+    workers.push(worker);
+    return worker;
+  };
+
+  it("0: the edge answers every row, unsure ones included", async () => {
+    const worker = await start('{"digits": 0}');
+    const answer = await classify(worker, [unsureRows[0]!], { cascade: "auto" }, { cf: NEW_YORK });
+    expect(answer.body.servedBy).toBe("edge");
+    expectScores(answer.body, [unsureRows[0]!], "digits-edge");
+  });
+
+  it("1: rows the calibrated threshold leaves to the edge go to the region", async () => {
+    const worker = await start('{"digits": 1}');
+    const row = confidentRows.find((r) => Math.max(...r.expected["digits-edge"]!) < 1)!;
+    const answer = await classify(worker, [row], undefined, { cf: NEW_YORK });
+    expect(answer.body.servedBy).toBe("regional:us");
+    expectScores(answer.body, [row], "digits");
+    const { body } = await getJson<{
+      models: Record<string, { edge: { threshold: number; calibratedThreshold: number } }>;
+    }>(worker, "/status");
+    expect(body.models.digits!.edge.threshold).toBe(1);
+    expect(body.models.digits!.edge.calibratedThreshold).toBeLessThan(1);
+  });
+
+  it("a model the edge does not serve: every request is a 500 and the log names the variable", async () => {
+    const worker = await start('{"cats": 0.5}');
+    const answer = await classify(worker, [confidentRows[0]!]);
+    expect(answer.status).toBe(500);
+    expect(answer.body).toMatchObject({ code: "internal" });
   });
 });

@@ -99,8 +99,9 @@ export interface RegionStatus {
   name: string;
   breaker: { state: string; until?: number; failures?: number };
   hedgeDelayMs: number;
+  expectedAnswerMs: number | null;
   counters: Record<
-    "admitted" | "answered" | "failed" | "timedOut" | "cancelled" | "wrongVersion" | "refused" | "hedges",
+    "admitted" | "answered" | "failed" | "timedOut" | "cancelled" | "wrongVersion" | "refused" | "tooFar" | "hedges",
     number
   >;
 }

@@ -104,3 +104,58 @@ describe("deadlines", () => {
     }
   });
 });
+
+/** Wait until at least `n` requests are being handled (the pending-requests gauge). */
+async function inFlight(url: string, n: number): Promise<void> {
+  while (metric(await metricsOf(url), "edgecascade_inference_pending_requests") < n) {
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe("admission by deadline", () => {
+  it("refuses at once, before reading the body, what cannot be answered within its deadline; admits the rest", async () => {
+    // Each request takes 200 ms (simulated distance) and one row is a batch: the answering rate is measurable
+    // and the work in flight piles up.
+    const server = await startTestServer(testOptions(["--delay-ms", "200", "--max-batch", "1"]));
+    try {
+      // 10 answers within a few hundred ms: the pool answers in the order of 50-100 requests per second.
+      const first = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => post(`${server.url}/v1/classify`, classifyRows(i))),
+      );
+      expect(first.every((r) => r.status === 200)).toBe(true);
+      // 30 requests without a deadline (always admitted) in flight: about 300-600 ms of work ahead.
+      const ahead = Array.from({ length: 30 }, (_, i) => post(`${server.url}/v1/classify`, classifyRows(i)));
+      await inFlight(server.url, 10);
+      // An invalid body with a 50 ms deadline: refused before the body is read (a 429, not a 400).
+      const refused = await post(`${server.url}/v1/classify`, "{", { [DEADLINE_HEADER]: "50" });
+      expect(refused.status).toBe(429);
+      expect(refused.headers["retry-after"]).toBe("1");
+      expect(refused.body.code).toBe("overloaded");
+      expect(refused.body.error).toMatch(/^the pool is overloaded: about \d+ ms of work ahead, the deadline is 50 ms/);
+      // A deadline long enough for the work ahead is admitted and answered.
+      const admitted = await post(`${server.url}/v1/classify`, classifyRows(3), { [DEADLINE_HEADER]: "20000" });
+      expect(admitted.status).toBe(200);
+      expect(worstDifference(admitted.body.predictions, 3)).toBeLessThanOrEqual(TOLERANCE);
+      expect((await Promise.all(ahead)).every((r) => r.status === 200)).toBe(true);
+    } finally {
+      await server.shutdown();
+    }
+  });
+
+  it("answers 503 instead when the queue-full status is 503", async () => {
+    const server = await startTestServer(
+      testOptions(["--delay-ms", "200", "--max-batch", "1", "--queue-full-status", "503"]),
+    );
+    try {
+      await Promise.all(Array.from({ length: 10 }, (_, i) => post(`${server.url}/v1/classify`, classifyRows(i))));
+      const ahead = Array.from({ length: 30 }, (_, i) => post(`${server.url}/v1/classify`, classifyRows(i)));
+      await inFlight(server.url, 10);
+      const refused = await post(`${server.url}/v1/classify`, classifyRows(0), { [DEADLINE_HEADER]: "50" });
+      expect(refused).toMatchObject({ status: 503, body: { code: "overloaded" } });
+      expect(refused.headers["retry-after"]).toBe("1");
+      await Promise.all(ahead);
+    } finally {
+      await server.shutdown();
+    }
+  });
+});

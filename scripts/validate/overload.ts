@@ -1,0 +1,274 @@
+/**
+ * npm run validate:overload: twice the capacity, offered. First a regional pool: its capacity is measured in the
+ * same run (closed loop), then open-loop load at half of it, at twice it, and at half again; accepted requests
+ * must keep their p99 within the SLO, the rest must be refused with 429 and Retry-After, the pool's peak RSS
+ * stays bounded, and it recovers when the load drops. Then the same at the edge through its rate limiter (one
+ * client offered twice its limit). Writes bench/overload.json and bench/overload.md. `--help` lists the flags;
+ * the defaults take about 2 minutes.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { DEADLINE_HEADER } from "../../protocol/headers.ts";
+import { type LatencyStats, latencyStats } from "../probe/summary.ts";
+import { startEdgeWorker } from "../stack/edge-worker.ts";
+import { descendants } from "../stack/processes.ts";
+import { startRegionalPool } from "../stack/regional-pool.ts";
+import { numberFlag, runMain } from "./args.ts";
+import { closedLoop, headerValue, type LoadRequest, openLoop } from "./load.ts";
+import { validationModel } from "./model.ts";
+import { RssSampler } from "./rss.ts";
+import { holdBenchLock, ROOT, type RunInfo, runInfo, runLine } from "./run-info.ts";
+
+const HELP = `Usage: npm run validate:overload -- [options]
+
+  --model NAME          logical model (default digits)
+  --capacity-s S        seconds of the closed-loop capacity measurement (default 5)
+  --phase-s S           seconds of each open-loop phase: half, twice, half (default 10)
+  --connections N       connections of the open-loop generator (default 512: many clients, as many edge isolates)
+  --slo-ms MS           the deadline each request carries and the p99 the accepted ones must keep (default 10)
+  --edge-limit N        the edge's rate limit, requests per 10 s for one client (default 1000)
+  --out DIR             where the results go (default bench)
+  --help                this text`;
+
+export interface PhaseResult {
+  phase: string;
+  offeredRps: number;
+  /** What the generator managed to send per second (it shares the machine). */
+  sentRps: number;
+  requests: number;
+  accepted: number;
+  /** 429s, and how many of them carried Retry-After. */
+  refused: number;
+  refusedWithRetryAfter: number;
+  /** Other statuses (504 for requests whose deadline passed in the queue, 5xx) and failed connections (0). */
+  other: Record<string, number>;
+  acceptedLatency: LatencyStats;
+  /** Accepted requests per second of the phase. */
+  goodputRps: number;
+}
+
+interface Tally {
+  latency: number[];
+  refused: number;
+  retryAfter: number;
+  other: Record<string, number>;
+}
+
+/** Offer `rate` for `durationS` and tally the answers. */
+async function phase(
+  name: string,
+  origin: string,
+  rate: number,
+  durationS: number,
+  connections: number,
+  next: (i: number) => LoadRequest,
+): Promise<PhaseResult> {
+  const tally: Tally = { latency: [], refused: 0, retryAfter: 0, other: {} };
+  const started = performance.now();
+  const { sent } = await openLoop({
+    origin,
+    rate,
+    durationS,
+    connections,
+    timeoutMs: 30_000,
+    next,
+    onResponse: (r) => {
+      if (r.status === 200) tally.latency.push(r.latencyMs);
+      else if (r.status === 429) {
+        tally.refused++;
+        if (headerValue(r.headers, "retry-after")) tally.retryAfter++;
+      } else tally.other[String(r.status)] = (tally.other[String(r.status)] ?? 0) + 1;
+    },
+  });
+  const elapsedS = (performance.now() - started) / 1000;
+  const round = (x: number) => Math.round(x);
+  return {
+    phase: name,
+    offeredRps: round(rate),
+    sentRps: round(sent / durationS),
+    requests: sent,
+    accepted: tally.latency.length,
+    refused: tally.refused,
+    refusedWithRetryAfter: tally.retryAfter,
+    other: tally.other,
+    acceptedLatency: latencyStats(tally.latency),
+    goodputRps: round(tally.latency.length / Math.max(durationS, elapsedS)),
+  };
+}
+
+const mib = (bytes: number) => Math.round((bytes / 2 ** 20) * 10) / 10;
+
+function phaseTable(phases: PhaseResult[], sloMs: number): string[] {
+  return [
+    `| phase | offered req/s | sent req/s | accepted | accepted req/s | 429 (with Retry-After) | other | accepted p50 / p99 ms | p99 ≤ ${sloMs} ms |`,
+    "|---|---|---|---|---|---|---|---|---|",
+    ...phases.map(
+      (p) =>
+        `| ${p.phase} | ${p.offeredRps} | ${p.sentRps} | ${p.accepted} | ${p.goodputRps} | ${p.refused} (${p.refusedWithRetryAfter}) | ${JSON.stringify(p.other)} | ${p.acceptedLatency.p50Ms.toFixed(2)} / ${p.acceptedLatency.p99Ms.toFixed(2)} | ${p.acceptedLatency.p99Ms <= sloMs ? "yes" : "**no**"} |`,
+    ),
+  ];
+}
+
+interface Report {
+  info: RunInfo;
+  settings: Record<string, unknown>;
+  pool: {
+    capacityRps: number;
+    capacity: Awaited<ReturnType<typeof closedLoop>>;
+    phases: PhaseResult[];
+    peakRssMiB: number;
+  };
+  edge: { limitPer10s: number; phases: PhaseResult[]; peakRssMiB: number };
+}
+
+function markdown(r: Report): string {
+  const slo = r.settings.sloMs as number;
+  return `${[
+    "# Overload",
+    "",
+    runLine(r.info),
+    "",
+    "## A regional pool at twice its capacity",
+    "",
+    `One pool (\`npm run regional\`, one process). Capacity measured first, closed loop with 32 connections:`,
+    `**${r.pool.capacityRps} req/s** of single-row \`/v1/classify\` (${JSON.stringify(r.pool.capacity.statuses)}). Then open-loop phases`,
+    `at half, twice and half of it, each request carrying \`${DEADLINE_HEADER}: ${slo}\` as the edge's would, over`,
+    `${r.settings.connections} connections (many clients). Latency counts from when each request was due. The pool`,
+    "refuses at once (429, before reading the body) what it cannot answer within the request's deadline",
+    "(admission by deadline, docs/regional.md); a request whose deadline passes while it waits is a 504.",
+    "The generator runs on the same cores: at twice the capacity it competes with the pool for them, and the",
+    "latency of requests it could not send on time (all connections busy) includes its own backlog.",
+    "",
+    ...phaseTable(r.pool.phases, slo),
+    "",
+    `Peak RSS of the pool: **${r.pool.peakRssMiB} MiB**.`,
+    "",
+    "## The edge through its rate limiter",
+    "",
+    `The edge Worker with \`RATE_LIMITER\` at ${r.edge.limitPer10s} requests per 10 s for one client, offered twice that, then`,
+    "(after one window of rest) half. Miniflare's limiter, like Cloudflare's, counts approximately.",
+    "",
+    ...phaseTable(r.edge.phases, slo),
+    "",
+    `Peak RSS of workerd: **${r.edge.peakRssMiB} MiB**.`,
+  ].join("\n")}\n`;
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      model: { type: "string" },
+      "capacity-s": { type: "string" },
+      "phase-s": { type: "string" },
+      connections: { type: "string" },
+      "slo-ms": { type: "string" },
+      "edge-limit": { type: "string" },
+      out: { type: "string" },
+      help: { type: "boolean", default: false },
+    },
+  });
+  if (values.help) {
+    console.log(HELP);
+    return 0;
+  }
+  const model = validationModel(values.model ?? "digits");
+  const capacityS = numberFlag(values, "capacity-s", 5, { min: 1 });
+  const phaseS = numberFlag(values, "phase-s", 10, { min: 1 });
+  const connections = numberFlag(values, "connections", 512, { min: 1, integer: true });
+  const sloMs = numberFlag(values, "slo-ms", 10, { min: 1 });
+  const edgeLimit = numberFlag(values, "edge-limit", 1000, { min: 1, integer: true });
+  const out = resolve(ROOT, values.out ?? "bench");
+  holdBenchLock();
+  const info = runInfo(`npm run validate:overload -- ${process.argv.slice(2).join(" ")}`.trim());
+
+  const body = (i: number) => JSON.stringify({ model: model.name, inputs: model.rows[i % model.rows.length]!.input });
+  const bodies = model.rows.map((_, i) => body(i));
+  const poolRequest = (i: number): LoadRequest => ({
+    path: "/v1/classify",
+    headers: { "content-type": "application/json", [DEADLINE_HEADER]: String(sloMs) },
+    body: bodies[i % bodies.length],
+  });
+
+  console.error("regional pool: measuring capacity...");
+  const pool = await startRegionalPool({ region: "overload" });
+  let poolReport: Report["pool"];
+  try {
+    await closedLoop({ origin: pool.url, connections: 32, durationS: 1, next: poolRequest });
+    const capacity = await closedLoop({ origin: pool.url, connections: 32, durationS: capacityS, next: poolRequest });
+    const capacityRps = Math.round(capacity.ok / capacity.durationS);
+    console.error(`  capacity ${capacityRps} req/s; offering half, twice, half...`);
+    const rss = new RssSampler([pool.pid, ...descendants(pool.pid)]);
+    const phases: PhaseResult[] = [];
+    for (const [name, factor] of [
+      ["half", 0.5],
+      ["twice", 2],
+      ["half again", 0.5],
+    ] as const) {
+      phases.push(await phase(name, pool.url, capacityRps * factor, phaseS, connections, poolRequest));
+      const p = phases.at(-1)!;
+      console.error(`  ${name}: accepted ${p.goodputRps} req/s, 429 ${p.refused}, p99 ${p.acceptedLatency.p99Ms} ms`);
+    }
+    poolReport = { capacityRps, capacity, phases, peakRssMiB: mib(rss.stop()) };
+  } finally {
+    await pool.stop();
+  }
+
+  console.error(`edge: rate limit ${edgeLimit} per 10 s for one client...`);
+  const edge = await startEdgeWorker({
+    vars: { REGIONS: "[]", RATE_LIMIT_PERIOD_S: "10" },
+    rateLimit: { limit: edgeLimit, period: 10 },
+  });
+  let edgeReport: Report["edge"];
+  try {
+    // Rows the edge model answers itself (no region here): what is measured is the edge and its limiter.
+    const confident = model.rows.filter((r) => Math.max(...r.expected[model.edgeModel]!) >= model.threshold);
+    const edgeRequest = (i: number): LoadRequest => ({
+      path: "/v1/classify",
+      headers: { "content-type": "application/json", "cf-connecting-ip": "203.0.113.7" },
+      body: JSON.stringify({
+        model: model.name,
+        inputs: confident[i % confident.length]!.input,
+        parameters: { cascade: "edge" },
+      }),
+    });
+    // Warm: the edge model loads on the first request (from another client, so the limit is not touched).
+    const warm = await edge.dispatchFetch(`${edge.url}/v1/classify`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "cf-connecting-ip": "198.51.100.1" },
+      body: edgeRequest(0).body,
+    });
+    if (warm.status !== 200) throw new Error(`edge warm-up answered ${warm.status}`);
+    const workerd = descendants(process.pid);
+    const rss = new RssSampler(workerd);
+    const limitRps = edgeLimit / 10;
+    const phases: PhaseResult[] = [];
+    for (const [name, factor] of [
+      ["twice the limit", 2],
+      ["half the limit", 0.5],
+    ] as const) {
+      // Recovery is judged once the limiter's window (10 s) has passed since the overload ended.
+      if (phases.length > 0) await new Promise((r) => setTimeout(r, 10_000));
+      phases.push(await phase(name, edge.url, limitRps * factor, Math.max(phaseS, 10), 64, edgeRequest));
+      const p = phases.at(-1)!;
+      console.error(`  ${name}: accepted ${p.goodputRps} req/s, 429 ${p.refused}, p99 ${p.acceptedLatency.p99Ms} ms`);
+    }
+    edgeReport = { limitPer10s: edgeLimit, phases, peakRssMiB: mib(rss.stop()) };
+  } finally {
+    await edge.dispose();
+  }
+
+  const report: Report = {
+    info,
+    settings: { model: model.name, capacityS, phaseS, connections, sloMs, edgeLimit },
+    pool: poolReport,
+    edge: edgeReport,
+  };
+  mkdirSync(out, { recursive: true });
+  writeFileSync(join(out, "overload.json"), `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(join(out, "overload.md"), markdown(report));
+  console.error(`wrote ${join(out, "overload.md")}`);
+  return 0;
+}
+
+runMain("validate:overload", main);

@@ -1,0 +1,132 @@
+import { randomBytes } from "node:crypto";
+import { type EdgeWorker, startEdgeWorker } from "../stack/edge-worker.ts";
+import { LOCAL_REGIONS } from "../stack/local-regions.ts";
+import { type RegionalPool, startRegionalPool } from "../stack/regional-pool.ts";
+import { type DelayProxy, startDelayProxy } from "./delay-proxy.ts";
+
+export type RegionName = (typeof LOCAL_REGIONS)[number]["name"];
+export const REGION_NAMES: readonly RegionName[] = LOCAL_REGIONS.map((r) => r.name);
+
+export interface ValidationStackOptions {
+  /** One-way delay between the edge and each region, in ms. Default 0. */
+  delays?: Partial<Record<RegionName, number>>;
+  /** Jitter of every proxy, ± ms. Default 0. */
+  jitterMs?: number;
+  /** Model repository of the pools. Default: the repository's `models/`. */
+  modelsDir?: string;
+  /** More flags for every pool. */
+  poolArgs?: string[];
+}
+
+/** The local stack with network distance: pools us/eu/ap, each behind a delay proxy; edge Workers on top. */
+export interface ValidationStack {
+  pools: Record<RegionName, RegionalPool>;
+  proxies: Record<RegionName, DelayProxy>;
+  /** The shared secret and admin token of this run (random). */
+  secret: string;
+  adminToken: string;
+  /** The REGIONS var: each region at its place, reached through its proxy. */
+  regionsVar: string;
+  /** A fresh edge Worker (a new isolate, as in another colo) on this stack, with `vars` on top; `stop` disposes it. */
+  startEdge(vars?: Record<string, string>): Promise<EdgeWorker>;
+  /** Set every region's one-way delay. */
+  setDelays(delays: Partial<Record<RegionName, number>>): void;
+  /** SIGKILL a pool (a crash: no drain). */
+  kill(name: RegionName): Promise<void>;
+  /** Start the region's pool again on its port, behind the same proxy. */
+  restart(name: RegionName): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Start pools us, eu and ap (the same processes `npm start` runs, one worker each), a delay proxy in front of
+ * each, and hand out edge Workers routed through the proxies with the location override on.
+ */
+export async function startValidationStack(options: ValidationStackOptions = {}): Promise<ValidationStack> {
+  const secret = randomBytes(24).toString("hex");
+  const adminToken = randomBytes(24).toString("hex");
+  const env = { REGIONAL_SHARED_SECRET: secret, ADMIN_TOKEN: adminToken };
+  const poolOptions = (name: RegionName, port = 0) => ({
+    region: name,
+    port,
+    env,
+    ...(options.modelsDir ? { modelsDir: options.modelsDir } : {}),
+    extraArgs: options.poolArgs ?? [],
+  });
+  const pools = {} as Record<RegionName, RegionalPool>;
+  const proxies = {} as Record<RegionName, DelayProxy>;
+  const edges: EdgeWorker[] = [];
+  const stop = async () => {
+    await Promise.allSettled(edges.map((e) => e.dispose()));
+    await Promise.allSettled(Object.values(proxies).map((p) => p.close()));
+    await Promise.allSettled(Object.values(pools).map((p) => p.stop()));
+  };
+  try {
+    const started = await Promise.allSettled(REGION_NAMES.map((name) => startRegionalPool(poolOptions(name))));
+    started.forEach((s, i) => {
+      if (s.status === "fulfilled") pools[REGION_NAMES[i]!] = s.value;
+    });
+    const failed = started.find((s) => s.status === "rejected");
+    if (failed) throw failed.reason;
+    for (const name of REGION_NAMES) {
+      proxies[name] = await startDelayProxy({
+        target: { host: "127.0.0.1", port: pools[name].port },
+        delayMs: options.delays?.[name] ?? 0,
+        jitterMs: options.jitterMs ?? 0,
+        seed: REGION_NAMES.indexOf(name) + 1,
+      });
+    }
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  const regionsVar = JSON.stringify(
+    LOCAL_REGIONS.map((r) => ({
+      name: r.name,
+      url: proxies[r.name].url,
+      latitude: r.latitude,
+      longitude: r.longitude,
+      continent: r.continent,
+    })),
+  );
+
+  return {
+    pools,
+    proxies,
+    secret,
+    adminToken,
+    regionsVar,
+    async startEdge(vars = {}) {
+      const edge = await startEdgeWorker({
+        vars: { REGIONS: regionsVar, REGIONAL_SHARED_SECRET: secret, ALLOW_LOCATION_OVERRIDE: "true", ...vars },
+      });
+      edges.push(edge);
+      return edge;
+    },
+    setDelays(delays) {
+      for (const [name, ms] of Object.entries(delays)) proxies[name as RegionName].setDelay(ms);
+    },
+    async kill(name) {
+      process.kill(pools[name].pid, "SIGKILL");
+      await pools[name].exited;
+    },
+    async restart(name) {
+      pools[name] = await startRegionalPool(poolOptions(name, pools[name].port));
+    },
+    stop,
+  };
+}
+
+/**
+ * Ctrl-C (or SIGTERM) stops the stack before the process exits. Miniflare installs an exit hook that exits on
+ * these signals as soon as workerd is disposed, which would leave the pools running; ours takes them alone.
+ */
+export function stopOnSignals(stack: ValidationStack): void {
+  const onSignal = () => {
+    void stack.stop().finally(() => process.exit(130));
+  };
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.removeAllListeners(signal);
+    process.on(signal, onSignal);
+  }
+}
