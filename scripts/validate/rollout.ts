@@ -7,7 +7,7 @@
  * bench/rollout.json and bench/rollout.md.
  */
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { cpus, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { Pool } from "undici";
@@ -15,12 +15,13 @@ import { rolloutConfig } from "../../protocol/rollout/config.ts";
 import { runModelCli } from "../model/cli.ts";
 import { COMMANDS } from "../model/commands.ts";
 import { probeTarget } from "../probe/target.ts";
-import { MODELS_DIR, ROOT } from "../stack/build-edge.ts";
+import { PoolClient } from "../rollout/client.ts";
+import { runController } from "../rollout/controller.ts";
+import { startState } from "../rollout/decide.ts";
+import { IDENTICAL, simulateMany } from "../rollout/simulate.ts";
+import { MODELS_DIR } from "../stack/build-edge.ts";
 import { type RegionalPool, startRegionalPool } from "../stack/regional-pool.ts";
-import { PoolClient } from "./client.ts";
-import { runController } from "./controller.ts";
-import { startState } from "./decide.ts";
-import { IDENTICAL, simulateMany } from "./simulate.ts";
+import { holdBenchLock, ROOT, type RunInfo, runInfo, runLine } from "./run-info.ts";
 
 // --alpha and --beta loosen the tests to see false rollbacks often enough to compare with the simulation.
 const { values: args } = parseArgs({
@@ -90,6 +91,9 @@ interface Run {
 }
 
 async function main(): Promise<void> {
+  holdBenchLock();
+  const flags = args.alpha !== "0.001" || args.beta !== "0.01" ? ` --alpha ${args.alpha} --beta ${args.beta}` : "";
+  const info = runInfo(`npm run validate:rollout -- --runs ${runs}${flags}`);
   const dir = mkdtempSync(join(tmpdir(), "edgecascade-validate-rollout-"));
   const pools: RegionalPool[] = [];
   try {
@@ -137,11 +141,8 @@ async function main(): Promise<void> {
       if (outcome === "promoted") stable = candidate;
     }
     const simulated = simulateMany(config, IDENTICAL, { requestsPerTick: 100, shadowShare: 1 }, 10_000, 1);
-    const flags = args.alpha !== "0.001" || args.beta !== "0.01" ? ` --alpha ${args.alpha} --beta ${args.beta}` : "";
     const report = {
-      command: `npm run validate:rollout -- --runs ${runs}${flags}`,
-      date: new Date().toISOString(),
-      machine: { cpus: cpus().length, model: cpus()[0]?.model ?? "unknown", node: process.version },
+      ...info,
       config,
       real: {
         runs: results.length,
@@ -165,25 +166,24 @@ async function main(): Promise<void> {
   }
 }
 
-function markdown(r: {
-  command: string;
-  config: { alpha: number; beta: number; minSamples: number };
-  date: string;
-  machine: { cpus: number; model: string; node: string };
-  real: {
-    runs: number;
-    promoted: number;
-    rolledBack: number;
-    meanRequests: number;
-    failedRequests: number;
-    results: Run[];
-  };
-  simulated: ReturnType<typeof simulateMany>;
-}): string {
+function markdown(
+  r: RunInfo & {
+    config: { alpha: number; beta: number; minSamples: number };
+    real: {
+      runs: number;
+      promoted: number;
+      rolledBack: number;
+      meanRequests: number;
+      failedRequests: number;
+      results: Run[];
+    };
+    simulated: ReturnType<typeof simulateMany>;
+  },
+): string {
   const lines = [
     "# Rollouts of a candidate identical to the served version",
     "",
-    `\`${r.command}\` — ${r.date}, ${r.machine.cpus} × ${r.machine.model}, Node ${r.machine.node}.`,
+    runLine(r),
     `alpha ${r.config.alpha}, beta ${r.config.beta}, ${r.config.minSamples} samples minimum, with a shadow step: 0 -> 1 -> 5 -> 25 -> 100%.`,
     "Real: three local pools, regional traffic (8 requests in flight), the controller reading every 250 ms.",
     "Simulated: the controller's decisions on simulated counts, 100 requests between reads, every request shadowed.",
