@@ -45,6 +45,26 @@ export class PoolClient {
     }
   }
 
+  /** The models a pool serves (its repository index), or undefined when it cannot be read. */
+  async models(pool: Pool): Promise<string[] | undefined> {
+    try {
+      const res = await request(`${pool.url}/v2/repository/index`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${this.#token}` },
+        headersTimeout: this.#timeoutMs,
+        bodyTimeout: this.#timeoutMs,
+      });
+      if (res.statusCode !== 200) {
+        await res.body.dump();
+        return undefined;
+      }
+      const entries = (await res.body.json()) as { name: string }[];
+      return [...new Set(entries.map((e) => e.name))];
+    } catch {
+      return undefined;
+    }
+  }
+
   status(pools: readonly Pool[], model: string): Promise<PoolAnswer[]> {
     return Promise.all(pools.map((p) => this.#call(p, model, "GET")));
   }

@@ -172,32 +172,50 @@ ${POOL_OPTIONS}`,
 
 const status: Subcommand = {
   name: "status",
-  summary: "every pool's rollout of a model: state, step, evidence and the tests' verdicts",
-  usage: `Usage: npm run rollout -- status --model NAME [--json]\n\n  --json   every pool's answer and the summed evidence as JSON\n\n${POOL_OPTIONS}`,
+  summary: "every pool's rollouts (of one model, or of all): state, step, evidence and the tests' verdicts",
+  usage: `Usage: npm run rollout -- status [--model NAME] [--json]
+
+  --model NAME   this model only (default: every model the first pool that answers serves, those with a rollout)
+  --json         every pool's answer and the summed evidence as JSON
+
+${POOL_OPTIONS}`,
   async run(argv, out) {
     const values = parse(argv, { model: { type: "string" }, json: { type: "boolean" } });
-    const model = required(values, "model");
-    const answers = await clientOf().status(await poolsOf(values), model);
-    const fleet = fleetOf(answers);
+    const pools = await poolsOf(values);
+    const client = clientOf();
+    let models = typeof values.model === "string" ? [values.model] : undefined;
+    for (const pool of pools) models ??= await client.models(pool);
+    if (!models) throw new RefusedError("no pool answered its repository index");
+    const reports = [];
+    for (const model of models) {
+      const answers = await client.status(pools, model);
+      const fleet = fleetOf(answers);
+      if (!fleet.newest && typeof values.model !== "string") continue;
+      reports.push({ model, answers, fleet });
+    }
     if (values.json) {
-      out.log(
-        JSON.stringify(
-          { model, state: fleet.newest ?? null, evidence: fleet.evidence ?? null, pools: answers },
-          null,
-          2,
-        ),
-      );
+      const json = reports.map(({ model, answers, fleet }) => ({
+        model,
+        state: fleet.newest ?? null,
+        evidence: fleet.evidence ?? null,
+        pools: answers,
+      }));
+      out.log(JSON.stringify(typeof values.model === "string" ? json[0] : json, null, 2));
       return 0;
     }
-    out.log(fleet.newest ? rolloutLine(fleet.newest) : `${model}: no rollout`);
-    for (const a of answers) {
-      const line = a.ok
-        ? `serves ${a.status.serving}${a.status.candidate ? `, candidate ${a.status.candidate} loaded` : ""}, revision ${a.status.state?.revision ?? "-"}${a.status.workers ? `, ${a.status.workers.answered} workers${a.status.workers.consistent ? "" : " (inconsistent)"}` : ""}`
-        : `not reachable: ${a.error}`;
-      out.log(`  ${a.pool.name.padEnd(16)} ${line}`);
+    if (reports.length === 0) out.log(`no rollout of ${models.join(", ")}`);
+    for (const { model, answers, fleet } of reports) {
+      out.log(fleet.newest ? rolloutLine(fleet.newest) : `${model}: no rollout`);
+      for (const a of answers) {
+        const workers = a.ok && a.status.workers;
+        const line = a.ok
+          ? `serves ${a.status.serving}${a.status.candidate ? `, candidate ${a.status.candidate} loaded` : ""}, revision ${a.status.state?.revision ?? "-"}${workers ? `, ${workers.answered} workers${workers.consistent ? "" : " (inconsistent)"}` : ""}`
+          : `not reachable: ${a.error}`;
+        out.log(`  ${a.pool.name.padEnd(16)} ${line}`);
+      }
+      if (fleet.newest && fleet.evidence)
+        for (const line of evidenceLines(fleet.newest, fleet.evidence)) out.log(`  ${line}`);
     }
-    if (fleet.newest && fleet.evidence)
-      for (const line of evidenceLines(fleet.newest, fleet.evidence)) out.log(`  ${line}`);
     return 0;
   },
 };

@@ -72,7 +72,11 @@ function traffic(done: Promise<unknown>): Promise<number[]> {
   return Promise.all(pools.map((p, i) => loop(p, i * 100))).then(() => statuses);
 }
 
-const config = ["--min-samples", "100", "--alpha", "0.01", "--beta", "0.05"];
+// A lower minimum sample keeps the suite short. The identical candidate's rollout also uses a smaller alpha:
+// an identical candidate is rolled back by chance at most 5 x alpha / (1 - beta) of the time (0.5% at the
+// default 0.001), which a test run every day would meet; the bound on acceptance barely moves.
+const config = ["--min-samples", "100"];
+const strict = [...config, "--alpha", "0.00001"];
 
 describe("npm run rollout against two pools", () => {
   it("refuses to start without an admin token or a candidate", async () => {
@@ -83,7 +87,7 @@ describe("npm run rollout against two pools", () => {
   });
 
   it("promotes a candidate identical to the stable version through every step", async () => {
-    const started = await rollout("start", "--model", "digits", "--candidate", "2", "--shadow", ...config);
+    const started = await rollout("start", "--model", "digits", "--candidate", "2", "--shadow", ...strict);
     expect(started.code).toBe(0);
     expect(started.text).toMatch(
       /digits 2 over 1 \(rollout \d+, revision \d+\): step 1 of 5 \(\[0\] -> 1 -> 5 -> 25 -> 100%\)/,
@@ -113,6 +117,12 @@ describe("npm run rollout against two pools", () => {
     }
     const status = await rollout("status", "--model", "digits");
     expect(status.text).toMatch(/promoted: every test passed/);
+    // Without --model: every model with a rollout.
+    const all = await rollout("status");
+    expect(all.text).toMatch(/^digits 2 over 1 \(rollout \d+, revision \d+\): promoted/);
+    expect(all.text).not.toMatch(/breast-cancer/);
+    const json = JSON.parse((await rollout("status", "--json")).text);
+    expect(json.map((r: { model: string }) => r.model)).toEqual(["digits"]);
   });
 
   it("rolls back a candidate that disagrees on 5% of rows, in both pools, with no failed request", async () => {
