@@ -1,5 +1,5 @@
-import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { sha256Bytes } from "../../protocol/digest.ts";
 import { parseModelConfig } from "../../protocol/model-config.ts";
 import { assignmentBytes, bucketOf, inCanary } from "../../protocol/rollout/assignment.ts";
 import type { RolloutView } from "../../protocol/rollout/state.ts";
@@ -29,18 +29,12 @@ const view = (over: Partial<RolloutView>): RolloutView => ({
   ...over,
 });
 const inputs = Array.from({ length: 400 }, (_, i) => Float32Array.from({ length: 64 }, (_, j) => (i * 7 + j) % 17));
-/** The pools' own routing of an input (regional/rollout/rollouts.ts hashes with node:crypto). */
-const poolPicks = (rows: Float32Array, percent: number) =>
-  inCanary(
-    bucketOf(
-      createHash("sha256")
-        .update(assignmentBytes("digits", "2", rows))
-        .digest(),
-    ),
-    percent,
-  )
-    ? "2"
-    : "1";
+/**
+ * The pools' routing of an input (regional/rollout/rollouts.ts hashes the same bytes with node:crypto, which
+ * protocol/rollout/assignment.test.ts checks equal to Web Crypto's digest).
+ */
+const poolPicks = async (rows: Float32Array, percent: number) =>
+  inCanary(bucketOf(await sha256Bytes(assignmentBytes("digits", "2", rows))), percent) ? "2" : "1";
 
 describe("ServedModel during a rollout", () => {
   it("maps each input to the version the pools route it to", async () => {
@@ -48,7 +42,7 @@ describe("ServedModel during a rollout", () => {
     expect(await m.versionFor(inputs[0]!)).toBe("1");
     m.seeRollout(view({}));
     const versions = await Promise.all(inputs.map((x) => m.versionFor(x)));
-    expect(versions).toEqual(inputs.map((x) => poolPicks(x, 25)));
+    expect(versions).toEqual(await Promise.all(inputs.map((x) => poolPicks(x, 25))));
     // The candidate answering an input of the canary does not make it the served version.
     m.seeVersion("2");
     expect(m.servedVersion).toBe("1");

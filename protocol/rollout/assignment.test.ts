@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { sha256Bytes } from "../digest.ts";
 import { assignmentBytes, BUCKETS, bucketOf, canaryVersion, inCanary } from "./assignment.ts";
 
 const bucket = (model: string, candidate: string, rows: number[]) =>
@@ -15,6 +16,13 @@ describe("canary assignment", () => {
     const rollout = { stable: "1", candidate: "2", percent: 5 };
     const b = bucket("digits", "2", [4, 5, 6]);
     expect(canaryVersion(b, rollout)).toBe(canaryVersion(b, rollout));
+  });
+
+  it("buckets the same at the pools (node:crypto) and at the edge (Web Crypto)", async () => {
+    for (let i = 0; i < 50; i++) {
+      const bytes = assignmentBytes("digits", "2", Float32Array.from([i, i / 7, -i]));
+      expect(bucketOf(await sha256Bytes(bytes))).toBe(bucketOf(createHash("sha256").update(bytes).digest()));
+    }
   });
 
   it("hashes the model and the candidate too: another rollout samples other inputs", () => {
