@@ -22,7 +22,6 @@ import {
   uploadedVersionId,
   wranglerCommand,
 } from "./deploy/plan.ts";
-import { verifyEdgeModels } from "./deploy/verify-models.ts";
 import { EDGE_BUILD_DIR, generateModels, MODELS_DIR, ROOT } from "./stack/build-edge.ts";
 
 const WRANGLER = join(ROOT, "node_modules/.bin/wrangler");
@@ -79,6 +78,8 @@ async function publicKeyOf(env: string): Promise<string | undefined> {
  */
 async function bundling(request: Extract<DeployRequest, { wranglerArgs: string[] }>): Promise<string[]> {
   const publicKey = await publicKeyOf(request.env);
+  // Imported here, as the model module generator is: only commands that bundle need the model code.
+  const { verifyEdgeModels } = await import("./deploy/verify-models.ts");
   const checked = await verifyEdgeModels(MODELS_DIR, publicKey);
   console.error(
     publicKey
