@@ -26,6 +26,7 @@ describe("parseEnv", () => {
       corsOrigins: "*",
       probeTimeoutMs: 2000,
       probeMemoMs: 5000,
+      modelPublicKey: undefined,
       cascadeThresholds: {},
     });
     expect(options.apiKeys).toEqual([]);
@@ -55,6 +56,8 @@ describe("parseEnv", () => {
     expect(options.corsOrigins).toEqual(["https://a.example", "https://b.example"]);
     expect(options.allowLocationOverride).toBe(true);
     expect(options.sharedSecret).toBe("s3cret");
+    const key = `${"A".repeat(43)}=`;
+    expect(parseEnv({ MODEL_PUBLIC_KEY: ` ${key}\n` }, MODELS).modelPublicKey).toBe(key);
   });
 
   it("reads cascade thresholds as JSON or a wrangler.toml table", () => {
@@ -78,6 +81,7 @@ describe("parseEnv", () => {
       { BREAKER_COOLDOWN_MS: "1000", BREAKER_MAX_COOLDOWN_MS: "10" },
       /^BREAKER_MAX_COOLDOWN_MS: must be a number >= 1000/,
     ],
+    [{ MODEL_PUBLIC_KEY: "not-a-key" }, /^MODEL_PUBLIC_KEY: must be an Ed25519 public key, base64 of 32 bytes/],
     [{ ALLOW_LOCATION_OVERRIDE: "yes" }, /^ALLOW_LOCATION_OVERRIDE: must be "true" or "false"/],
     [{ CASCADE_THRESHOLDS: "{" }, /^CASCADE_THRESHOLDS: invalid JSON/],
     [{ CASCADE_THRESHOLDS: "0.9" }, /^CASCADE_THRESHOLDS: must be an object of model name -> threshold, got "0.9"/],

@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import { isPublicKeyText } from "../protocol/model-signature.ts";
 import { parseOrDescribe } from "../protocol/schema-message.ts";
 import type { Region } from "./regions/region.ts";
 import { parseTenantKeys, type TenantKey } from "./tenants/keys.ts";
@@ -34,6 +35,8 @@ export interface Env {
   CORS_ORIGINS?: string;
   PROBE_TIMEOUT_MS?: string | number;
   PROBE_MEMO_MS?: string | number;
+  /** Ed25519 public key (base64 of 32 bytes) the edge models must be signed with; unset: unsigned models load. */
+  MODEL_PUBLIC_KEY?: string;
   /** JSON object: logical model name -> cascade threshold in [0, 1] replacing the calibrated one. */
   CASCADE_THRESHOLDS?: string | Record<string, unknown>;
   /** Workers rate-limiting binding (`[[ratelimits]]`); absent = no rate limit. */
@@ -75,6 +78,8 @@ export interface EdgeOptions {
   probeTimeoutMs: number;
   /** How long a request isolate reuses the stored probe results, in ms. Default 5000. */
   probeMemoMs: number;
+  /** The key edge models must be signed with; undefined: unsigned models load (and the Worker says so). */
+  modelPublicKey: string | undefined;
   /**
    * Cascade thresholds replacing the calibrated ones, by logical model name (e.g. `{"digits": 0.9}`), to trade
    * accuracy for edge share; a model not listed keeps its calibrated threshold. Default `{}`.
@@ -176,6 +181,14 @@ function list(raw: string | undefined): string[] {
     .filter((s) => s !== "");
 }
 
+function publicKey(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw.trim() === "") return undefined;
+  if (!isPublicKeyText(raw)) {
+    throw new Error("MODEL_PUBLIC_KEY: must be an Ed25519 public key, base64 of 32 bytes (npm run model -- keygen)");
+  }
+  return raw.trim();
+}
+
 /** Parse and check the environment against the models the Worker serves; the error names the variable. */
 export function parseEnv(env: Env, servedModels: readonly string[]): EdgeOptions {
   const origins = list(env.CORS_ORIGINS);
@@ -201,6 +214,7 @@ export function parseEnv(env: Env, servedModels: readonly string[]): EdgeOptions
     corsOrigins: origins.length === 0 || origins.includes("*") ? "*" : origins,
     probeTimeoutMs: number(env, "PROBE_TIMEOUT_MS", 2000, { min: 1 }),
     probeMemoMs: number(env, "PROBE_MEMO_MS", 5000, { min: 0 }),
+    modelPublicKey: publicKey(env.MODEL_PUBLIC_KEY),
     cascadeThresholds: parseThresholds(env.CASCADE_THRESHOLDS, servedModels),
   };
 }

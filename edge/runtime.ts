@@ -1,8 +1,9 @@
+import { importModelPublicKey, type ModelPublicKey } from "../protocol/model-signature.ts";
 import { ResponseCache } from "./cache/response-cache.ts";
 import { type EdgeOptions, type Env, parseEnv } from "./env.ts";
 import { createForwarder, type Forwarder } from "./forward/compose.ts";
 import { RegionBook } from "./forward/region-book.ts";
-import { BUNDLED_MODELS } from "./models/bundled.ts";
+import { BUNDLED_NAMES, bundledModels } from "./models/bundled.ts";
 import { ModelCatalog } from "./models/catalog.ts";
 import type { ModelSource, ServedModel } from "./models/served-model.ts";
 import type { ProbeReport } from "./probe/probe.ts";
@@ -23,9 +24,17 @@ export class EdgeRuntime {
   readonly forward: Forwarder;
   readonly probes: ProbeStore;
   readonly counts: RequestCounts;
+  /** The key edge models must be signed with (MODEL_PUBLIC_KEY); undefined: unsigned models load. */
+  readonly publicKey: Promise<ModelPublicKey> | undefined;
 
-  constructor(options: EdgeOptions, sources: readonly ModelSource[], shared: Cache | undefined) {
+  constructor(
+    options: EdgeOptions,
+    sources: readonly ModelSource[],
+    shared: Cache | undefined,
+    publicKey?: Promise<ModelPublicKey>,
+  ) {
     this.options = options;
+    this.publicKey = publicKey;
     this.models = new ModelCatalog(sources);
     this.counts = new RequestCounts(this.models.names, Date.now());
     this.cache = new ResponseCache({
@@ -51,8 +60,8 @@ export class EdgeRuntime {
   #seen: ProbeReport | null = null;
 
   /**
-   * Raise served versions from a probe report and keep its round trips for budget-aware routing, once per
-   * report (request isolates reread a memoised one).
+   * Raise served versions, take newer rollout states and keep the round trips for budget-aware routing from a
+   * probe report, once per report (request isolates reread a memoised one).
    */
   #see(report: ProbeReport | null): void {
     if (report === this.#seen) return;
@@ -60,7 +69,13 @@ export class EdgeRuntime {
     if (report) this.book.seeProbe(report);
     for (const region of report?.regions ?? []) {
       for (const [model, version] of Object.entries(region.versions ?? {})) this.models.get(model)?.seeVersion(version);
+      for (const [model, rollout] of Object.entries(region.rollouts ?? {})) this.models.get(model)?.seeRollout(rollout);
     }
+  }
+
+  /** What `/v2` and `/status` say about model signatures: required (with the key's id) or not verified. */
+  async modelSignatures(): Promise<{ required: true; key: string } | { required: false }> {
+    return this.publicKey ? { required: true, key: (await this.publicKey).id } : { required: false };
   }
 
   /** The cascade threshold of a model's edge variant: `CASCADE_THRESHOLDS`' entry, else the calibrated one. */
@@ -95,8 +110,15 @@ export function runtimeFor(env: Env): EdgeRuntime {
   let runtime = runtimes.get(env);
   if (!runtime) {
     const shared = typeof caches === "undefined" ? undefined : caches.default;
-    const names = BUNDLED_MODELS.map((m) => m.config.name);
-    runtime = new EdgeRuntime(parseEnv(env, names), BUNDLED_MODELS, shared);
+    const options = parseEnv(env, BUNDLED_NAMES);
+    const publicKey = options.modelPublicKey ? importModelPublicKey(options.modelPublicKey) : undefined;
+    if (!publicKey) {
+      console.warn(
+        "MODEL SIGNATURES NOT VERIFIED: this Worker loads unsigned edge models (no MODEL_PUBLIC_KEY var); " +
+          "their files are only checked against config.json's sha256",
+      );
+    }
+    runtime = new EdgeRuntime(options, bundledModels(publicKey), shared, publicKey);
     runtimes.set(env, runtime);
   }
   return runtime;

@@ -66,9 +66,10 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
   }
   const probe = await rt.latestProbe(startedAt);
   const trace: ServeTrace = { cache: { tier: "bypass", ms: 0 }, edge: false };
-  // Pinned, the answer is of that version even if the probe read above has just raised the served one.
-  const edgeVersion = pinned ?? served.servedVersion;
   const useCache = mode === "auto";
+  // Pinned, the answer is of that version even if the probe read above has just raised the served one. During
+  // a canary, the version the regions answer this input with (the same hash the pools route by).
+  const edgeVersion = pinned ?? (useCache ? await served.versionFor(rows.data) : served.servedVersion);
   let key: string | undefined;
 
   if (useCache) {
@@ -137,6 +138,7 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
   }
 
   const { answer, hedged } = forwarded;
+  served.seeRollout(answer.rollout);
   served.seeVersion(answer.version);
   trace.regional = { region: answer.region, ms: answer.ms, hedged };
   let pending: Promise<void> | undefined;

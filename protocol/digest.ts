@@ -6,6 +6,11 @@ export function toHex(bytes: ArrayBuffer | Uint8Array): string {
   return out;
 }
 
+/** SHA-256 of bytes, with Web Crypto (Workers and Node alike). */
+export async function sha256Bytes(bytes: Uint8Array): Promise<Uint8Array> {
+  return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+}
+
 /** SHA-256 of bytes as lowercase hex, with Web Crypto (Workers and Node alike). */
 export async function sha256Hex(bytes: ArrayBuffer | ArrayBufferView): Promise<string> {
   const view = ArrayBuffer.isView(bytes) ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) : bytes;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   BadRequest,
+  Conflict,
   DeadlineExceeded,
   errorBody,
   errorStatus,
@@ -19,6 +20,7 @@ describe("error family", () => {
     [new Unauthorized(), 401, "unauthorized", { "www-authenticate": "Bearer" }],
     [new NotFound("no model"), 404, "not_found", {}],
     [new MethodNotAllowed("GET", ["POST"]), 405, "method_not_allowed", { allow: "POST" }],
+    [new Conflict("rollout running"), 409, "conflict", {}],
     [new PayloadTooLarge("big"), 413, "payload_too_large", {}],
     [new UnsupportedMediaType("text/plain"), 415, "unsupported_media_type", {}],
     [new RateLimited("slow down", 0.2), 429, "rate_limited", { "retry-after": "1" }],

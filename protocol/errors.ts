@@ -55,6 +55,13 @@ export class MethodNotAllowed extends ServingError {
   }
 }
 
+/** 409: the request conflicts with the server's state (a model load during its rollout, a stale rollout revision). */
+export class Conflict extends ServingError {
+  constructor(message: string) {
+    super(409, "conflict", message);
+  }
+}
+
 /** 413: the body or the batch is over the configured limit. */
 export class PayloadTooLarge extends ServingError {
   constructor(message: string) {

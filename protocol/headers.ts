@@ -12,3 +12,5 @@ export const SERVED_BY_HEADER = "x-served-by";
 export const MODEL_VERSION_HEADER = "x-model-version";
 /** Set on degraded answers: why the regional answer is missing. */
 export const DEGRADED_HEADER = "x-edgecascade-degraded";
+/** On regional answers of a model that has had a rollout: its state as the edge needs it (rollout/header.ts). */
+export const ROLLOUT_HEADER = "x-edgecascade-rollout";

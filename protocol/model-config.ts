@@ -26,16 +26,54 @@ const quantization = v.object({
   labelAgreement: v.number(),
 });
 
-// Objects are not strict: a version entry may carry more figures (release gates, signatures) than this
-// code reads, and tools that rewrite config.json keep them.
+/** An Ed25519 signature of the version's file (protocol/model-signature.ts), next to its sha256. */
+const fileSignature = v.object({
+  key: v.pipe(v.string(), v.regex(/^[0-9a-f]{16}$/, "must be a key id: 16 lowercase hex digits")),
+  ed25519: v.pipe(v.string(), v.regex(/^[A-Za-z0-9+/]{86}==$/, "must be base64 of 64 bytes")),
+});
+
+/**
+ * The result `npm run model -- check` recorded for a version: for which file (its sha256), against which
+ * served version, and whether every gate passed. A rollout starts only for a file with a passing record.
+ */
+const gatesRecord = v.object({
+  sha256: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, "must be 64 lowercase hex digits")),
+  passed: v.boolean(),
+  against: v.string(),
+  checkedAt: v.string(),
+});
+
+// Objects are not strict: a version entry may carry more figures (the gates' measurements) than this code
+// reads, and tools that rewrite config.json keep them.
 const versionEntry = v.object({
   file: v.pipe(v.string(), v.regex(/^[\w.-]+$/, "must be a plain file name")),
   sha256: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, "must be 64 lowercase hex digits")),
   bytes: v.pipe(v.number(), v.integer(), v.minValue(1)),
+  signature: v.optional(fileSignature),
+  gates: v.optional(gatesRecord),
   weights: v.optional(v.picklist(["fp32", "int8"])),
   accuracy: v.object({ test: v.number(), validation: v.optional(v.number()) }),
   cascade: v.optional(calibration),
   quantization: v.optional(quantization),
+});
+
+const positive = v.pipe(v.number(), v.minValue(0, "must be 0 or more"));
+const share = v.pipe(v.number(), v.minValue(0, "must be in [0, 1]"), v.maxValue(1, "must be in [0, 1]"));
+
+/**
+ * Release budgets the gates (`npm run model -- check`) hold every new version to; each field is optional,
+ * the defaults are in scripts/model/check/budgets.ts and docs/model-tool.md.
+ */
+const budgets = v.strictObject({
+  maxBytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+  p50Ms: v.optional(positive),
+  p99Ms: v.optional(positive),
+  webP50Ms: v.optional(positive),
+  webP99Ms: v.optional(positive),
+  accuracyTolerance: v.optional(share),
+  minAgreement: v.optional(share),
+  maxEnergyMj: v.optional(positive),
+  wattsPerCore: v.optional(positive),
 });
 
 /** How the demo page collects a row: a drawing reduced to the UCI digits' 8x8 features, or (default) a form of numbers. */
@@ -53,6 +91,7 @@ const modelConfig = v.object({
   features: v.optional(v.array(v.string())),
   demo: v.optional(v.picklist(DEMO_INPUTS)),
   maxBatchSize: v.pipe(v.number(), v.integer(), v.minValue(1)),
+  budgets: v.optional(budgets),
   version: v.string(),
   versions: v.record(v.pipe(v.string(), v.regex(/^\d+$/, "must be a positive integer")), versionEntry),
   dataset: v.optional(v.record(v.string(), v.string())),
@@ -62,6 +101,8 @@ const modelConfig = v.object({
 export type ModelConfig = v.InferOutput<typeof modelConfig>;
 export type ModelVersionEntry = v.InferOutput<typeof versionEntry>;
 export type CascadeCalibration = v.InferOutput<typeof calibration>;
+export type ModelBudgets = v.InferOutput<typeof budgets>;
+export type GatesRecord = v.InferOutput<typeof gatesRecord>;
 
 /** A model's config as the servers use it: one FP32 input `[N, width]`, one FP32 output `[N, classes]`. */
 export interface ModelSignature {

@@ -3,8 +3,10 @@ import type { ExecutionProvider } from "./execution-provider.ts";
 import type { Logger } from "./log.ts";
 import type { InferenceAdmission } from "./middleware/admit-in-time.ts";
 import type { DeadlineVariables } from "./middleware/deadline.ts";
+import type { ModelControl } from "./model-control.ts";
 import type { Recorder } from "./recorder.ts";
 import type { ModelRepository } from "./repository.ts";
+import type { Rollouts } from "./rollout/rollouts.ts";
 
 /** Hono environment of the regional app: the per-request clock. */
 export type RegionalEnv = { Variables: DeadlineVariables };
@@ -13,8 +15,14 @@ export type RegionalEnv = { Variables: DeadlineVariables };
 export interface AppDeps {
   region: string;
   repository: ModelRepository;
+  /** Canary routing and shadow hand-off of live requests (this process's rollouts). */
+  rollouts: Rollouts;
+  /** Model loads, unloads and rollout changes: in a cluster, relayed to every worker of the pool. */
+  control: ModelControl;
   recorder: Recorder;
   provider: ExecutionProvider;
+  /** Id of the key model files must be signed with; undefined: unsigned models are served. */
+  modelSigningKey: string | undefined;
   /** The exposition text `/metrics` answers (in a cluster worker: every worker's, aggregated). */
   metricsText(): Promise<string>;
   metricsContentType: string;

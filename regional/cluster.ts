@@ -1,12 +1,15 @@
 import cluster, { type Worker } from "node:cluster";
 import type { Logger } from "./log.ts";
 import { aggregateMetrics, type Metrics, type MetricsJson } from "./metrics.ts";
+import { type ControlOp, clusterControl, type ModelControl, type Settled, settle } from "./model-control.ts";
 
 /**
  * node:cluster for `--workers N`: the primary forks N workers that share the port (it accepts connections and
  * hands them out round-robin), forwards SIGTERM/SIGINT/SIGHUP to them, replaces a worker that dies after it
  * started, and answers `/metrics` with every worker's metrics summed, so a scrape does not depend on which
- * worker happened to take the connection.
+ * worker happened to take the connection. Model control (loads, unloads, rollouts) is relayed the same way:
+ * the worker that takes an admin call asks the primary to run it in every worker and answers with all their
+ * results combined, and the primary replays the latest of them per model to a worker that replaces a dead one.
  */
 
 /** Messages between primary and workers. */
@@ -16,13 +19,21 @@ type Message =
   | { type: "edgecascade:metrics-request"; id: number }
   | { type: "edgecascade:metrics-text"; id: number; text: string }
   | { type: "edgecascade:metrics-collect"; id: number }
-  | { type: "edgecascade:metrics-json"; id: number; metrics: MetricsJson };
+  | { type: "edgecascade:metrics-json"; id: number; metrics: MetricsJson }
+  | { type: "edgecascade:control-request"; id: number; op: ControlOp; args: unknown[] }
+  | { type: "edgecascade:control-run"; id: number; op: ControlOp; args: unknown[] }
+  | { type: "edgecascade:control-result"; id: number; result: Settled<unknown> }
+  | { type: "edgecascade:control-results"; id: number; results: Settled<unknown>[] };
 
 const isMessage = (m: unknown): m is Message =>
   typeof m === "object" && m !== null && String((m as { type?: unknown }).type).startsWith("edgecascade:");
 
 /** How long the primary waits for workers' metrics before answering with those that came. */
 const COLLECT_TIMEOUT_MS = 2_000;
+/** How long it waits for every worker's answer to a control call (a load checks and warms up a model). */
+const CONTROL_TIMEOUT_MS = 120_000;
+/** Replays to a replacement worker carry ids from here down, so they never meet a relayed call's. */
+const REPLAY_ID = -1;
 
 /** Run the primary until every worker has exited; resolves with the process's exit code. */
 export function runPrimary(workers: number, log: Logger): Promise<number> {
@@ -36,6 +47,14 @@ export function runPrimary(workers: number, log: Logger): Promise<number> {
     const ready = new Set<number>();
     let nextCollect = 0;
     const collections = new Map<number, { got: MetricsJson[]; waiting: number; done: () => void }>();
+    let nextControl = 0;
+    const controls = new Map<
+      number,
+      { results: Map<number, Settled<unknown>>; waiting: Set<number>; done: () => void }
+    >();
+    /** Per model, the latest explicit load and rollout state that every worker took: replayed to replacements. */
+    const replay = new Map<string, { load?: unknown[]; rollout?: unknown[] }>();
+    let replayId = REPLAY_ID;
 
     const fork = () => cluster.fork();
     const stopAll = (reason: string) => {
@@ -71,9 +90,82 @@ export function runPrimary(workers: number, log: Logger): Promise<number> {
       return aggregateMetrics(got);
     };
 
+    /**
+     * Run a control call in every worker that listens (one still starting has no handler yet, and catches up by
+     * replay once ready); a worker that does not answer in time counts as a failure.
+     */
+    const control = async (op: ControlOp, args: unknown[]): Promise<Settled<unknown>[]> => {
+      const id = nextControl++;
+      const live = Object.values(cluster.workers ?? {}).filter(
+        (w): w is Worker => !!w?.isConnected() && started.has(w.id),
+      );
+      const results = new Map<number, Settled<unknown>>();
+      const waiting = new Set(live.map((w) => w.id));
+      await new Promise<void>((done) => {
+        const timer = setTimeout(done, CONTROL_TIMEOUT_MS);
+        controls.set(id, {
+          results,
+          waiting,
+          done: () => {
+            clearTimeout(timer);
+            done();
+          },
+        });
+        for (const w of live) w.send({ type: "edgecascade:control-run", id, op, args } satisfies Message);
+        if (live.length === 0) controls.get(id)!.done();
+      });
+      controls.delete(id);
+      const answers = live.map(
+        (w): Settled<unknown> =>
+          results.get(w.id) ?? {
+            ok: false,
+            error: { status: 503, code: "not_ready", message: `worker ${w.id} did not answer`, headers: {} },
+          },
+      );
+      const model = op === "rollout" ? (args[0] as { model: string }).model : String(args[0]);
+      if ((op === "load" || op === "rollout") && answers.every((a) => a.ok)) {
+        replay.set(model, { ...replay.get(model), [op]: args });
+      }
+      if (op === "unload" && answers.every((a) => a.ok)) replay.delete(model);
+      return answers;
+    };
+
+    /** A replacement worker takes the latest loads and rollout states the others took. */
+    const catchUp = (worker: Worker) => {
+      for (const [model, ops] of replay) {
+        for (const op of ["load", "rollout"] as const) {
+          const args = ops[op];
+          if (args) worker.send({ type: "edgecascade:control-run", id: replayId--, op, args } satisfies Message);
+        }
+        log("info", "replaying model control to a replacement worker", { model, pid: worker.process.pid });
+      }
+    };
+
     cluster.on("message", (worker, message: unknown) => {
       if (!isMessage(message)) return;
       switch (message.type) {
+        case "edgecascade:control-request":
+          void control(message.op, message.args).then((results) => {
+            if (worker.isConnected()) {
+              worker.send({ type: "edgecascade:control-results", id: message.id, results } satisfies Message);
+            }
+          });
+          break;
+        case "edgecascade:control-result": {
+          if (message.id <= REPLAY_ID) {
+            if (!message.result.ok) {
+              log("warn", "a replacement worker refused a replayed model control call", {
+                reason: message.result.error.message,
+              });
+            }
+            break;
+          }
+          const c = controls.get(message.id);
+          if (!c?.waiting.delete(worker.id)) break;
+          c.results.set(worker.id, message.result);
+          if (c.waiting.size === 0) c.done();
+          break;
+        }
         case "edgecascade:listening":
           started.add(worker.id);
           address = { url: message.url, port: message.port };
@@ -84,6 +176,7 @@ export function runPrimary(workers: number, log: Logger): Promise<number> {
           break;
         case "edgecascade:ready":
           ready.add(worker.id);
+          if (announcedReady) catchUp(worker);
           if (!announcedReady && ready.size >= workers) {
             announcedReady = true;
             log("info", "ready", { ...address, workers });
@@ -106,6 +199,20 @@ export function runPrimary(workers: number, log: Logger): Promise<number> {
     });
 
     cluster.on("exit", (worker, code, signal) => {
+      // A control call waiting for this worker gets its failure now rather than at the timeout.
+      for (const c of controls.values()) {
+        if (!c.waiting.delete(worker.id)) continue;
+        c.results.set(worker.id, {
+          ok: false,
+          error: {
+            status: 503,
+            code: "not_ready",
+            message: `worker ${worker.id} exited before it answered`,
+            headers: {},
+          },
+        });
+        if (c.waiting.size === 0) c.done();
+      }
       const wasStarted = started.delete(worker.id);
       ready.delete(worker.id);
       if (code !== 0 && !stopping) {
@@ -131,18 +238,33 @@ export function runPrimary(workers: number, log: Logger): Promise<number> {
   });
 }
 
-/** In a worker: report to the primary, and answer `/metrics` with the primary's aggregate of all workers. */
+/**
+ * In a worker: report to the primary, answer `/metrics` with the primary's aggregate of all workers, and run
+ * model control in every worker (`control`).
+ */
 export function workerChannel(local: Metrics): {
   listening(url: string, port: number): void;
   ready(): void;
   metricsText(): Promise<string>;
+  /** Serve relayed control calls with `here`, and return the control every admin call goes through. */
+  control(here: ModelControl): ModelControl;
 } {
   let nextId = 0;
   const waiting = new Map<number, (text: string) => void>();
+  const relayed = new Map<number, (results: Settled<unknown>[]) => void>();
+  let here: ModelControl | undefined;
   const send = (m: Message) => process.send?.(m);
   process.on("message", (message: unknown) => {
     if (!isMessage(message)) return;
-    if (message.type === "edgecascade:metrics-collect") {
+    if (message.type === "edgecascade:control-run") {
+      const run = here?.[message.op] as ((...args: unknown[]) => Promise<unknown>) | undefined;
+      void settle(() => (run ? run(...message.args) : Promise.reject(new Error("model control is not ready")))).then(
+        (result) => send({ type: "edgecascade:control-result", id: message.id, result }),
+      );
+    } else if (message.type === "edgecascade:control-results") {
+      relayed.get(message.id)?.(message.results);
+      relayed.delete(message.id);
+    } else if (message.type === "edgecascade:metrics-collect") {
       void local.json().then((metrics) => send({ type: "edgecascade:metrics-json", id: message.id, metrics }));
     } else if (message.type === "edgecascade:metrics-text") {
       waiting.get(message.id)?.(message.text);
@@ -166,5 +288,16 @@ export function workerChannel(local: Metrics): {
         });
         send({ type: "edgecascade:metrics-request", id });
       }),
+    control(local) {
+      here = local;
+      return clusterControl(
+        <T>(op: ControlOp, args: unknown[]) =>
+          new Promise<Settled<T>[]>((resolve) => {
+            const id = nextId++;
+            relayed.set(id, resolve as (results: Settled<unknown>[]) => void);
+            send({ type: "edgecascade:control-request", id, op, args });
+          }),
+      );
+    },
   };
 }

@@ -2,10 +2,11 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { encodeInferResponse, readInferBody, wantsBinaryOutput } from "../protocol/binary-tensor.ts";
 import { parseClassifyRequest, readClassifyInputs } from "../protocol/classify-request.ts";
 import { ServingError } from "../protocol/errors.ts";
-import { MODEL_VERSION_HEADER, SERVED_BY_HEADER } from "../protocol/headers.ts";
+import { MODEL_VERSION_HEADER, ROLLOUT_HEADER, SERVED_BY_HEADER } from "../protocol/headers.ts";
 import { parseInferRequest, readInferInputs } from "../protocol/infer-request.ts";
 import { parseJsonBody } from "../protocol/json-body.ts";
 import { toInferResponse, toPredictions } from "../protocol/responses.ts";
+import { formatRolloutHeader } from "../protocol/rollout/header.ts";
 import type { InputRows } from "../protocol/tensor.ts";
 import type { ClassifyResponse, ServedBy } from "../protocol/types.ts";
 import type { AppDeps } from "./app-context.ts";
@@ -46,7 +47,7 @@ function outcomeOf(err: unknown): InferenceOutcome {
  * regional/fast-path/), so they cannot drift apart.
  */
 export function inferenceAnswers(deps: AppDeps) {
-  const { repository, limits } = deps;
+  const { repository, rollouts, limits } = deps;
   const servedBy: ServedBy = `regional:${deps.region}`;
   const delayTiming = deps.delayMs > 0 ? `delay;dur=${deps.delayMs};desc="simulated distance", ` : "";
 
@@ -68,8 +69,10 @@ export function inferenceAnswers(deps: AppDeps) {
       if (deps.delayMs > 0) await sleep(deps.delayMs);
       const result = await lease.model.infer(rows, input.deadlineUs);
       outcome = "success";
+      // The rollout's seam: count the answer and hand a copy to the shadow runner (which runs later).
+      rollouts.afterAnswer(lease.model, rows, true);
       const totalMs = (nowUs() - receivedUs) / 1000;
-      const headers = {
+      const headers: Record<string, string> = {
         "server-timing":
           `${delayTiming}queue;dur=${result.queueMs.toFixed(3)}, ` +
           `compute;dur=${result.computeMs.toFixed(3)};desc="batch of ${result.batchRows}", ` +
@@ -77,9 +80,12 @@ export function inferenceAnswers(deps: AppDeps) {
         [SERVED_BY_HEADER]: servedBy,
         [MODEL_VERSION_HEADER]: version,
       };
+      const rollout = rollouts.view(lease.model.name);
+      if (rollout) headers[ROLLOUT_HEADER] = formatRolloutHeader(rollout);
       return { result, headers };
     } catch (err) {
       outcome = outcomeOf(err);
+      if (outcome === "failed") rollouts.afterAnswer(lease.model, rows, false);
       throw err;
     } finally {
       recorder.pending(-1);
@@ -90,10 +96,13 @@ export function inferenceAnswers(deps: AppDeps) {
   return {
     async classify(input: InferenceInput): Promise<InferenceAnswer> {
       const call = parseClassifyRequest(parseJsonBody(input.body, input.contentType));
-      const lease = repository.acquire(call.model, call.version);
+      const acquired = repository.acquire(call.model, call.version);
+      let lease = acquired;
       try {
+        const rows = readClassifyInputs(call.inputs, acquired.model.signature, limits);
+        // The rollout's seam: during a canary the input's hash may pick the candidate.
+        lease = rollouts.route(acquired, rows, call.version !== undefined);
         const { signature, version } = lease.model;
-        const rows = readClassifyInputs(call.inputs, signature, limits);
         const { result, headers } = await run(input, lease, rows);
         const body: ClassifyResponse = {
           model: call.model,
@@ -111,10 +120,12 @@ export function inferenceAnswers(deps: AppDeps) {
     async infer(input: InferenceInput, model: string, version?: string): Promise<InferenceAnswer> {
       const { json, binary } = readInferBody(input.body, input.jsonLength, input.contentType);
       const call = parseInferRequest(json);
-      const lease = repository.acquire(model, version);
+      const acquired = repository.acquire(model, version);
+      let lease = acquired;
       try {
+        const rows = readInferInputs(call, acquired.model.signature, limits, binary);
+        lease = rollouts.route(acquired, rows, version !== undefined);
         const { signature } = lease.model;
-        const rows = readInferInputs(call, signature, limits, binary);
         const binaryOutput = wantsBinaryOutput(call.request, signature.outputName);
         const { result, headers } = await run(input, lease, rows);
         const response = toInferResponse({

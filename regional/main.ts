@@ -40,6 +40,8 @@ async function main(): Promise<number | undefined> {
             channel = workerChannel(local);
             return channel.metricsText;
           },
+          // Called after metricsText: the channel exists.
+          control: (local) => channel!.control(local),
         }
       : {}),
   });

@@ -8,7 +8,7 @@ import {
   type Metric,
   Registry,
 } from "prom-client";
-import type { InferenceOutcome, ModelRecorder, Recorder } from "./recorder.ts";
+import type { InferenceOutcome, ModelRecorder, Recorder, RolloutRecorder } from "./recorder.ts";
 
 /** One process's metrics as `Registry.getMetricsAsJSON()` returns them. */
 export type MetricsJson = Awaited<ReturnType<Registry["getMetricsAsJSON"]>>;
@@ -260,6 +260,47 @@ export function createMetrics(): Metrics {
     aggregator: "max",
     ...common,
   });
+  const signatures = new Gauge({
+    name: "edgecascade_model_signatures_required",
+    help: "1 when every model file must carry a valid Ed25519 signature (--model-public-key), 0 when unsigned models are served.",
+    aggregator: "min",
+    ...common,
+  });
+  // Every worker of a pool applies each rollout change, so its counters and gauge are the same in each: the
+  // cluster's sum would multiply them by the number of workers; "max" reports them once per pool.
+  const rolloutPercent = new Gauge({
+    name: "edgecascade_rollout_percent",
+    help: "Share of requests (percent) the rollout's candidate answers: 0 in shadow or after a rollback, 100 once promoted.",
+    labelNames: ["model", "candidate"],
+    aggregator: "max",
+    ...common,
+  });
+  const rollbacks = new Counter({
+    name: "edgecascade_rollout_rollbacks_total",
+    help: "Rollouts rolled back (a sequential test found the candidate worse, or an operator rolled it back).",
+    labelNames: ["model"],
+    aggregator: "max",
+    ...common,
+  });
+  const promotions = new Counter({
+    name: "edgecascade_rollout_promotions_total",
+    help: "Rollouts whose candidate became the served version.",
+    labelNames: ["model"],
+    aggregator: "max",
+    ...common,
+  });
+  const shadowCopies = new Counter({
+    name: "edgecascade_rollout_shadow_requests_total",
+    help: "Live requests copied for a shadow run of both versions (queued), or dropped because the shadow queue was full.",
+    labelNames: ["model", "outcome"],
+    ...common,
+  });
+  const comparedRows = new Counter({
+    name: "edgecascade_rollout_shadow_rows_total",
+    help: "Rows run by both versions in shadow, by whether their labels agreed.",
+    labelNames: ["model", "labels"],
+    ...common,
+  });
   const http = deferredCounter({
     name: "edgecascade_http_responses_total",
     help: "HTTP responses by method, route pattern and status.",
@@ -317,7 +358,26 @@ export function createMetrics(): Metrics {
         },
       };
     },
+    rollout(model): RolloutRecorder {
+      const candidates = new Set<string>();
+      return {
+        started(candidate) {
+          for (const old of candidates) rolloutPercent.remove({ model, candidate: old });
+          candidates.clear();
+          candidates.add(candidate);
+        },
+        percent: (candidate, percent) => rolloutPercent.set({ model, candidate }, percent),
+        rolledBack: () => rollbacks.inc({ model }),
+        promoted: () => promotions.inc({ model }),
+        shadow: (outcome) => shadowCopies.inc({ model, outcome }),
+        compared(rows, disagreements) {
+          if (rows > disagreements) comparedRows.inc({ model, labels: "agree" }, rows - disagreements);
+          if (disagreements > 0) comparedRows.inc({ model, labels: "disagree" }, disagreements);
+        },
+      };
+    },
     modelLoad: (model, outcome) => loads.inc({ model, outcome }),
+    modelSignatures: (required) => signatures.set(required ? 1 : 0),
     executionProvider(name) {
       provider.reset();
       provider.set({ provider: name }, 1);

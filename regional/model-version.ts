@@ -1,8 +1,16 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { ModelConfig, ModelSignature } from "../protocol/model-config.ts";
 import type { InputRows } from "../protocol/tensor.ts";
 import type { Executed, Executor } from "./executor.ts";
 import type { ModelRecorder } from "./recorder.ts";
 import type { OnnxModel } from "./session.ts";
+
+/** What a version's load checked. */
+export interface VersionChecks {
+  sha256: string;
+  warmupMs: number;
+  fixture: { rows: number; accuracy: number; required: number };
+}
 
 /** A request's hold on the version it started with; the version's session stays open until every lease is released. */
 export interface Lease {
@@ -20,9 +28,14 @@ export class ModelVersion {
   readonly config: ModelConfig;
   readonly signature: ModelSignature;
   readonly recorder: ModelRecorder;
+  /** What the load checked (sha256, warm-up, fixture), for load reports. */
+  readonly checks: VersionChecks;
+  /** Tests only (`--version-delay-ms`): milliseconds every run of this version waits first. */
+  readonly delayMs: number;
   readonly #session: OnnxModel;
   readonly #executor: Executor;
   #leases = 0;
+  #submitted = 0;
   #retired = false;
   #drained: () => void = () => {};
   readonly #released: Promise<void>;
@@ -34,12 +47,16 @@ export class ModelVersion {
     session: OnnxModel;
     executor: Executor;
     recorder: ModelRecorder;
+    checks: VersionChecks;
+    delayMs?: number;
   }) {
     this.name = options.config.name;
     this.version = options.version;
     this.config = options.config;
     this.signature = options.signature;
     this.recorder = options.recorder;
+    this.checks = options.checks;
+    this.delayMs = options.delayMs ?? 0;
     this.#session = options.session;
     this.#executor = options.executor;
     const drained = new Promise<void>((resolve) => {
@@ -72,8 +89,28 @@ export class ModelVersion {
     };
   }
 
-  infer(rows: InputRows, deadlineUs: number): Promise<Executed> {
-    return this.#executor.submit(rows, deadlineUs);
+  /** Requests of this version waiting in its executor's queue or running now (not those still in `delayMs`). */
+  get submitted(): number {
+    return this.#submitted;
+  }
+
+  async infer(rows: InputRows, deadlineUs: number): Promise<Executed> {
+    if (this.delayMs > 0) await sleep(this.delayMs);
+    this.#submitted++;
+    try {
+      return await this.#executor.submit(rows, deadlineUs);
+    } finally {
+      this.#submitted--;
+    }
+  }
+
+  /**
+   * A shadow run (rollouts): `batch` rows straight through the session, outside the executor, so it never
+   * takes a place in the live queue. Holders must have a lease.
+   */
+  async shadowRun(data: Float32Array, batch: number): Promise<Float32Array> {
+    if (this.delayMs > 0) await sleep(this.delayMs);
+    return this.#session.run(data, batch);
   }
 
   /**

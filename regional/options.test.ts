@@ -2,6 +2,9 @@ import { availableParallelism } from "node:os";
 import { describe, expect, it } from "vitest";
 import { HELP, OptionError, parseCommandLine, type RegionalOptions } from "./options.ts";
 
+/** An Ed25519 public key's shape: base64 of 32 bytes. */
+const PUBLIC_KEY = `${"A".repeat(43)}=`;
+
 const options = (argv: string[], env: Record<string, string> = {}): RegionalOptions => {
   const parsed = parseCommandLine(argv, env);
   if (parsed.help) throw new Error("help");
@@ -23,8 +26,10 @@ describe("parseCommandLine", () => {
       queueFullStatus: 429,
       delayMs: 0,
       shutdownDelayMs: 0,
+      versionDelayMs: [],
       sharedSecret: undefined,
       adminToken: undefined,
+      modelPublicKey: undefined,
     });
     expect(o.modelsDir).toMatch(/\/models\/$/);
   });
@@ -45,6 +50,8 @@ describe("parseCommandLine", () => {
       REGIONAL_SHUTDOWN_DELAY_MS: "5000",
       REGIONAL_SHARED_SECRET: "s3cret",
       ADMIN_TOKEN: "t0ken",
+      REGIONAL_VERSION_DELAY_MS: "digits@2=20,breast-cancer@3=5",
+      MODEL_PUBLIC_KEY: PUBLIC_KEY,
     };
     expect(options([], env)).toEqual({
       port: 9001,
@@ -59,8 +66,13 @@ describe("parseCommandLine", () => {
       queueFullStatus: 503,
       delayMs: 20,
       shutdownDelayMs: 5000,
+      versionDelayMs: [
+        { model: "digits", version: "2", ms: 20 },
+        { model: "breast-cancer", version: "3", ms: 5 },
+      ],
       sharedSecret: "s3cret",
       adminToken: "t0ken",
+      modelPublicKey: PUBLIC_KEY,
     });
     expect(options(["--port", "9002", "--region", "ap", "--models", "/m"], env)).toMatchObject({
       port: 9002,
@@ -87,6 +99,11 @@ describe("parseCommandLine", () => {
     ],
     [["--delay-ms=-1"], '--delay-ms (REGIONAL_DELAY_MS) must be an integer from 0 to 600000, got "-1"'],
     [["--region", "Europe"], "--region (REGIONAL_REGION) must be lowercase letters, digits and '-'"],
+    [
+      ["--version-delay-ms", "digits=20"],
+      '--version-delay-ms (REGIONAL_VERSION_DELAY_MS) must be MODEL@VERSION=MS[,...] (e.g. digits@2=20), got "digits=20"',
+    ],
+    [["--model-public-key", "abc"], "--model-public-key (MODEL_PUBLIC_KEY) must be an Ed25519 public key"],
     [["--nope"], "Unknown option '--nope'"],
     [["extra"], "Unexpected argument 'extra'"],
   ])("%j: an error naming the field", (argv, message) => {

@@ -1,6 +1,7 @@
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { isPublicKeyText } from "../protocol/model-signature.ts";
 
 /** Execution provider request: `auto` tries CUDA and falls back to the CPU. */
 export const EXECUTION_PROVIDERS = ["auto", "cuda", "cpu"] as const;
@@ -33,12 +34,29 @@ export interface RegionalOptions {
   queueFullStatus: 429 | 503;
   /** Milliseconds every inference request waits before it is handled: simulated network distance. Default 0. */
   delayMs: number;
+  /**
+   * Tests only: extra milliseconds every run of one model version takes (live and shadow), to make a slower
+   * candidate. Default: none.
+   */
+  versionDelayMs: VersionDelay[];
   /** Milliseconds between readiness turning false and the listener closing on SIGTERM. Default 0. */
   shutdownDelayMs: number;
   /** When set, inference requests must carry the edge's signature. Environment only. */
   sharedSecret?: string;
   /** When set, model control accepts `Authorization: Bearer <token>`; unset, it is refused. Environment only. */
   adminToken?: string;
+  /**
+   * Ed25519 public key (base64 of its 32 raw bytes) every model file must be signed with; a file unsigned or
+   * signed otherwise is refused. Unset: unsigned models are served, and the pool says so loudly.
+   */
+  modelPublicKey?: string;
+}
+
+/** `--version-delay-ms digits@2=20`: every run of digits version 2 waits 20 ms first. */
+export interface VersionDelay {
+  model: string;
+  version: string;
+  ms: number;
 }
 
 const REPO_MODELS = fileURLToPath(new URL("../models/", import.meta.url));
@@ -107,6 +125,18 @@ const DOCS: readonly OptionDoc[] = [
     env: "REGIONAL_DELAY_MS",
     value: "MS",
     help: "wait before handling inference requests: simulated network distance for local stacks and tests (default 0)",
+  },
+  {
+    flag: "version-delay-ms",
+    env: "REGIONAL_VERSION_DELAY_MS",
+    value: "M@V=MS,...",
+    help: "tests only: every run of model M version V waits MS first, live or shadow (default: none)",
+  },
+  {
+    flag: "model-public-key",
+    env: "MODEL_PUBLIC_KEY",
+    value: "KEY",
+    help: "serve only model files signed by this Ed25519 key (base64, from `npm run model -- keygen`; default: none, unsigned models are served)",
   },
   {
     flag: "shutdown-delay-ms",
@@ -204,6 +234,25 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     return raw === undefined ? fallback : matching(doc, raw, pattern, what);
   };
 
+  const [keyDoc, keyRaw] = read("model-public-key");
+  if (keyRaw !== undefined && !isPublicKeyText(keyRaw)) {
+    throw new OptionError(
+      `${fieldName(keyDoc)} must be an Ed25519 public key: base64 of 32 bytes, as \`npm run model -- keygen\` prints it`,
+    );
+  }
+  const [delayDoc, delayRaw] = read("version-delay-ms");
+  const versionDelayMs = (delayRaw ?? "")
+    .split(",")
+    .filter((part) => part.trim() !== "")
+    .map((part): VersionDelay => {
+      const match = /^\s*([A-Za-z0-9_][\w.-]*)@(\d+)=(\d{1,6})\s*$/.exec(part);
+      if (!match) {
+        throw new OptionError(
+          `${fieldName(delayDoc)} must be MODEL@VERSION=MS[,...] (e.g. digits@2=20), got "${part}"`,
+        );
+      }
+      return { model: match[1]!, version: match[2]!, ms: Number(match[3]) };
+    });
   const [epDoc, epRaw] = read("ep");
   const [statusDoc, statusRaw] = read("queue-full-status");
   const modelsDir = text("models", REPO_MODELS, /\S/, "a directory");
@@ -220,8 +269,10 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     queueFullStatus: statusRaw === undefined ? 429 : (Number(oneOf(statusDoc, statusRaw, ["429", "503"])) as 429 | 503),
     delayMs: int("delay-ms", 0, 0, 600_000),
     shutdownDelayMs: int("shutdown-delay-ms", 0, 0, 600_000),
+    versionDelayMs,
     sharedSecret: secret(env.REGIONAL_SHARED_SECRET),
     adminToken: secret(env.ADMIN_TOKEN),
+    modelPublicKey: keyRaw?.trim(),
   };
   return { help: false, options };
 }

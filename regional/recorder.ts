@@ -29,10 +29,27 @@ export interface ModelRecorder {
 
 export interface Recorder {
   model(name: string, version: string): ModelRecorder;
+  rollout(name: string): RolloutRecorder;
   /** A load attempt of a model ended. */
   modelLoad(name: string, outcome: "success" | "failure"): void;
+  /** Whether model files must carry a valid signature (a public key is configured), or are served unsigned. */
+  modelSignatures(required: boolean): void;
   /** The execution provider sessions run on. */
   executionProvider(provider: string): void;
   /** Any HTTP response, by the route pattern that answered it. */
   httpResponse(method: string, route: string, status: number): void;
+}
+
+/** Reports of one model's rollouts (only metrics.ts knows they become `edgecascade_rollout_*` series). */
+export interface RolloutRecorder {
+  /** A rollout of `candidate` started: earlier candidates' percent series go. */
+  started(candidate: string): void;
+  /** The share of requests `candidate` answers now. */
+  percent(candidate: string, percent: number): void;
+  rolledBack(): void;
+  promoted(): void;
+  /** A live request's copy for the shadow: run, or dropped because the shadow queue was full. */
+  shadow(outcome: "queued" | "dropped"): void;
+  /** Rows compared in shadow, and how many of them the versions labelled differently. */
+  compared(rows: number, disagreements: number): void;
 }

@@ -1,7 +1,7 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { sha256Hex } from "../protocol/digest.ts";
-import { NotFound, NotReady, ServingError } from "../protocol/errors.ts";
+import { Conflict, NotFound, NotReady, ServingError } from "../protocol/errors.ts";
 import { heldoutPath } from "../protocol/heldout.ts";
 import {
   describeModel,
@@ -10,6 +10,7 @@ import {
   parseModelConfig,
   signatureOf,
 } from "../protocol/model-config.ts";
+import { type ModelPublicKey, signatureProblem } from "../protocol/model-signature.ts";
 import type { ModelMetadata } from "../protocol/types.ts";
 import { DynamicBatcher } from "./batcher.ts";
 import type { ExecutionProvider } from "./execution-provider.ts";
@@ -41,6 +42,13 @@ export interface RepositoryOptions {
    * never wait). Default: 1 s, doubling per consecutive failure, at most 30 s.
    */
   retryBackoff?: RetryBackoff;
+  /**
+   * The key every model file must be signed with (`--model-public-key`); a file unsigned, signed by another
+   * key or altered is refused before onnxruntime sees it. Default: none, unsigned files are served.
+   */
+  publicKey?: ModelPublicKey;
+  /** Tests only: extra milliseconds each run of a version takes, by `model@version`. Default: none. */
+  versionDelayMs?: ReadonlyMap<string, number>;
   /** How requests reach each version's session. Default: the dynamic batcher. */
   executor?: ExecutorFactory;
   /** Called once, the first time every wanted model serves. */
@@ -55,6 +63,8 @@ export interface IndexEntry {
   version?: string;
   state: ModelState;
   reason?: string;
+  /** Set on a rollout's candidate version, loaded beside the serving one. */
+  candidate?: true;
 }
 
 /** What a successful load did and checked. */
@@ -93,6 +103,10 @@ interface Checked {
 interface Entry {
   name: string;
   serving?: ModelVersion;
+  /** A version loaded and checked beside the serving one for a rollout (shadow, canary); it never swaps in by itself. */
+  candidate?: ModelVersion;
+  /** Whether the candidate answers clients (a canary above 0%): then a request may pin its version. */
+  candidateServes: boolean;
   /** Versions swapped out that still finish requests. */
   draining: Set<ModelVersion>;
   /** The latest load queued, so that identical concurrent loads share it. `version` undefined: the config's. */
@@ -189,9 +203,20 @@ export class ModelRepository {
     const serving = entry.serving;
     if (!serving) throw new NotReady(`model "${name}" is not ready: ${why(entry)}`, 1);
     if (version !== undefined && version !== serving.version) {
-      throw new NotFound(`model "${name}" version ${version} is not served; version ${serving.version} is`);
+      const candidate = entry.candidateServes ? entry.candidate : undefined;
+      if (candidate && version === candidate.version) return candidate.lease();
+      const served = candidate
+        ? `versions ${serving.version} and ${candidate.version} are`
+        : `version ${serving.version} is`;
+      throw new NotFound(`model "${name}" version ${version} is not served; ${served}`);
     }
     return serving.lease();
+  }
+
+  /** The serving version and the rollout's candidate of `name`, if any (404 for an unknown model). */
+  versions(name: string): { serving?: ModelVersion; candidate?: ModelVersion } {
+    const { serving, candidate } = this.#get(name);
+    return { serving, candidate };
   }
 
   /** v2 model metadata of the serving version. */
@@ -207,6 +232,7 @@ export class ModelRepository {
     for (const entry of [...this.#entries.values()].sort((a, b) => a.name.localeCompare(b.name))) {
       const { name } = entry;
       if (entry.serving) out.push({ name, version: entry.serving.version, state: "READY" });
+      if (entry.candidate) out.push({ name, version: entry.candidate.version, state: "READY", candidate: true });
       for (const old of entry.draining) out.push({ name, version: old.version, state: "UNLOADING" });
       if (entry.loading) {
         out.push({ name, ...(entry.loading.version ? { version: entry.loading.version } : {}), state: "LOADING" });
@@ -226,6 +252,11 @@ export class ModelRepository {
   async load(name: string, version?: string): Promise<LoadReport> {
     const entry = await this.#discoverOne(name);
     if (this.#closed) throw new NotReady(`model "${name}" cannot be loaded: the pool is shutting down`);
+    if (entry.candidate) {
+      throw new Conflict(
+        `model "${name}" is in a rollout (candidate version ${entry.candidate.version}); promote it or roll it back first`,
+      );
+    }
     if (entry.loading && entry.loading.version === version) return entry.loading.promise;
     entry.wanted = true;
     const promise = this.#serially(entry, () => this.#loadNow(entry, version));
@@ -237,11 +268,72 @@ export class ModelRepository {
     return promise;
   }
 
-  /** Stop serving `name`; requests already holding it finish first. 404 when unknown. */
+  /**
+   * Load and check `version` of `name` beside the serving version, as the candidate of a rollout: the same
+   * checks as `load` (checksum, signature, session, warm-up, fixture), no swap. A candidate already there is
+   * retired first. Fails with `LoadFailed` (the serving version is untouched).
+   */
+  async loadCandidate(name: string, version: string): Promise<LoadReport> {
+    const entry = this.#get(name);
+    if (this.#closed) throw new NotReady(`model "${name}" cannot be loaded: the pool is shutting down`);
+    return this.#serially(entry, async () => {
+      const model = await this.#prepare(entry, version);
+      this.#dropCandidate(entry);
+      entry.candidate = model;
+      entry.candidateServes = false;
+      model.recorder.ready(true);
+      this.#recorder.modelLoad(name, "success");
+      const report = this.#report(model, entry.serving?.version ?? null);
+      this.#log("info", "rollout candidate loaded", { ...report });
+      return report;
+    });
+  }
+
+  /** `name`'s config.json as it is on disk now (rollouts read the gates' records from it). */
+  async configOnDisk(name: string): Promise<ModelConfig> {
+    this.#get(name);
+    return this.#readConfig(name);
+  }
+
+  /** Whether the candidate of `name` answers clients (a canary above 0%), so that requests may pin it. */
+  candidateServes(name: string, serves: boolean): void {
+    this.#get(name).candidateServes = serves;
+  }
+
+  /** The candidate becomes the serving version (the rollout's promotion); the old one finishes its requests. */
+  async promoteCandidate(name: string): Promise<void> {
+    const entry = this.#get(name);
+    await this.#serially(entry, async () => {
+      const model = entry.candidate;
+      if (!model) return;
+      entry.candidate = undefined;
+      entry.candidateServes = false;
+      this.#swapIn(entry, model);
+      this.#log("info", "rollout candidate promoted", { model: name, version: model.version });
+    });
+  }
+
+  /** Retire the candidate of `name` (a rollback); requests holding it finish first. */
+  async dropCandidate(name: string): Promise<void> {
+    const entry = this.#get(name);
+    await this.#serially(entry, async () => this.#dropCandidate(entry));
+  }
+
+  #dropCandidate(entry: Entry): void {
+    const model = entry.candidate;
+    if (!model) return;
+    entry.candidate = undefined;
+    entry.candidateServes = false;
+    model.recorder.ready(false);
+    this.#retire(entry, model);
+  }
+
+  /** Stop serving `name` (and drop a rollout's candidate); requests already holding it finish first. 404 when unknown. */
   async unload(name: string): Promise<IndexEntry> {
     const entry = this.#get(name);
     entry.wanted = false;
     await this.#serially(entry, async () => {
+      this.#dropCandidate(entry);
       const old = entry.serving;
       if (!old) return;
       entry.serving = undefined;
@@ -255,7 +347,14 @@ export class ModelRepository {
   /** SIGHUP: load every wanted model again from disk, including directories added since start. */
   async reloadAll(): Promise<PromiseSettledResult<LoadReport>[]> {
     for (const name of await this.#discover()) this.#entryFor(name);
-    const wanted = [...this.#entries.values()].filter((e) => e.wanted);
+    const inRollout = [...this.#entries.values()].filter((e) => e.wanted && e.candidate);
+    for (const e of inRollout) {
+      this.#log("info", "SIGHUP: not reloading a model in a rollout", {
+        model: e.name,
+        candidate: e.candidate!.version,
+      });
+    }
+    const wanted = [...this.#entries.values()].filter((e) => e.wanted && !e.candidate);
     return Promise.allSettled(wanted.map((e) => this.load(e.name)));
   }
 
@@ -269,11 +368,13 @@ export class ModelRepository {
     await Promise.all([...this.#entries.values()].map((entry) => entry.tail));
     const released: Promise<void>[] = [];
     for (const entry of this.#entries.values()) {
-      if (entry.serving) {
-        entry.serving.recorder.ready(false);
-        released.push(entry.serving.retire());
+      for (const model of [entry.serving, entry.candidate]) {
+        if (!model) continue;
+        model.recorder.ready(false);
+        released.push(model.retire());
       }
       entry.serving = undefined;
+      entry.candidate = undefined;
       for (const old of entry.draining) released.push(old.retire());
     }
     await Promise.all(released);
@@ -296,7 +397,15 @@ export class ModelRepository {
   #entryFor(name: string): Entry {
     let entry = this.#entries.get(name);
     if (!entry) {
-      entry = { name, draining: new Set(), tail: Promise.resolve(), wanted: true, failures: 0, retryAtMs: 0 };
+      entry = {
+        name,
+        candidateServes: false,
+        draining: new Set(),
+        tail: Promise.resolve(),
+        wanted: true,
+        failures: 0,
+        retryAtMs: 0,
+      };
       this.#entries.set(name, entry);
     }
     return entry;
@@ -347,8 +456,22 @@ export class ModelRepository {
   }
 
   async #loadNow(entry: Entry, requested: string | undefined): Promise<LoadReport> {
-    const { name } = entry;
     const started = performance.now();
+    const model = await this.#prepare(entry, requested);
+    const previous = this.#swapIn(entry, model);
+    this.#recorder.modelLoad(entry.name, "success");
+    const report = this.#report(model, previous?.version ?? null);
+    this.#log("info", "model version serving", { ...report, loadMs: performance.now() - started });
+    if (!this.#announced && this.ready()) {
+      this.#announced = true;
+      this.#options.onFirstReady?.();
+    }
+    return report;
+  }
+
+  /** Checks (`#check`) and builds a version with its executor, unless nothing wants the model any more. */
+  async #prepare(entry: Entry, requested: string | undefined): Promise<ModelVersion> {
+    const { name } = entry;
     const { config, version, signature, session, checks } = await this.#check(entry, requested);
     if (!entry.wanted) {
       // Unloaded, or the pool began shutting down, while this version was checked: swapped in, its session
@@ -358,7 +481,6 @@ export class ModelRepository {
       this.#log("info", "model load discarded", { model: name, version, reason });
       throw new LoadFailed(`loading model "${name}" version ${version} was discarded: ${reason}`);
     }
-
     const recorder = this.#recorder.model(name, version);
     const executor = (this.#options.executor ?? ((c) => new DynamicBatcher(c)))({
       run: session.run,
@@ -368,8 +490,12 @@ export class ModelRepository {
       queueFull: this.#options.queueFull,
       recorder,
     });
-    const model = new ModelVersion({ config, version, signature, session, executor, recorder });
-    // The swap: one assignment. Requests that took a lease on the old version keep it until they answer.
+    const delayMs = this.#options.versionDelayMs?.get(`${name}@${version}`) ?? 0;
+    return new ModelVersion({ config, version, signature, session, executor, recorder, checks, delayMs });
+  }
+
+  /** The swap: one assignment. Requests that took a lease on the old version keep it until they answer. */
+  #swapIn(entry: Entry, model: ModelVersion): ModelVersion | undefined {
     const previous = entry.serving;
     entry.serving = model;
     entry.lastError = undefined;
@@ -378,23 +504,20 @@ export class ModelRepository {
     // Each instance has its own ready cell (metrics.ts), so a reload of the same version sets the old
     // instance's to 0 and the new one's to 1, and the series says 1.
     previous?.recorder.ready(false);
-    recorder.ready(true);
+    model.recorder.ready(true);
     if (previous) this.#retire(entry, previous);
-    this.#recorder.modelLoad(name, "success");
-    const report: LoadReport = {
-      name,
-      version,
+    return previous;
+  }
+
+  #report(model: ModelVersion, previous: string | null): LoadReport {
+    return {
+      name: model.name,
+      version: model.version,
       state: "READY",
-      previous: previous?.version ?? null,
+      previous,
       provider: this.#options.provider,
-      ...checks,
+      ...model.checks,
     };
-    this.#log("info", "model version serving", { ...report, loadMs: performance.now() - started });
-    if (!this.#announced && this.ready()) {
-      this.#announced = true;
-      this.#options.onFirstReady?.();
-    }
-    return report;
   }
 
   /**
@@ -420,6 +543,12 @@ export class ModelRepository {
           `checksum mismatch: ${name}/${version}/${listed.file} has sha256 ${sha256} (${bytes.length} bytes), ` +
             `config.json says ${listed.sha256} (${listed.bytes} bytes); the file will not be served`,
         );
+      }
+      const { publicKey } = this.#options;
+      if (publicKey) {
+        const file = { model: name, version, sha256, bytes: bytes.length };
+        const problem = await signatureProblem(publicKey, file, listed.signature);
+        if (problem) throw new Error(`signature refused: ${problem}; the file will not be served`);
       }
       const signature = signatureOf(config);
       session = await createOnnxModel(bytes, signature, this.#options.provider, listed.weights).catch((err: Error) => {

@@ -5,6 +5,7 @@ import { getRequestListener, RequestError } from "@hono/node-server";
 import { BadRequest, RateLimited, ServingError } from "../protocol/errors.ts";
 import { asServingError, errorResponse } from "../protocol/http-errors.ts";
 import { DEFAULT_LIMITS } from "../protocol/limits.ts";
+import { importModelPublicKey } from "../protocol/model-signature.ts";
 import { type AppDeps, createRegionalApp } from "./app.ts";
 import { chooseProvider } from "./execution-provider.ts";
 import type { ExecutorFactory } from "./executor.ts";
@@ -13,8 +14,10 @@ import { inferenceAnswers } from "./inference-answers.ts";
 import type { Logger } from "./log.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
 import { inferenceAdmission } from "./middleware/admit-in-time.ts";
+import { localControl, type ModelControl } from "./model-control.ts";
 import type { RegionalOptions } from "./options.ts";
 import { type LoadReport, ModelRepository, type RepositoryOptions } from "./repository.ts";
+import { Rollouts } from "./rollout/rollouts.ts";
 import { probeProvider } from "./session.ts";
 
 /** Things an embedding process (the CLI, a cluster worker, a test, a benchmark) supplies. */
@@ -24,6 +27,8 @@ export interface ServerHooks {
   metricsText?: (local: Metrics) => () => Promise<string>;
   /** Default: the dynamic batcher. Benchmarks swap in their baselines. */
   executor?: ExecutorFactory;
+  /** What admin calls go through; default: this process's. A cluster worker relays them to every worker. */
+  control?: (local: ModelControl) => ModelControl;
   /** Overrides of the load checks and of the retry backoff (tests). */
   loadChecks?: Pick<RepositoryOptions, "warmupBudgetMs" | "accuracyTolerance" | "retryBackoff">;
 }
@@ -32,6 +37,7 @@ export interface RegionalServer {
   url: string;
   port: number;
   repository: ModelRepository;
+  rollouts: Rollouts;
   metrics: Metrics;
   /** Resolves when every model's first load has ended, successfully or not. */
   loaded: Promise<void>;
@@ -120,6 +126,18 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
   }
   metrics.recorder.executionProvider(decision.provider);
 
+  const publicKey = options.modelPublicKey ? await importModelPublicKey(options.modelPublicKey) : undefined;
+  metrics.recorder.modelSignatures(!!publicKey);
+  if (publicKey) {
+    log("info", `model signatures: required, key ${publicKey.id}`, { modelSigningKey: publicKey.id });
+  } else {
+    log(
+      "warn",
+      "MODEL SIGNATURES NOT VERIFIED: serving unsigned models (no --model-public-key / MODEL_PUBLIC_KEY); model files are only checked against config.json's sha256",
+      { modelSigningKey: null },
+    );
+  }
+
   const repository = new ModelRepository(
     {
       modelsDir: options.modelsDir,
@@ -130,20 +148,28 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
       queueFull: queueFullError(options.queueFullStatus),
       executor: hooks.executor,
       onFirstReady: () => announceReady(),
+      publicKey,
+      versionDelayMs: new Map(options.versionDelayMs.map((d) => [`${d.model}@${d.version}`, d.ms])),
       ...hooks.loadChecks,
     },
     metrics.recorder,
     log,
   );
   await repository.discover();
+  const rollouts = new Rollouts(repository, metrics.recorder, log);
 
   let draining = false;
+  const metricsText = hooks.metricsText?.(metrics) ?? metrics.text;
+  const local = localControl(repository, rollouts);
   const deps: AppDeps = {
     region: options.region,
     repository,
+    rollouts,
+    control: hooks.control?.(local) ?? local,
     recorder: metrics.recorder,
     provider: decision.provider,
-    metricsText: hooks.metricsText?.(metrics) ?? metrics.text,
+    modelSigningKey: publicKey?.id,
+    metricsText,
     metricsContentType: metrics.contentType,
     draining: () => draining,
     log,
@@ -188,6 +214,7 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
     url,
     port,
     repository,
+    rollouts,
     metrics,
     loaded,
     firstReady,

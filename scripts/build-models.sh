@@ -5,6 +5,7 @@
 #   2. `npm run model -- quantize` makes the digits edge variant int8;
 #   3. `npm run model -- import` validates, calibrates and measures each, into a fresh repository;
 #   4. the sample models in models/ are replaced by those (other models there are left alone).
+# With MODEL_SIGNING_KEY=<private key file> (npm run model -- keygen), import signs every file it writes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=""

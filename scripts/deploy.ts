@@ -61,8 +61,31 @@ function exec(args: string[], stdout: "inherit" | "pipe", env?: NodeJS.ProcessEn
 const UPLOADED = "<uploaded-version-id>";
 const STABLE: LiveDeployment = { versions: [{ version_id: "<serving-version-id>", percentage: 100 }] };
 
-/** wrangler's arguments for a command that bundles the Worker: the generated config that aliases its models. */
+/**
+ * The environment's MODEL_PUBLIC_KEY: the deploying shell's, else wrangler.toml's `[env.<env>.vars]`. (A key
+ * kept as a Worker secret is invisible here: export it for the deploy too, or the check is signatures-free.)
+ */
+async function publicKeyOf(env: string): Promise<string | undefined> {
+  if (process.env.MODEL_PUBLIC_KEY) return process.env.MODEL_PUBLIC_KEY;
+  const { unstable_readConfig } = await import("wrangler");
+  const value = unstable_readConfig({ config: join(ROOT, "wrangler.toml"), env }).vars.MODEL_PUBLIC_KEY;
+  return typeof value === "string" && value !== "" ? value : undefined;
+}
+
+/**
+ * wrangler's arguments for a command that bundles the Worker: the generated config that aliases its models,
+ * after the edge models passed the checks the Worker will run on them.
+ */
 async function bundling(request: Extract<DeployRequest, { wranglerArgs: string[] }>): Promise<string[]> {
+  const publicKey = await publicKeyOf(request.env);
+  // Imported here, as the model module generator is: only commands that bundle need the model code.
+  const { verifyEdgeModels } = await import("./deploy/verify-models.ts");
+  const checked = await verifyEdgeModels(MODELS_DIR, publicKey);
+  console.error(
+    publicKey
+      ? `edge models signed and intact: ${checked.join(", ")}`
+      : `MODEL SIGNATURES NOT VERIFIED for ${request.env} (no MODEL_PUBLIC_KEY): ${checked.join(", ")} checked against their sha256 only`,
+  );
   const [flag, config] = await generateModels(MODELS_DIR, EDGE_BUILD_DIR);
   // wrangler runs in ROOT: the relative path reads better in dry runs and logs.
   return [flag!, relative(ROOT, config!), ...request.wranglerArgs];

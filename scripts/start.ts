@@ -130,6 +130,9 @@ async function main(): Promise<void> {
   console.log(`  models    ${models.join(" · ")}  from ${modelsDir}`);
   console.log(`  cron      region probe every 60 s; latest results at ${edge.url}/status/regions`);
   console.log(`  probes    npm run probe -- --url ${edge.url}`);
+  console.log(
+    `  rollouts  ADMIN_TOKEN=<admin token> npm run rollout -- status --model <name> --pools ${pools.map((p) => p.url).join(",")}`,
+  );
   if (!process.env.ADMIN_TOKEN)
     console.log(`  admin token for the pools' model control (set ADMIN_TOKEN to choose): ${adminToken}`);
   console.log("Ctrl-C stops everything.");

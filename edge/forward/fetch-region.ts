@@ -1,4 +1,5 @@
-import { MODEL_VERSION_HEADER } from "../../protocol/headers.ts";
+import { MODEL_VERSION_HEADER, ROLLOUT_HEADER } from "../../protocol/headers.ts";
+import { parseRolloutHeader } from "../../protocol/rollout/header.ts";
 import type { Prediction } from "../../protocol/types.ts";
 import { RegionError, regionCancelled, wrongVersion } from "./errors.ts";
 import type { RegionDispatch } from "./types.ts";
@@ -69,6 +70,7 @@ export function fetchRegion(): RegionDispatch {
       throw wrongVersion(region.name, call.version, `answered version ${version}`);
     }
     const probs = readProbs(region.name, body, call.batch, call.classes);
-    return { region: region.name, version, probs, ms: Date.now() - started };
+    const rollout = parseRolloutHeader(response.headers.get(ROLLOUT_HEADER));
+    return { region: region.name, version, probs, ms: Date.now() - started, ...(rollout ? { rollout } : {}) };
   };
 }

@@ -1,3 +1,4 @@
+import type { RolloutView } from "../../protocol/rollout/state.ts";
 import type { Region } from "../regions/region.ts";
 
 /** One call to one region, as it passes through the forwarding layers (see compose.ts). */
@@ -28,6 +29,8 @@ export interface RegionAnswer {
   probs: Float32Array;
   /** Time from sending to the parsed answer, in ms (I/O time, which is what a Worker can see). */
   ms: number;
+  /** The model's rollout as the region holds it (`x-edgecascade-rollout`), if it has had one. */
+  rollout?: RolloutView;
 }
 
 export type RegionDispatch = (call: RegionCall) => Promise<RegionAnswer>;

@@ -6,6 +6,7 @@ import {
   type ModelSignature,
   signatureOf,
 } from "../../protocol/model-config.ts";
+import { type ModelPublicKey, signatureProblem } from "../../protocol/model-signature.ts";
 import { Lazy } from "./lazy.ts";
 
 /** Runs the model on `batch` rows of float32 features (row-major) and returns the output matrix. */
@@ -18,10 +19,20 @@ export interface EdgeModelSource {
   bytes: ArrayBuffer | Uint8Array;
   /** Builds a runner over verified model bytes (onnxruntime-web in the Worker). */
   createRunner: (bytes: Uint8Array, signature: ModelSignature) => Promise<Runner>;
+  /** The key the file must be signed with (the Worker's MODEL_PUBLIC_KEY); none: unsigned files load. */
+  publicKey?: Promise<ModelPublicKey>;
 }
 
-/** Refuse model bytes whose size or SHA-256 differ from what the config lists for that version. */
-export async function verifyModelBytes(config: ModelConfig, bytes: Uint8Array, version = config.version) {
+/**
+ * Refuse model bytes whose size or SHA-256 differ from what the config lists for that version, and, given a
+ * public key, a file that is unsigned, signed by another key or altered.
+ */
+export async function verifyModelBytes(
+  config: ModelConfig,
+  bytes: Uint8Array,
+  version = config.version,
+  publicKey?: ModelPublicKey,
+): Promise<void> {
   const entry = config.versions[version];
   if (!entry) throw new Error(`${config.name}: version ${version} is not in config.json`);
   const digest = await sha256Hex(bytes);
@@ -31,6 +42,10 @@ export async function verifyModelBytes(config: ModelConfig, bytes: Uint8Array, v
         `config.json lists ${entry.bytes} bytes, sha256 ${entry.sha256}`,
     );
   }
+  if (!publicKey) return;
+  const file = { model: config.name, version, sha256: digest, bytes: bytes.byteLength };
+  const problem = await signatureProblem(publicKey, file, entry.signature);
+  if (problem) throw new Error(`signature refused: ${problem}; the edge model will not load`);
 }
 
 /**
@@ -54,7 +69,7 @@ export class EdgeModel {
     const bytes = source.bytes instanceof Uint8Array ? source.bytes : new Uint8Array(source.bytes);
     this.#runner = new Lazy(async () => {
       this.#loads++;
-      await verifyModelBytes(source.config, bytes);
+      await verifyModelBytes(source.config, bytes, source.config.version, await source.publicKey);
       return source.createRunner(bytes, this.signature);
     });
   }

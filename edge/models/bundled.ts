@@ -1,25 +1,29 @@
 import bundled from "edgecascade-models";
 import { parseModelConfig } from "../../protocol/model-config.ts";
+import type { ModelPublicKey } from "../../protocol/model-signature.ts";
 import { EdgeModel } from "../inference/edge-model.ts";
 import { createOrtRunner } from "../inference/ort-workerd.ts";
 import type { ModelSource } from "./served-model.ts";
 
+/** The bundled configs, parsed once per isolate at module load. */
+const PARSED = bundled.map(({ config, edge, samples }) => {
+  const full = parseModelConfig(config, "bundled config.json");
+  const edgeConfig = edge ? parseModelConfig(edge.config, `bundled ${full.name} edge variant config.json`) : undefined;
+  return { full, edge: edge && edgeConfig ? { config: edgeConfig, bytes: edge.bytes } : undefined, samples };
+});
+
+/** Names of the bundled logical models. */
+export const BUNDLED_NAMES: readonly string[] = PARSED.map((m) => m.full.name);
+
 /**
  * The models this Worker serves, exactly those of the repository it was built from (see
  * scripts/stack/edge-models.ts): each logical model's config and, when it has one, its edge variant, checked
- * against the config's SHA-256 when it first loads. Built once per isolate, at module load.
+ * against the config's SHA-256 (and, given `publicKey`, its signature) when it first loads.
  */
-export const BUNDLED_MODELS: readonly ModelSource[] = bundled.map(({ config, edge, samples }) => {
-  const full = parseModelConfig(config, "bundled config.json");
-  return {
+export function bundledModels(publicKey?: Promise<ModelPublicKey>): ModelSource[] {
+  return PARSED.map(({ full, edge, samples }) => ({
     config: full,
-    edge: edge
-      ? new EdgeModel({
-          config: parseModelConfig(edge.config, `bundled ${full.name} edge variant config.json`),
-          bytes: edge.bytes,
-          createRunner: createOrtRunner,
-        })
-      : undefined,
+    edge: edge ? new EdgeModel({ ...edge, createRunner: createOrtRunner, publicKey }) : undefined,
     samples,
-  };
-});
+  }));
+}

@@ -1,4 +1,7 @@
+import { sha256Bytes } from "../../protocol/digest.ts";
 import { describeModel, type ModelConfig, type ModelSignature, signatureOf } from "../../protocol/model-config.ts";
+import { assignmentBytes, bucketOf, canaryVersion } from "../../protocol/rollout/assignment.ts";
+import type { RolloutView } from "../../protocol/rollout/state.ts";
 import type { ModelMetadata } from "../../protocol/types.ts";
 import { newerVersion } from "../cascade/served-version.ts";
 import type { EdgeModel } from "../inference/edge-model.ts";
@@ -24,6 +27,8 @@ export class ServedModel {
   readonly edge: EdgeModel | undefined;
   readonly samples: ModelSource["samples"];
   #servedVersion: string;
+  /** The newest rollout state the regions reported (answers' headers, the probe), by revision. */
+  #rollout: RolloutView | undefined;
 
   constructor(source: ModelSource) {
     this.name = source.config.name;
@@ -48,9 +53,38 @@ export class ServedModel {
     return this.#servedVersion;
   }
 
-  /** A region answered with (or a probe saw) `version`; the served version only moves forward. */
+  /**
+   * A region answered with (or a probe saw) `version`; the served version only moves forward. A canary's
+   * candidate answering is not a new served version (it serves only the inputs that hash into the canary).
+   */
   seeVersion(version: string | undefined): void {
+    const rollout = this.#rollout;
+    if (rollout?.phase === "running" && version === rollout.candidate) return;
     this.#servedVersion = newerVersion(this.#servedVersion, version);
+  }
+
+  get rollout(): RolloutView | undefined {
+    return this.#rollout;
+  }
+
+  /** A region reported its rollout of this model; the newest revision wins, as at the controller. */
+  seeRollout(view: RolloutView | undefined): void {
+    if (view && (!this.#rollout || view.revision > this.#rollout.revision)) this.#rollout = view;
+  }
+
+  /**
+   * The version the regions answer `rows` with: during a canary, the candidate for inputs that hash into its
+   * share (the pools' own assignment, protocol/rollout/assignment.ts), else the served version. The cache
+   * looks answers up under it, so a repeat finds the answer of the version that produced it.
+   */
+  async versionFor(rows: Float32Array): Promise<string> {
+    const rollout = this.#rollout;
+    if (rollout?.phase !== "running" || rollout.percent <= 0 || rollout.stable !== this.#servedVersion) {
+      return this.#servedVersion;
+    }
+    if (rollout.percent >= 100) return rollout.candidate;
+    const digest = await sha256Bytes(assignmentBytes(this.name, rollout.candidate, rows));
+    return canaryVersion(bucketOf(digest), rollout);
   }
 
   /** v2 model metadata: the full model's tensors and labels, at the served version. */

@@ -1,3 +1,4 @@
+import type { RolloutView } from "../../protocol/rollout/state.ts";
 import { signatureHeaders } from "../../protocol/signing.ts";
 import type { Region } from "../regions/region.ts";
 
@@ -10,6 +11,8 @@ export interface RegionProbe {
   latencyMs?: number;
   /** Per model, the highest version the region lists (`GET /v2/models/<model>`); models it lacks are left out. */
   versions?: Record<string, string>;
+  /** Per model, its rollout as the region holds it (`rollout` in the model metadata), if it has had one. */
+  rollouts?: Record<string, RolloutView>;
   error?: string;
 }
 
@@ -31,6 +34,20 @@ async function get(url: string, path: string, options: ProbeOptions): Promise<Re
     ? await signatureHeaders(options.sharedSecret, { method: "GET", path, body: "" })
     : {};
   return fetch(`${url}${path}`, { headers, signal: AbortSignal.timeout(options.timeoutMs) });
+}
+
+/** The `rollout` of model metadata, if it has the shape of one. */
+function rolloutOf(metadata: unknown): RolloutView | undefined {
+  const r = (metadata as { rollout?: Partial<RolloutView> })?.rollout;
+  const ok =
+    r &&
+    typeof r.revision === "number" &&
+    typeof r.id === "number" &&
+    typeof r.stable === "string" &&
+    typeof r.candidate === "string" &&
+    typeof r.percent === "number" &&
+    (r.phase === "running" || r.phase === "promoted" || r.phase === "rolled-back");
+  return ok ? (r as RolloutView) : undefined;
 }
 
 function highestVersion(metadata: unknown): string | undefined {
@@ -56,21 +73,31 @@ async function probeRegion(region: Region, options: ProbeOptions): Promise<Regio
     await ready.body?.cancel();
     if (!ready.ok) return { name: region.name, ready: false, latencyMs, error: `ready: HTTP ${ready.status}` };
     const versions: Record<string, string> = {};
+    const rollouts: Record<string, RolloutView> = {};
     await Promise.all(
       options.models.map(async (model) => {
         const metadata = await timed(`/v2/models/${encodeURIComponent(model)}`);
-        const version = metadata.ok ? highestVersion(await metadata.json().catch(() => undefined)) : undefined;
+        const body = metadata.ok ? await metadata.json().catch(() => undefined) : undefined;
         if (!metadata.ok) await metadata.body?.cancel();
+        const version = highestVersion(body);
         if (version) versions[model] = version;
+        const rollout = rolloutOf(body);
+        if (rollout) rollouts[model] = rollout;
       }),
     );
-    return { name: region.name, ready: true, latencyMs, versions };
+    return {
+      name: region.name,
+      ready: true,
+      latencyMs,
+      versions,
+      ...(Object.keys(rollouts).length > 0 ? { rollouts } : {}),
+    };
   } catch (err) {
     return { name: region.name, ready: false, error: (err as Error).message };
   }
 }
 
-/** Probe every region at once: readiness, round-trip time and the version of each model it serves. */
+/** Probe every region at once: readiness, round-trip time, the version of each model it serves and its rollout. */
 export async function probeRegions(regions: readonly Region[], options: ProbeOptions): Promise<ProbeReport> {
   const at = Date.now();
   return { at, regions: await Promise.all(regions.map((r) => probeRegion(r, options))) };

@@ -12,7 +12,7 @@ import { mayCall } from "../tenants/keys.ts";
  */
 export const status = new Hono<AppEnv>();
 
-status.get("/", (c) => {
+status.get("/", async (c) => {
   const rt = c.get("runtime");
   const tenant = c.get("tenant");
   const visible = (name: string) => mayCall(tenant.models, name);
@@ -28,6 +28,7 @@ status.get("/", (c) => {
         m.name,
         {
           servedVersion: m.servedVersion,
+          rollout: m.rollout ?? null,
           edge: m.edge
             ? {
                 name: m.edge.config.name,
@@ -43,7 +44,13 @@ status.get("/", (c) => {
         },
       ]),
   );
-  return c.json({ since: counts.since, tenant: tenant.name, models, tenants: counts.tenants });
+  return c.json({
+    since: counts.since,
+    tenant: tenant.name,
+    modelSignatures: await rt.modelSignatures(),
+    models,
+    tenants: counts.tenants,
+  });
 });
 
 status.get("/regions", async (c) => {

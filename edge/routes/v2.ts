@@ -23,12 +23,14 @@ import { applyServed } from "./served-headers.ts";
 /** Open Inference Protocol v2 (KServe), REST: server and model metadata, health, inference. */
 export const v2 = new Hono<AppEnv>();
 
-v2.get("/", (c) =>
+v2.get("/", async (c) =>
   c.json({
     name: "edgecascade-edge",
     version: pkg.version,
     extensions: ["binary_tensor_data"],
-  } satisfies ServerMetadata),
+    // Said where operators look: a Worker without MODEL_PUBLIC_KEY loads unsigned edge models.
+    modelSignatures: await c.get("runtime").modelSignatures(),
+  } satisfies ServerMetadata & Record<string, unknown>),
 );
 
 v2.get("/health/live", (c) => c.json({ live: true }));

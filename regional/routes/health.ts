@@ -22,6 +22,8 @@ export function healthRoutes(deps: AppDeps): Hono<RegionalEnv> {
       extensions: ["model_repository", "binary_tensor_data"],
       region: deps.region,
       executionProvider: deps.provider,
+      // Said where operators look: a deployment without a public key serves unsigned models.
+      modelSignatures: deps.modelSigningKey ? { required: true, key: deps.modelSigningKey } : { required: false },
     } satisfies ServerMetadata & Record<string, unknown>),
   );
 
@@ -48,9 +50,15 @@ export function healthRoutes(deps: AppDeps): Hono<RegionalEnv> {
     return modelReady(name, version) ? c.json({ name, ready: true }) : c.json({ name, ready: false }, 503);
   });
 
-  app.get("/v2/models/:model", (c) => c.json(repository.metadata(c.req.param("model"))));
+  // With the model's rollout, if it has had one: the edge's probe reads it (which version an input maps to).
+  const described = (name: string, version?: string) => {
+    const metadata = repository.metadata(name, version);
+    const rollout = deps.rollouts.view(name);
+    return rollout ? { ...metadata, rollout } : metadata;
+  };
+  app.get("/v2/models/:model", (c) => c.json(described(c.req.param("model"))));
   app.get("/v2/models/:model/versions/:version", (c) =>
-    c.json(repository.metadata(c.req.param("model"), c.req.param("version"))),
+    c.json(described(c.req.param("model"), c.req.param("version"))),
   );
 
   app.get("/metrics", async (c) => c.body(await deps.metricsText(), 200, { "content-type": deps.metricsContentType }));

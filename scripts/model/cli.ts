@@ -27,31 +27,35 @@ export class UsageError extends Error {}
  */
 export class RefusedError extends Error {}
 
-export function overview(commands: readonly Subcommand[]): string {
+export function overview(commands: readonly Subcommand[], tool = "model"): string {
   const width = Math.max(...commands.map((c) => c.name.length));
   return [
-    "Usage: npm run model -- <subcommand> [options]",
+    `Usage: npm run ${tool} -- <subcommand> [options]`,
     "",
     ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     "",
-    "npm run model -- <subcommand> --help  describes one.",
+    `npm run ${tool} -- <subcommand> --help  describes one.`,
   ].join("\n");
 }
 
-/** Dispatch `argv` (`[subcommand, ...options]`) to its subcommand; every failure becomes a message and an exit code. */
+/**
+ * Dispatch `argv` (`[subcommand, ...options]`) to its subcommand; every failure becomes a message and an exit
+ * code. `tool` names the npm script in messages (`npm run rollout` uses this dispatch too).
+ */
 export async function runModelCli(
   argv: readonly string[],
   commands: readonly Subcommand[],
   out: Output,
+  tool = "model",
 ): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
-    out.log(overview(commands));
+    out.log(overview(commands, tool));
     return name === undefined ? 2 : 0;
   }
   const command = commands.find((c) => c.name === name);
   if (!command) {
-    out.note(`model: unknown subcommand "${name}"; one of ${commands.map((c) => c.name).join(", ")}`);
+    out.note(`${tool}: unknown subcommand "${name}"; one of ${commands.map((c) => c.name).join(", ")}`);
     return 2;
   }
   if (rest.includes("--help") || rest.includes("-h")) {
@@ -62,11 +66,11 @@ export async function runModelCli(
     return await command.run(rest, out);
   } catch (err) {
     if (err instanceof UsageError) {
-      out.note(`model ${name}: ${err.message}\n(npm run model -- ${name} --help)`);
+      out.note(`${tool} ${name}: ${err.message}\n(npm run ${tool} -- ${name} --help)`);
       return 2;
     }
     if (err instanceof RefusedError) {
-      out.note(`model ${name}: refused: ${err.message}`);
+      out.note(`${tool} ${name}: refused: ${err.message}`);
       return 1;
     }
     throw err;

@@ -1,10 +1,13 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
+import { verifyEdgeModels } from "../../scripts/deploy/verify-models.ts";
 import { ROOT } from "../../scripts/stack/build-edge.ts";
+import { signRepository, testSigner } from "../support/model-keys.ts";
+import { copyModels } from "../support/regional-server.ts";
 
 const run = promisify(execFile);
 const NEW = "9a8b7c6d-2222-4b4b-8c8c-000000000002";
@@ -24,7 +27,14 @@ const offline = () => {
 };
 
 async function deploy(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return run(process.execPath, ["scripts/deploy.ts", ...args], { cwd: ROOT, env: offline() }).then(
+  return deployWith({}, ...args);
+}
+
+async function deployWith(
+  env: Record<string, string>,
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return run(process.execPath, ["scripts/deploy.ts", ...args], { cwd: ROOT, env: { ...offline(), ...env } }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
     (err: { code: number; stdout: string; stderr: string }) => err,
   );
@@ -94,6 +104,55 @@ describe("npm run deploy --percent / --rollback --dry-run", () => {
         expect(output, args.join(" ")).toContain("it's necessary to set a CLOUDFLARE_API_TOKEN");
         expect(output).not.toMatch(/Unknown argument|Not enough non-option arguments|Invalid values/);
       }
+    }
+  });
+});
+
+describe("edge model checks before a deploy", () => {
+  it("without MODEL_PUBLIC_KEY, says the edge models are not signature-checked", async () => {
+    const { code, stderr } = await deploy("--env", "eu", "--percent", "10", "--dry-run");
+    expect(code).toBe(0);
+    expect(stderr).toContain(
+      "MODEL SIGNATURES NOT VERIFIED for eu (no MODEL_PUBLIC_KEY): breast-cancer-edge/1, digits-edge/1 checked against their sha256 only",
+    );
+  });
+
+  it("with a public key, refuses to bundle unsigned edge models: nothing is uploaded", async () => {
+    const key = (await testSigner()).publicKey;
+    const { code, stdout, stderr } = await deployWith(
+      { MODEL_PUBLIC_KEY: key },
+      "--env",
+      "eu",
+      "--percent",
+      "10",
+      "--dry-run",
+    );
+    expect(code).toBe(1);
+    expect(stderr).toContain("deploy: edge models refused, nothing deployed:");
+    expect(stderr).toMatch(/signature refused: digits-edge\/1 is not signed/);
+    expect(stdout).not.toContain("versions upload");
+  });
+
+  it("passes edge models signed by the key, and names a tampered one", async () => {
+    const signer = await testSigner();
+    const models = copyModels();
+    try {
+      await signRepository(models.dir, signer);
+      expect(await verifyEdgeModels(models.dir, signer.publicKey)).toEqual(["breast-cancer-edge/1", "digits-edge/1"]);
+      const configPath = join(models.dir, "digits-edge", "config.json");
+      const config = JSON.parse(readFileSync(configPath, "utf8"));
+      config.versions["1"].signature = (await testSigner()).sign({
+        model: "digits-edge",
+        version: "1",
+        sha256: config.versions["1"].sha256,
+        bytes: config.versions["1"].bytes,
+      });
+      writeFileSync(configPath, JSON.stringify(config));
+      await expect(verifyEdgeModels(models.dir, signer.publicKey)).rejects.toThrow(
+        /digits-edge\/1 is signed by key [0-9a-f]{16}, and this server only trusts key/,
+      );
+    } finally {
+      models.remove();
     }
   });
 });

@@ -174,6 +174,11 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
       });
     }
     expect(container.args.join(" ")).not.toMatch(/secret|token/i);
+    // The model signing key is public: a ConfigMap's, optional (without it the pods say they serve unsigned models).
+    expect(env.get("MODEL_PUBLIC_KEY")).toEqual({
+      name: "MODEL_PUBLIC_KEY",
+      valueFrom: { configMapKeyRef: { name: "edgecascade-regional", key: "model-public-key", optional: true } },
+    });
   });
 
   it("lets only the ingress controller and Prometheus reach the pool's port", () => {

@@ -151,13 +151,13 @@ describe("npm run model -- import", () => {
   it("keeps what it does not know about in an existing config", async () => {
     const path = join(models, "stumps/config.json");
     const config = JSON.parse(readFileSync(path, "utf8"));
-    config.versions["1"].gates = { latencyP95Ms: 3 };
+    config.versions["1"].energy = { millijoules: 3 };
     config.owner = "team-a";
     writeFileSync(path, JSON.stringify(config));
     await run([...["--name", "stumps", "--full", forest, "--data", treeCsv, "--labels", "no,yes", "--models", models]]);
     const after = JSON.parse(readFileSync(path, "utf8"));
     expect(after.owner).toBe("team-a");
-    expect(after.versions["1"].gates).toEqual({ latencyP95Ms: 3 });
+    expect(after.versions["1"].energy).toEqual({ millijoules: 3 });
     expect(Object.keys(after.versions)).toEqual(["1", "2"]);
   });
 });

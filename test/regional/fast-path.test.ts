@@ -6,9 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RateLimited } from "../../protocol/errors.ts";
 import { DEADLINE_HEADER } from "../../protocol/headers.ts";
 import { DEFAULT_LIMITS } from "../../protocol/limits.ts";
+import type { AppDeps } from "../../regional/app-context.ts";
 import { inferenceFastPath } from "../../regional/fast-path/listener.ts";
 import { inferenceAnswers } from "../../regional/inference-answers.ts";
 import { inferenceAdmission } from "../../regional/middleware/admit-in-time.ts";
+import { localControl } from "../../regional/model-control.ts";
 import { heldout } from "../support/heldout.ts";
 import {
   classifyRows,
@@ -113,9 +115,12 @@ describe("inferenceFastPath", () => {
   let url: string;
   const handedOver: string[] = [];
   beforeAll(async () => {
-    const deps = {
+    const deps: AppDeps = {
       region: "eu",
       repository: server.repository,
+      rollouts: server.rollouts,
+      control: localControl(server.repository, server.rollouts),
+      modelSigningKey: undefined,
       recorder: server.metrics.recorder,
       provider: "cpu" as const,
       metricsText: server.metrics.text,

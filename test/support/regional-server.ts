@@ -70,6 +70,11 @@ export interface NewVersion {
   accuracy?: number;
   /** Also make it the version config.json serves. Default false. */
   makeDefault?: boolean;
+  /**
+   * A release gates record for the file, as `npm run model -- check` writes it (passed or not); default none.
+   * Suites about rollouts use it where the gates themselves are not under test (test/models/check.test.ts).
+   */
+  gates?: "passed" | "failed";
 }
 
 /** Add `version` of `model` to a scratch repository: the file under `<version>/` and its entry in config.json. */
@@ -80,11 +85,22 @@ export async function addVersion(dir: string, model: string, version: string, sp
   const bytes = spec.bytes ?? readFileSync(join(dir, model, "1", v1.file));
   cpSync(join(dir, model, "1"), join(dir, model, version), { recursive: true });
   writeFileSync(join(dir, model, version, v1.file), bytes);
+  const sha256 = spec.sha256 ?? (await sha256Hex(bytes));
   config.versions[version] = {
     ...v1,
-    sha256: spec.sha256 ?? (await sha256Hex(bytes)),
+    sha256,
     bytes: bytes.length,
     accuracy: { ...v1.accuracy, test: spec.accuracy ?? v1.accuracy.test },
+    ...(spec.gates
+      ? {
+          gates: {
+            sha256,
+            passed: spec.gates === "passed",
+            against: config.version,
+            checkedAt: new Date().toISOString(),
+          },
+        }
+      : {}),
   };
   if (spec.makeDefault) config.version = version;
   writeFileSync(configPath, JSON.stringify(config, null, 2));

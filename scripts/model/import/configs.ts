@@ -1,4 +1,5 @@
 import { type ModelConfig, parseModelConfig } from "../../../protocol/model-config.ts";
+import type { ModelFileSignature, SignedFile } from "../../../protocol/model-signature.ts";
 import type { CascadeFigures } from "../calibrate.ts";
 
 /** A config.json as read from disk: what this code does not know about stays as it was. */
@@ -105,17 +106,23 @@ function checkCompatible(raw: RawConfig, source: string, facts: ImportFacts, ten
   return config;
 }
 
-function versionEntry(v: VariantFacts): Record<string, unknown> {
-  return { ...v.file, weights: v.weights, accuracy: v.accuracy };
+/** Signs a model file as it will be listed; import passes one when given a private key. */
+export type SignFile = (file: SignedFile) => ModelFileSignature;
+
+/** A version's entry: the file, its signature next to its sha256 (when signing), weights and accuracy. */
+function versionEntry(model: string, version: string, v: VariantFacts, sign?: SignFile): Record<string, unknown> {
+  const signature = sign?.({ model, version, sha256: v.file.sha256, bytes: v.file.bytes });
+  return { ...v.file, ...(signature ? { signature } : {}), weights: v.weights, accuracy: v.accuracy };
 }
 
 /**
  * The configs an import writes. A new name gets version 1 of its full model (and of its edge variant), which
  * serves. An existing name gets the next free version of each, added to `versions`; `version` (the served
  * one) stays, so that nothing changes for clients until the new version is loaded (see docs/model-tool.md).
- * Unknown fields of existing configs and versions are kept.
+ * Unknown fields of existing configs and versions are kept. With `sign`, each file's entry carries its
+ * Ed25519 signature next to its sha256.
  */
-export function planImport(facts: ImportFacts, existing: Existing): ImportPlan {
+export function planImport(facts: ImportFacts, existing: Existing, sign?: SignFile): ImportPlan {
   const { name } = facts;
   const edgeName = `${name}${EDGE_SUFFIX}`;
   const fullVersion = nextVersion(existing.full, existing.fullDirs);
@@ -130,7 +137,7 @@ export function planImport(facts: ImportFacts, existing: Existing): ImportPlan {
     ...(facts.demo ? { demo: facts.demo } : {}),
   };
 
-  const fullEntry = versionEntry(facts.full);
+  const fullEntry = versionEntry(name, fullVersion, facts.full, sign);
   const fullConfig: RawConfig = existing.full
     ? {
         ...existing.full,
@@ -153,7 +160,7 @@ export function planImport(facts: ImportFacts, existing: Existing): ImportPlan {
   if (existing.edge) checkCompatible(existing.edge, `${edgeName}/config.json`, facts, edge.tensors);
   const edgeVersion = nextVersion(existing.edge, existing.edgeDirs);
   const edgeEntry = {
-    ...versionEntry(edge),
+    ...versionEntry(edgeName, edgeVersion, edge, sign),
     cascade: {
       against: { model: name, version: fullVersion },
       threshold: edge.threshold,

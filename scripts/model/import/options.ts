@@ -26,6 +26,8 @@ export interface ImportOptions {
   description?: string;
   source?: string;
   demo?: (typeof DEMO_INPUTS)[number];
+  /** Private key file signing the written files; default: MODEL_SIGNING_KEY, else no signatures. */
+  signingKey?: string;
 }
 
 export const IMPORT_USAGE = `Usage: npm run model -- import --name NAME --full FILE.onnx [--edge FILE.onnx | --quantize]
@@ -50,7 +52,9 @@ version; the served version does not change.
   --models DIR            model repository (default: this repository's models/)
   --description TEXT      the full model's description in config.json
   --source TEXT           where the data comes from (credited in config.json)
-  --demo drawing-8x8|numbers  how the demo page collects a row (default numbers: a form)`;
+  --demo drawing-8x8|numbers  how the demo page collects a row (default numbers: a form)
+  --signing-key FILE      sign each written file with this Ed25519 private key (default: $MODEL_SIGNING_KEY;
+                          unset: the files are not signed; make a key with keygen)`;
 
 const REPO_MODELS = fileURLToPath(new URL("../../../models/", import.meta.url));
 
@@ -83,6 +87,7 @@ export function parseImportOptions(argv: readonly string[]): ImportOptions {
         description: { type: "string" },
         source: { type: "string" },
         demo: { type: "string" },
+        "signing-key": { type: "string" },
       },
       strict: true,
       allowPositionals: false,
@@ -131,5 +136,6 @@ export function parseImportOptions(argv: readonly string[]): ImportOptions {
     ...(text("description") ? { description: text("description") } : {}),
     ...(text("source") ? { source: text("source") } : {}),
     ...(demo ? { demo: demo as ImportOptions["demo"] } : {}),
+    ...(text("signing-key") ? { signingKey: text("signing-key") } : {}),
   };
 }

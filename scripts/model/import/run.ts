@@ -23,6 +23,7 @@ import {
 } from "../onnx/load.ts";
 import { encodeModel } from "../onnx/proto.ts";
 import { QuantizeError, quantizeWeights } from "../quantize/graph.ts";
+import type { ModelSigner } from "../signing/keys.ts";
 import {
   EDGE_SUFFIX,
   type EdgeFacts,
@@ -86,10 +87,14 @@ const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
 
 /**
  * `import`: validate, (quantize,) run both models over the data, split, calibrate, measure, and write the
- * repository entries. Every refusal is a `RefusedError` whose message says what to fix; nothing is written
+ * repository entries, each file signed when a `signer` is given. Every refusal is a `RefusedError` whose message says what to fix; nothing is written
  * unless every check passed.
  */
-export async function importModel(options: ImportOptions, note: (line: string) => void): Promise<ImportResult> {
+export async function importModel(
+  options: ImportOptions,
+  note: (line: string) => void,
+  signer?: ModelSigner,
+): Promise<ImportResult> {
   const { name } = options;
   const edgeName = `${name}${EDGE_SUFFIX}`;
   const full = await readCandidate(options.full, `--full ${basename(options.full)}`);
@@ -247,7 +252,7 @@ export async function importModel(options: ImportOptions, note: (line: string) =
     };
     let plan: ImportPlan;
     try {
-      plan = planImport(facts, existing);
+      plan = planImport(facts, existing, signer?.sign);
     } catch (err) {
       if (err instanceof ImportConflict) throw new RefusedError(err.message);
       throw err;

@@ -1,0 +1,129 @@
+import type { InputRows } from "../../protocol/tensor.ts";
+import type { ModelVersion } from "../model-version.ts";
+import type { ShadowResult } from "./step-evidence.ts";
+
+/** The two versions a shadow run compares, if both are still loaded. */
+export type ShadowPair = () => { stable: ModelVersion; candidate: ModelVersion } | undefined;
+
+export interface ShadowOptions {
+  /** The versions of the rollout, looked up when a copy runs (a rollback in between leaves none). */
+  pair: ShadowPair;
+  /** Copies that may wait; the next one is dropped. */
+  maxQueue: () => number;
+  /** Share of offered copies taken, 0 to 1. */
+  sample: () => number;
+  /** Where each comparison goes. */
+  record: (result: ShadowResult) => void;
+  random?: () => number;
+}
+
+/** Index of each row's top probability. */
+function topLabels(probs: Float32Array, rows: number): Int32Array {
+  const classes = probs.length / rows;
+  const out = new Int32Array(rows);
+  for (let r = 0; r < rows; r++) {
+    let best = 0;
+    for (let c = 1; c < classes; c++) if (probs[r * classes + c]! > probs[r * classes + best]!) best = c;
+    out[r] = best;
+  }
+  return out;
+}
+
+/**
+ * Shadow work of one model's rollout in one pool process: copies of live requests, taken after their answer
+ * was computed, run through both versions (in alternating order, each timed) to compare their labels and
+ * latencies. It never gets in the way of live requests: a copy is dropped when `maxQueue` copies wait; copies
+ * run one at a time, straight through the sessions (never in the batchers' queues, so they cannot make a
+ * live request wait in a queue or be refused), and only while no live request of either version is queued or
+ * running. A live request arriving meanwhile waits at most for the one pair of runs in progress.
+ */
+export class ShadowRunner {
+  readonly #options: ShadowOptions;
+  readonly #random: () => number;
+  #queue: InputRows[] = [];
+  #running = false;
+  #scheduled = false;
+  #order = 0;
+
+  constructor(options: ShadowOptions) {
+    this.#options = options;
+    this.#random = options.random ?? Math.random;
+  }
+
+  get waiting(): number {
+    return this.#queue.length;
+  }
+
+  /**
+   * Offer a copy of an answered request's rows; returns whether it was queued (undefined: not sampled). The
+   * rows are copied here: the caller's buffer may be reused once its answer is sent.
+   */
+  offer(rows: InputRows): boolean | undefined {
+    if (this.#random() >= this.#options.sample()) return undefined;
+    if (this.#queue.length >= this.#options.maxQueue()) return false;
+    this.#queue.push({ ...rows, data: rows.data.slice() });
+    this.#schedule(false);
+    return true;
+  }
+
+  /** Drop every waiting copy (the rollout ended). */
+  clear(): void {
+    this.#queue = [];
+  }
+
+  #schedule(busy: boolean): void {
+    if (this.#scheduled || this.#running || this.#queue.length === 0) return;
+    this.#scheduled = true;
+    const go = () => {
+      this.#scheduled = false;
+      void this.#pump();
+    };
+    // After the current I/O phase; while live requests are queued or running, look again in a millisecond.
+    if (busy) setTimeout(go, 1);
+    else setImmediate(go);
+  }
+
+  async #pump(): Promise<void> {
+    const pair = this.#options.pair();
+    if (!pair) {
+      this.clear();
+      return;
+    }
+    if (pair.stable.submitted + pair.candidate.submitted > 0) {
+      this.#schedule(true);
+      return;
+    }
+    const rows = this.#queue.shift();
+    if (!rows) return;
+    this.#running = true;
+    const stableLease = pair.stable.lease();
+    const candidateLease = pair.candidate.lease();
+    try {
+      const time = async (version: ModelVersion) => {
+        const t0 = performance.now();
+        try {
+          const probs = await version.shadowRun(rows.data, rows.batch);
+          return { probs, ms: performance.now() - t0 };
+        } catch {
+          return undefined;
+        }
+      };
+      const stableFirst = this.#order++ % 2 === 0;
+      const first = await time(stableFirst ? pair.stable : pair.candidate);
+      const second = await time(stableFirst ? pair.candidate : pair.stable);
+      const [stable, candidate] = stableFirst ? [first, second] : [second, first];
+      let disagreements = 0;
+      if (stable && candidate) {
+        const a = topLabels(stable.probs, rows.batch);
+        const b = topLabels(candidate.probs, rows.batch);
+        for (let r = 0; r < rows.batch; r++) if (a[r] !== b[r]) disagreements++;
+      }
+      this.#options.record({ rows: rows.batch, stableMs: stable?.ms, candidateMs: candidate?.ms, disagreements });
+    } finally {
+      stableLease.release();
+      candidateLease.release();
+      this.#running = false;
+      this.#schedule(false);
+    }
+  }
+}

@@ -1,0 +1,158 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import * as ortWeb from "onnxruntime-web";
+import { sha256Hex } from "../../../protocol/digest.ts";
+import { heldoutPath } from "../../../protocol/heldout.ts";
+import { type ModelConfig, signatureOf } from "../../../protocol/model-config.ts";
+import { type ModelPublicKey, signatureProblem } from "../../../protocol/model-signature.ts";
+import { checkFixtureOutputs } from "../../../regional/fixture-check.ts";
+import { FixtureCache } from "../../../regional/heldout-fixture.ts";
+import { createOnnxModel, type OnnxModel } from "../../../regional/session.ts";
+import { accuracy, labelAgreement } from "../calibrate.ts";
+import { decodeModel } from "../onnx/proto.ts";
+import { inspectSignature } from "../onnx/signature.ts";
+import type { Measured, RowLatency } from "./gates.ts";
+
+/** One row in, its output out. */
+type RunOne = (row: Float32Array) => Promise<unknown>;
+
+/** How the pools' fixture check allows accuracy to fall below the stated one (regional/repository.ts). */
+const FIXTURE_TOLERANCE = 0.01;
+
+function quantile(sorted: readonly number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+}
+
+/**
+ * Per-row latency: `samples` runs of one row each (cycling through `rows`) after a warm-up, each timed on its
+ * own; and the process's CPU time over them, per row.
+ */
+async function rowLatency(run: RunOne, rows: readonly Float32Array[], samples: number): Promise<RowLatency> {
+  for (let i = 0; i < Math.min(100, samples); i++) await run(rows[i % rows.length]!);
+  const times: number[] = [];
+  const cpu = process.cpuUsage();
+  for (let i = 0; i < samples; i++) {
+    const t0 = performance.now();
+    await run(rows[i % rows.length]!);
+    times.push(performance.now() - t0);
+  }
+  const used = process.cpuUsage(cpu);
+  times.sort((a, b) => a - b);
+  return {
+    p50Ms: quantile(times, 0.5),
+    p99Ms: quantile(times, 0.99),
+    cpuUsPerRow: (used.user + used.system) / samples,
+    samples,
+  };
+}
+
+async function webRunner(bytes: Uint8Array, config: ModelConfig): Promise<RunOne> {
+  ortWeb.env.wasm.numThreads = 1;
+  const session = await ortWeb.InferenceSession.create(bytes, { executionProviders: ["wasm"] });
+  const { inputName, outputName, width } = signatureOf(config);
+  return (row) => session.run({ [inputName]: new ortWeb.Tensor("float32", row, [1, width]) }, [outputName]);
+}
+
+async function readVersion(modelsDir: string, config: ModelConfig, version: string): Promise<Uint8Array> {
+  const entry = config.versions[version]!;
+  return new Uint8Array(await readFile(join(modelsDir, config.name, version, entry.file)));
+}
+
+/** All fixture rows through a session, in chunks of the model's batch size. */
+async function runFixture(session: OnnxModel, matrix: Float32Array, width: number, config: ModelConfig) {
+  const rows = matrix.length / width;
+  const classes = signatureOf(config).classes;
+  const out = new Float32Array(rows * classes);
+  for (let start = 0; start < rows; start += config.maxBatchSize) {
+    const n = Math.min(config.maxBatchSize, rows - start);
+    out.set(await session.run(matrix.subarray(start * width, (start + n) * width), n), start * classes);
+  }
+  return out;
+}
+
+/**
+ * Measure `version` of the model in `config` for the gates: file against its entry, signature (with a key),
+ * a session as the pools make it, the graph against the config's tensors, the pools' fixture check, accuracy
+ * and label agreement against the served version on the candidate's held-out rows, per-row latency and CPU
+ * time in onnxruntime-node and (edge variants) onnxruntime-web. Stops at the first step that fails.
+ */
+export async function measureVersion(options: {
+  modelsDir: string;
+  config: ModelConfig;
+  version: string;
+  publicKey?: ModelPublicKey;
+  samples: number;
+}): Promise<Measured> {
+  const { modelsDir, config, version, samples } = options;
+  const entry = config.versions[version]!;
+  const bytes = await readVersion(modelsDir, config, version);
+  const sha256 = await sha256Hex(bytes);
+  const measured: Measured = {
+    file: { bytes: bytes.length, sha256, listedSha256: entry.sha256, listedBytes: entry.bytes },
+    load: { error: undefined },
+  };
+  if (options.publicKey) {
+    const file = { model: config.name, version, sha256, bytes: bytes.length };
+    measured.signature = { problem: await signatureProblem(options.publicKey, file, entry.signature) };
+  }
+  const signature = signatureOf(config);
+  let candidate: OnnxModel;
+  try {
+    candidate = await createOnnxModel(bytes, signature, "cpu", entry.weights);
+  } catch (err) {
+    measured.load = { error: (err as Error).message };
+    return measured;
+  }
+  let served: OnnxModel | undefined;
+  try {
+    const graph = inspectSignature(decodeModel(bytes));
+    const classes = graph.probabilities.classes;
+    measured.schema =
+      graph.input.name !== signature.inputName ||
+      graph.input.width !== signature.width ||
+      graph.probabilities.name !== signature.outputName ||
+      (classes !== undefined && classes !== signature.classes)
+        ? `graph: "${graph.input.name}" [-1, ${graph.input.width}] -> "${graph.probabilities.name}" [-1, ${classes ?? "?"}]; ` +
+          `config.json: "${signature.inputName}" [-1, ${signature.width}] -> "${signature.outputName}" [-1, ${signature.classes}]`
+        : undefined;
+    if (measured.schema) return measured;
+
+    const fixture = await new FixtureCache().read(join(modelsDir, heldoutPath(config, version)));
+    const probs = await runFixture(candidate, fixture.matrix, fixture.width, config);
+    measured.fixture = checkFixtureOutputs(
+      probs,
+      fixture.labels,
+      signature.classes,
+      Math.max(0, entry.accuracy.test - FIXTURE_TOLERANCE),
+    );
+
+    const servedVersion = config.version;
+    const servedEntry = config.versions[servedVersion]!;
+    served = await createOnnxModel(
+      await readVersion(modelsDir, config, servedVersion),
+      signature,
+      "cpu",
+      servedEntry.weights,
+    );
+    const servedProbs = await runFixture(served, fixture.matrix, fixture.width, config);
+    const rows = fixture.labels.length;
+    const matrix = (p: Float32Array) => ({ probs: p, rows, classes: signature.classes });
+    measured.comparison = {
+      rows,
+      servedVersion,
+      candidate: accuracy(matrix(probs), fixture.labels),
+      served: accuracy(matrix(servedProbs), fixture.labels),
+      agreement: labelAgreement(matrix(probs), matrix(servedProbs)),
+    };
+
+    const rowsOf = Array.from({ length: rows }, (_, r) =>
+      fixture.matrix.slice(r * fixture.width, (r + 1) * fixture.width),
+    );
+    measured.node = await rowLatency((row) => candidate.run(row, 1), rowsOf, samples);
+    if (config.standsFor) measured.web = await rowLatency(await webRunner(bytes, config), rowsOf, samples);
+    return measured;
+  } finally {
+    await candidate.release();
+    await served?.release();
+  }
+}

@@ -1,0 +1,105 @@
+import { request } from "undici";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RolloutState } from "../../protocol/rollout/state.ts";
+import { type RegionalPool, startRegionalPool } from "../../scripts/stack/regional-pool.ts";
+import { childPids } from "../support/processes.ts";
+import { until } from "../support/regional-process.ts";
+import { addVersion, classifyRows, copyModels, metric } from "../support/regional-server.ts";
+import { rollBack, rolloutOf } from "../support/rollout.ts";
+
+// A pool of two worker processes: model control and rollouts must reach both, whichever takes the call.
+const TOKEN = "cluster-admin-token";
+const auth = { authorization: `Bearer ${TOKEN}` };
+let models: ReturnType<typeof copyModels>;
+let pool: RegionalPool;
+const logs: string[] = [];
+beforeAll(async () => {
+  models = copyModels();
+  await addVersion(models.dir, "digits", "2", { gates: "passed" });
+  await addVersion(models.dir, "digits", "3", { gates: "passed" });
+  pool = await startRegionalPool({
+    region: "us",
+    workers: 2,
+    modelsDir: models.dir,
+    env: { ADMIN_TOKEN: TOKEN },
+    onLog: (line) => logs.push(line),
+  });
+});
+afterAll(async () => {
+  await pool?.stop();
+  models?.remove();
+});
+
+/** One call on a connection of its own, so that calls spread over the workers as new clients' would. */
+async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  const res = await request(`${pool.url}${path}`, {
+    method: method as "GET",
+    reset: true,
+    // A connection the primary hands to a worker as it is killed is lost with it: time out rather than hang.
+    headersTimeout: 10_000,
+    bodyTimeout: 10_000,
+    headers: { "content-type": "application/json", ...headers },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.body.text();
+  return { status: res.statusCode, body: text.startsWith("{") || text.startsWith("[") ? JSON.parse(text) : text };
+}
+const versionsAnswering = async (n: number) => {
+  const seen = new Set<string>();
+  for (let i = 0; i < n; i++) seen.add((await call("POST", "/v1/classify", classifyRows(i))).body.version);
+  return seen;
+};
+const putRollout = (state: RolloutState) => call("PUT", "/v2/repository/models/digits/rollout", state, auth);
+const rolloutStatus = async () => (await call("GET", "/v2/repository/models/digits/rollout", undefined, auth)).body;
+
+describe("model control with --workers 2", () => {
+  it("a load reaches every worker", async () => {
+    const res = await call("POST", "/v2/repository/models/digits/load", { parameters: { version: "2" } }, auth);
+    expect(res).toMatchObject({ status: 200, body: { version: "2", workers: { answered: 2, consistent: true } } });
+    expect(await versionsAnswering(40)).toEqual(new Set(["2"]));
+    await call("POST", "/v2/repository/models/digits/load", { parameters: { version: "1" } }, auth);
+    expect(await versionsAnswering(40)).toEqual(new Set(["1"]));
+  });
+
+  it("a refused load says so for every worker", async () => {
+    const res = await call("POST", "/v2/repository/models/digits/load", { parameters: { version: "9" } }, auth);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatch(
+      /version 9 is not listed in config.json; version 1 keeps serving \(in 2 of 2 workers of this pool\)/,
+    );
+  });
+
+  let state: RolloutState;
+  it("a rollout reaches every worker; its status sums their evidence and counts a rollback once", async () => {
+    state = rolloutOf({ candidate: "3", revision: 1, config: { steps: [0, 100] } });
+    expect((await putRollout(state)).body).toMatchObject({
+      candidate: "3",
+      workers: { answered: 2, consistent: true },
+    });
+    const sent = 60;
+    await versionsAnswering(sent);
+    const status = await rolloutStatus();
+    expect(status).toMatchObject({ serving: "1", candidate: "3", workers: { answered: 2, consistent: true } });
+    expect(status.evidence.live.stable).toBe(sent);
+    state = rollBack(state);
+    expect((await putRollout(state)).status).toBe(200);
+    const text = (await call("GET", "/metrics")).body as string;
+    expect(metric(text, "edgecascade_rollout_rollbacks_total", { model: "digits" })).toBe(1);
+  });
+
+  it("a worker that replaces a dead one takes the pool's latest rollout state", async () => {
+    state = rolloutOf({ candidate: "3", revision: state.revision + 1, config: { steps: [0, 100] } });
+    await putRollout(state);
+    const [victim] = childPids(pool.pid);
+    process.kill(victim!, "SIGKILL");
+    await until(
+      "a replacement worker caught up",
+      async () => {
+        const s = await rolloutStatus().catch(() => undefined);
+        return s?.workers?.answered === 2 && s.workers.consistent && s.state?.revision === state.revision;
+      },
+      30_000,
+    );
+    expect(logs.some((l) => l.includes("replaying model control to a replacement worker"))).toBe(true);
+  });
+});

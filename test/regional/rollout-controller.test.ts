@@ -1,0 +1,154 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runModelCli } from "../../scripts/model/cli.ts";
+import { PoolClient } from "../../scripts/rollout/client.ts";
+import { ROLLOUT_COMMANDS } from "../../scripts/rollout/commands.ts";
+import { runController } from "../../scripts/rollout/controller.ts";
+import { biasedDigits } from "../support/candidates.ts";
+import {
+  addVersion,
+  classifyRows,
+  copyModels,
+  get,
+  metric,
+  post,
+  startTestServer,
+  type TestServer,
+  testOptions,
+} from "../support/regional-server.ts";
+
+// The controller against two real pools ("regions") in this process, with traffic flowing: it holds no
+// state, reads both pools' evidence, and moves both.
+const TOKEN = "controller-token";
+let models: ReturnType<typeof copyModels>;
+let pools: TestServer[];
+beforeAll(async () => {
+  models = copyModels();
+  await addVersion(models.dir, "digits", "2", { gates: "passed" });
+  const biased = biasedDigits(0.05);
+  await addVersion(models.dir, "digits", "3", { bytes: biased.bytes, accuracy: biased.accuracy, gates: "passed" });
+  pools = await Promise.all(
+    ["us", "eu"].map((region) =>
+      startTestServer(testOptions(["--models", models.dir, "--region", region], { ADMIN_TOKEN: TOKEN })),
+    ),
+  );
+  process.env.ADMIN_TOKEN = TOKEN;
+});
+afterAll(async () => {
+  delete process.env.ADMIN_TOKEN;
+  await Promise.all(pools.map((p) => p.shutdown()));
+  models.remove();
+});
+
+const poolsFlag = () => pools.map((p) => p.url).join(",");
+async function rollout(...argv: string[]) {
+  const lines: string[] = [];
+  const code = await runModelCli(
+    [...argv, "--pools", poolsFlag()],
+    ROLLOUT_COMMANDS,
+    {
+      log: (l) => lines.push(l),
+      note: (l) => lines.push(l),
+    },
+    "rollout",
+  );
+  return { code, text: lines.join("\n") };
+}
+
+/** Requests to both pools until `done` resolves; each answer's status is kept. */
+function traffic(done: Promise<unknown>): Promise<number[]> {
+  const statuses: number[] = [];
+  let stop = false;
+  void done.finally(() => {
+    stop = true;
+  });
+  const loop = async (pool: TestServer, offset: number) => {
+    for (let i = offset; !stop; i++) {
+      // Slightly different inputs each time: the canary's share is of distinct inputs.
+      const body = classifyRows(i % 362);
+      (body.inputs as number[])[0] = (i / 362) % 1;
+      statuses.push((await post(`${pool.url}/v1/classify`, body)).status);
+    }
+  };
+  return Promise.all(pools.map((p, i) => loop(p, i * 100))).then(() => statuses);
+}
+
+// A lower minimum sample keeps the suite short. The identical candidate's rollout also uses a smaller alpha:
+// an identical candidate is rolled back by chance at most 5 x alpha / (1 - beta) of the time (0.5% at the
+// default 0.001), which a test run every day would meet; the bound on acceptance barely moves.
+const config = ["--min-samples", "100"];
+const strict = [...config, "--alpha", "0.00001"];
+
+describe("npm run rollout against two pools", () => {
+  it("refuses to start without an admin token or a candidate", async () => {
+    expect((await rollout("start", "--model", "digits")).code).toBe(2);
+    const res = await rollout("start", "--model", "digits", "--candidate", "9");
+    expect(res.code).toBe(1);
+    expect(res.text).toMatch(/the rollout did not start: .*model "digits" has no version 9 in config.json/);
+  });
+
+  it("promotes a candidate identical to the stable version through every step", async () => {
+    const started = await rollout("start", "--model", "digits", "--candidate", "2", "--shadow", ...strict);
+    expect(started.code).toBe(0);
+    expect(started.text).toMatch(
+      /digits 2 over 1 \(rollout \d+, revision \d+\): step 1 of 5 \(\[0\] -> 1 -> 5 -> 25 -> 100%\)/,
+    );
+    const lines: string[] = [];
+    const controller = runController({
+      client: new PoolClient(TOKEN),
+      pools: pools.map((p) => ({ name: p.url, url: p.url })),
+      model: "digits",
+      intervalMs: 50,
+      log: (l) => lines.push(l),
+    });
+    const statuses = await traffic(controller);
+    expect(await controller).toBe("promoted");
+    expect(statuses.every((s) => s === 200)).toBe(true);
+    const decisions = lines.filter((l) => /^\d\d:\d\d:\d\d digits 2: /.test(l));
+    expect(decisions.map((l) => l.replace(/^\S+ /, ""))).toEqual([
+      "digits 2: 0% -> 1%: every test passed at 0%",
+      "digits 2: 1% -> 5%: every test passed at 1%",
+      "digits 2: 5% -> 25%: every test passed at 5%",
+      "digits 2: 25% -> 100%: every test passed at 25%",
+      "digits 2: PROMOTED version 2: every test passed at every step (0 -> 1 -> 5 -> 25 -> 100%)",
+    ]);
+    expect(lines.join("\n")).toMatch(/set "version": "2" in models\/digits\/config.json/);
+    for (const pool of pools) {
+      expect((await post(`${pool.url}/v1/classify`, classifyRows(0))).body.version).toBe("2");
+    }
+    const status = await rollout("status", "--model", "digits");
+    expect(status.text).toMatch(/promoted: every test passed/);
+    // Without --model: every model with a rollout.
+    const all = await rollout("status");
+    expect(all.text).toMatch(/^digits 2 over 1 \(rollout \d+, revision \d+\): promoted/);
+    expect(all.text).not.toMatch(/breast-cancer/);
+    const json = JSON.parse((await rollout("status", "--json")).text);
+    expect(json.map((r: { model: string }) => r.model)).toEqual(["digits"]);
+  });
+
+  it("rolls back a candidate that disagrees on 5% of rows, in both pools, with no failed request", async () => {
+    // Version 2 serves now; version 3 (derived from 1) disagrees with it on about 5% of rows.
+    const started = await rollout("start", "--model", "digits", "--candidate", "3", ...config);
+    expect(started.code).toBe(0);
+    const lines: string[] = [];
+    const controller = runController({
+      client: new PoolClient(TOKEN),
+      pools: pools.map((p) => ({ name: p.url, url: p.url })),
+      model: "digits",
+      intervalMs: 50,
+      log: (l) => lines.push(l),
+    });
+    const statuses = await traffic(controller);
+    expect(await controller).toBe("rolled-back");
+    expect(statuses.every((s) => s === 200)).toBe(true);
+    expect(lines.join("\n")).toMatch(/ROLLED BACK version 3: at 1%: agreement: \d+ disagreeing of \d+ rows compared/);
+    for (const pool of pools) {
+      expect((await post(`${pool.url}/v1/classify`, classifyRows(0))).body.version).toBe("2");
+      const text = (await get(`${pool.url}/metrics`)).body as string;
+      expect(metric(text, "edgecascade_rollout_rollbacks_total", { model: "digits" })).toBe(1);
+    }
+  });
+
+  it("promote and rollback by hand act on the running rollout only", async () => {
+    expect((await rollout("rollback", "--model", "digits")).text).toMatch(/digits has no running rollout/);
+  });
+});

@@ -1,0 +1,226 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROLLOUT_HEADER } from "../../protocol/headers.ts";
+import { parseRolloutHeader } from "../../protocol/rollout/header.ts";
+import type { RolloutState } from "../../protocol/rollout/state.ts";
+import { biasedDigits } from "../support/candidates.ts";
+import { heldout } from "../support/heldout.ts";
+import { until } from "../support/regional-process.ts";
+import {
+  addVersion,
+  classifyRows,
+  copyModels,
+  get,
+  type JsonBody,
+  metric,
+  post,
+  startTestServer,
+  type TestServer,
+  TOLERANCE,
+  testOptions,
+  worstDifference,
+} from "../support/regional-server.ts";
+import { advance, promote, rollBack, rolloutOf } from "../support/rollout.ts";
+
+const TOKEN = "admin-token-for-tests";
+const auth = { authorization: `Bearer ${TOKEN}` };
+
+let models: ReturnType<typeof copyModels>;
+let server: TestServer;
+beforeAll(async () => {
+  models = copyModels();
+  await addVersion(models.dir, "digits", "2", { gates: "passed" }); // identical to 1
+  const biased = biasedDigits(0.05);
+  await addVersion(models.dir, "digits", "3", { bytes: biased.bytes, accuracy: biased.accuracy, gates: "passed" });
+  await addVersion(models.dir, "digits", "4"); // never checked
+  await addVersion(models.dir, "digits", "5", { gates: "failed" });
+  await addVersion(models.dir, "digits", "6", { gates: "passed" }); // slowed down by --version-delay-ms
+  server = await startTestServer(
+    testOptions(["--models", models.dir, "--version-delay-ms", "digits@6=3"], { ADMIN_TOKEN: TOKEN }),
+  );
+});
+afterAll(async () => {
+  await server.shutdown();
+  models.remove();
+});
+
+const rolloutUrl = () => `${server.url}/v2/repository/models/digits/rollout`;
+async function put(state: RolloutState, headers: Record<string, string> = auth) {
+  const { request } = await import("undici");
+  const res = await request(rolloutUrl(), {
+    method: "PUT",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify(state),
+  });
+  return { status: res.statusCode, body: (await res.body.json()) as JsonBody };
+}
+const status = async () => (await get(rolloutUrl(), auth)).body;
+const classify = (from: number, extra: Record<string, unknown> = {}) =>
+  post(`${server.url}/v1/classify`, { ...classifyRows(from), ...extra });
+/** Every held-out row once; the versions that answered them. */
+async function sweep(): Promise<string[]> {
+  const versions: string[] = [];
+  for (let i = 0; i < heldout.rows.length; i++) versions.push((await classify(i)).body.version);
+  return versions;
+}
+let revision = 1;
+
+describe("a rollout's start is refused", () => {
+  it.each([
+    ["4", /digits version 4 has no release gates record; run `npm run model -- check --name digits --version 4` first/],
+    ["5", /digits version 5 failed its release gates/],
+  ])("for version %s, without a passing gates record", async (candidate, reason) => {
+    const res = await put(rolloutOf({ candidate, revision: revision++ }));
+    expect(res).toMatchObject({ status: 409, body: { code: "gates_not_passed" } });
+    expect(res.body.error).toMatch(reason);
+    expect((await status()).state).toBeNull();
+  });
+
+  it("for a version whose file changed since its gates passed", async () => {
+    const { readFileSync, writeFileSync } = await import("node:fs");
+    const path = `${models.dir}/digits/config.json`;
+    const config = JSON.parse(readFileSync(path, "utf8"));
+    config.versions["5"].gates = { ...config.versions["2"].gates, sha256: "0".repeat(64) };
+    writeFileSync(path, JSON.stringify(config));
+    const res = await put(rolloutOf({ candidate: "5", revision: revision++ }));
+    expect(res.body.error).toMatch(
+      /gates were checked for another file \(sha256 000000000000…, the file is [0-9a-f]{12}…\)/,
+    );
+  });
+
+  it("without the admin token, or with a malformed state", async () => {
+    expect((await put(rolloutOf({ candidate: "2", revision: revision++ }), {})).status).toBe(401);
+    expect((await get(rolloutUrl())).status).toBe(401);
+    const bad = { ...rolloutOf({ candidate: "2", revision: revision++ }), step: 9 };
+    expect(await put(bad)).toMatchObject({ status: 400, body: { error: '"step" 9 is past the last of 4 steps' } });
+    const other = rolloutOf({ model: "breast-cancer", candidate: "2", revision: revision++ });
+    expect((await put(other)).body.error).toBe('"model" is "breast-cancer"; this is the rollout of "digits"');
+  });
+});
+
+describe("shadow, canary, rollback and promotion in one pool", () => {
+  let state: RolloutState;
+
+  it("in shadow, runs the candidate on copies, answers nothing with it, and says so in metadata and headers", async () => {
+    state = rolloutOf({ candidate: "2", revision: revision++, config: { steps: [0, 50, 100], minSamples: 20 } });
+    const started = await put(state);
+    expect(started).toMatchObject({ status: 200, body: { serving: "1", candidate: "2", state: { phase: "running" } } });
+    for (let i = 0; i < 60; i++) {
+      const res = await classify(i);
+      expect(res.body.version).toBe("1");
+      expect(worstDifference(res.body.predictions, i)).toBeLessThanOrEqual(TOLERANCE);
+      expect(parseRolloutHeader(res.headers[ROLLOUT_HEADER])).toMatchObject({
+        candidate: "2",
+        percent: 0,
+        phase: "running",
+      });
+    }
+    await until("shadow runs", async () => (await status()).evidence.shadow.ran >= 50);
+    const { evidence } = await status();
+    expect(evidence).toMatchObject({
+      id: state.id,
+      step: 0,
+      live: { stable: 60, candidate: 0 },
+      comparisons: { disagreements: 0 },
+    });
+    expect(evidence.comparisons.rows).toBe(evidence.shadow.ran);
+    expect(evidence.candidate).toEqual({ runs: evidence.shadow.ran, errors: 0 });
+    const meta = (await get(`${server.url}/v2/models/digits`)).body;
+    expect(meta).toMatchObject({ versions: ["1"], rollout: { candidate: "2", percent: 0, phase: "running" } });
+    // Pinning the candidate is a 404 while it answers no one.
+    expect((await classify(0, { version: "2" })).status).toBe(404);
+    const text = (await get(`${server.url}/metrics`)).body as string;
+    expect(metric(text, "edgecascade_rollout_percent", { model: "digits", candidate: "2" })).toBe(0);
+    expect(metric(text, "edgecascade_rollout_shadow_rows_total", { model: "digits", labels: "agree" })).toBeGreaterThan(
+      0,
+    );
+  });
+
+  it("refuses a load, and a second rollout, while this one runs", async () => {
+    const load = await post(`${server.url}/v2/repository/models/digits/load`, "", auth);
+    expect(load).toMatchObject({ status: 409, body: { code: "conflict" } });
+    expect(load.body.error).toMatch(/model "digits" is in a rollout \(candidate version 2\)/);
+    const second = await put(rolloutOf({ candidate: "3", revision: revision++ }));
+    expect(second.body.error).toMatch(/rollout \d+ \(version 2\) is running/);
+  });
+
+  it("at a canary step, sends about its share of inputs to the candidate, each input always to the same version", async () => {
+    state = advance(state, 1);
+    revision = state.revision + 1;
+    expect((await put(state)).status).toBe(200);
+    const first = await sweep();
+    const again = await sweep();
+    expect(again).toEqual(first);
+    const share = first.filter((v) => v === "2").length / first.length;
+    expect(share).toBeGreaterThan(0.4);
+    expect(share).toBeLessThan(0.6);
+    expect((await classify(0, { version: "2" })).body.version).toBe("2");
+    expect((await classify(0, { version: "1" })).body.version).toBe("1");
+    const { evidence } = await status();
+    expect(evidence.step).toBe(1);
+    expect(evidence.live.candidate + evidence.live.stable).toBe(2 * heldout.rows.length + 2);
+  });
+
+  it("rolls back: the candidate is retired, every answer is the stable version's, the rollback counted", async () => {
+    state = rollBack(state, "agreement breached");
+    revision = state.revision + 1;
+    const res = await put(state);
+    expect(res.body).toMatchObject({
+      serving: "1",
+      candidate: null,
+      state: { phase: "rolled-back", reason: "agreement breached" },
+    });
+    expect(new Set(await sweep())).toEqual(new Set(["1"]));
+    const text = (await get(`${server.url}/metrics`)).body as string;
+    expect(metric(text, "edgecascade_rollout_rollbacks_total", { model: "digits" })).toBe(1);
+    expect(metric(text, "edgecascade_rollout_percent", { model: "digits", candidate: "2" })).toBe(0);
+    // The same revision again is a no-op; an older one is refused.
+    expect((await put(state)).status).toBe(200);
+    expect((await put({ ...state, revision: state.revision - 1 })).status).toBe(409);
+  });
+
+  it("records disagreements of a candidate that changes labels, and slow shadow runs of a slower one", async () => {
+    const biased = rolloutOf({ candidate: "3", revision: revision++, config: { steps: [0, 100] } });
+    expect((await put(biased)).body).toMatchObject({ candidate: "3" });
+    for (let i = 0; i < 300; i++) await classify(i);
+    await until("shadow runs", async () => (await status()).evidence.shadow.ran >= 250);
+    const e = (await status()).evidence;
+    expect(e.comparisons.disagreements / e.comparisons.rows).toBeGreaterThan(0.02);
+    await put(rollBack(biased));
+
+    const slow = rolloutOf({ candidate: "6", revision: biased.revision + 2, config: { steps: [0, 100] } });
+    revision = slow.revision + 1;
+    await put(slow);
+    for (let i = 0; i < 300; i++) await classify(i);
+    // Each copy takes 3 ms more to run than requests take to come: copies beyond the queue's 16 are dropped.
+    await until("the shadow queue drained", async () => {
+      const { shadow } = (await status()).evidence;
+      return shadow.ran + shadow.dropped === shadow.offered;
+    });
+    const s = (await status()).evidence;
+    expect(s.shadow.dropped).toBeGreaterThan(0);
+    // Every candidate run waits 3 ms: the slowest runs of every block of 20 pairs are all the candidate's.
+    expect(s.latency.tail).toBeGreaterThanOrEqual(2);
+    expect(s.latency.slow).toBe(s.latency.tail);
+    expect(s.shadowMs.candidate).toBeGreaterThan(3);
+    state = rollBack(slow);
+    revision = state.revision + 1;
+    await put(state);
+  });
+
+  it("promotes: the candidate serves everyone and is the version the metadata lists", async () => {
+    state = rolloutOf({ candidate: "2", revision: revision++, config: { steps: [10, 100] } });
+    await put(state);
+    state = promote(state, "every test passed");
+    revision = state.revision + 1;
+    const res = await put(state);
+    expect(res.body).toMatchObject({ serving: "2", candidate: null, state: { phase: "promoted" } });
+    expect(new Set(await sweep())).toEqual(new Set(["2"]));
+    expect((await get(`${server.url}/v2/models/digits`)).body).toMatchObject({
+      versions: ["2"],
+      rollout: { stable: "1", candidate: "2", phase: "promoted", percent: 100 },
+    });
+    const text = (await get(`${server.url}/metrics`)).body as string;
+    expect(metric(text, "edgecascade_rollout_promotions_total", { model: "digits" })).toBe(1);
+    expect(server.logs.map((l) => l.msg)).toContain("rollout promoted: the candidate serves");
+  });
+});
