@@ -22,6 +22,7 @@ describe("parseEnv", () => {
       cacheTtlS: 300,
       cacheEntries: 10_000,
       cacheBytes: 8 * 1024 * 1024,
+      localCacheOnly: false,
       rateLimitPeriodS: 60,
       corsOrigins: "*",
       probeTimeoutMs: 2000,

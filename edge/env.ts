@@ -31,6 +31,8 @@ export interface Env {
   CACHE_TTL_S?: string | number;
   CACHE_ENTRIES?: string | number;
   CACHE_BYTES?: string | number;
+  /** "true": answers stay in the isolate's LRU, never the Workers Cache API (local measurement runs). */
+  LOCAL_CACHE_ONLY?: string | boolean;
   RATE_LIMIT_PERIOD_S?: string | number;
   CORS_ORIGINS?: string;
   PROBE_TIMEOUT_MS?: string | number;
@@ -70,6 +72,8 @@ export interface EdgeOptions {
   cacheEntries: number;
   /** Most bytes of answers in the in-isolate cache. Default 8 MiB. */
   cacheBytes: number;
+  /** Skip the Workers Cache API (the colo's shared tier). Default false. */
+  localCacheOnly: boolean;
   /** The RATE_LIMITER binding's period in seconds (10 or 60), sent as Retry-After. Default 60. */
   rateLimitPeriodS: number;
   /** Origins allowed by CORS: "*" or a comma-separated list. Default "*". */
@@ -210,6 +214,7 @@ export function parseEnv(env: Env, servedModels: readonly string[]): EdgeOptions
     cacheTtlS: number(env, "CACHE_TTL_S", 300, { min: 1, integer: true }),
     cacheEntries: number(env, "CACHE_ENTRIES", 10_000, { min: 0, integer: true }),
     cacheBytes: number(env, "CACHE_BYTES", 8 * 1024 * 1024, { min: 0, integer: true }),
+    localCacheOnly: flag(env, "LOCAL_CACHE_ONLY"),
     rateLimitPeriodS: number(env, "RATE_LIMIT_PERIOD_S", 60, { min: 1, integer: true }),
     corsOrigins: origins.length === 0 || origins.includes("*") ? "*" : origins,
     probeTimeoutMs: number(env, "PROBE_TIMEOUT_MS", 2000, { min: 1 }),

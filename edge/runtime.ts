@@ -109,8 +109,8 @@ const runtimes = new WeakMap<Env, EdgeRuntime>();
 export function runtimeFor(env: Env): EdgeRuntime {
   let runtime = runtimes.get(env);
   if (!runtime) {
-    const shared = typeof caches === "undefined" ? undefined : caches.default;
     const options = parseEnv(env, BUNDLED_NAMES);
+    const shared = options.localCacheOnly || typeof caches === "undefined" ? undefined : caches.default;
     const publicKey = options.modelPublicKey ? importModelPublicKey(options.modelPublicKey) : undefined;
     if (!publicKey) {
       console.warn(

@@ -170,6 +170,24 @@ describe("response cache in workerd", () => {
     expectScores(again.body, [a!], "digits-edge");
   });
 
+  it("with LOCAL_CACHE_ONLY, keeps answers in the isolate and never writes the Workers Cache API", async () => {
+    const local = await startEdgeWorker({ vars: { ...NO_REGIONS, LOCAL_CACHE_ONLY: "true" } });
+    try {
+      const row = confidentRows[5]!;
+      expect((await classify(local, [row])).body.servedBy).toBe("edge");
+      const repeat = await classify(local, [row]);
+      expect(repeat.body.servedBy).toBe("cache");
+      expect(serverTiming(repeat.headers).cache?.desc).toBe("hit-l1");
+      // The write would have run in waitUntil: give it the time the test above waits for one.
+      await new Promise((r) => setTimeout(r, 500));
+      const key = await cacheKey("digits", "1", Float32Array.from(row.input));
+      const shared = (await local.miniflare.getCaches()).default;
+      expect(await shared.match(`https://cache.edgecascade.internal/answers/${key}`)).toBeUndefined();
+    } finally {
+      await local.dispose();
+    }
+  });
+
   it("keys on the float32 values, so 1 and 1.0 and nested or flat rows share an entry", async () => {
     const row = confidentRows[3]!;
     expect((await post(worker, "/v1/classify", { model: "digits", inputs: [row.input] })).body.servedBy).toBe("edge");
