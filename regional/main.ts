@@ -31,8 +31,35 @@ async function main(): Promise<number | undefined> {
   });
   if (clustered && cluster.isPrimary) return runPrimary(options.workers, log);
 
+  // Signals are handled from the start: one that arrives while models still load (a pod deleted during its
+  // start-up) ends the process with 0 at once, as there is nothing to drain yet, instead of killing it.
+  let server: Awaited<ReturnType<typeof startRegionalServer>> | undefined;
+  const stop = (signal: string) => {
+    log("info", `${signal}: shutting down`);
+    if (!server) process.exit(0);
+    void server.shutdown().then(() => process.exit(0));
+  };
+  // Ctrl-C reaches the primary and the workers alike (one process group); the primary forwards SIGTERM too.
+  // Both ask for the same drain, so repeats are harmless.
+  process.on("SIGTERM", () => stop("SIGTERM"));
+  process.on("SIGINT", () => stop("SIGINT"));
+  // A worker whose primary is gone would serve unsupervised.
+  if (cluster.isWorker) process.on("disconnect", () => stop("primary gone"));
+  process.on("SIGHUP", () => {
+    if (!server) {
+      log("info", "SIGHUP during start-up: ignored, every model is being read from disk already");
+      return;
+    }
+    log("info", "SIGHUP: reloading every model from disk");
+    // Each model's failed load is logged by the repository; this catches what fails before any load (the
+    // directory unreadable mid-rollout), which would otherwise be an unhandled rejection and end the process.
+    server.reload().catch((err: Error) => {
+      log("error", "SIGHUP: reload failed; the serving versions keep serving", { reason: err.message });
+    });
+  });
+
   let channel: ReturnType<typeof workerChannel> | undefined;
-  const server = await startRegionalServer(options, {
+  const running = await startRegionalServer(options, {
     log,
     ...(clustered
       ? {
@@ -45,29 +72,11 @@ async function main(): Promise<number | undefined> {
         }
       : {}),
   });
-  channel?.listening(server.url, server.port);
-  void server.firstReady.then(() =>
-    channel ? channel.ready() : log("info", "ready", { url: server.url, port: server.port, workers: 1 }),
-  );
+  server = running;
+  const { url, port } = running;
+  channel?.listening(url, port);
+  void running.firstReady.then(() => (channel ? channel.ready() : log("info", "ready", { url, port, workers: 1 })));
 
-  const stop = (signal: string) => {
-    log("info", `${signal}: shutting down`);
-    void server.shutdown().then(() => process.exit(0));
-  };
-  // Ctrl-C reaches the primary and the workers alike (one process group); the primary forwards SIGTERM too.
-  // Both ask for the same drain, so repeats are harmless.
-  process.on("SIGTERM", () => stop("SIGTERM"));
-  process.on("SIGINT", () => stop("SIGINT"));
-  // A worker whose primary is gone would serve unsupervised.
-  if (cluster.isWorker) process.on("disconnect", () => stop("primary gone"));
-  process.on("SIGHUP", () => {
-    log("info", "SIGHUP: reloading every model from disk");
-    // Each model's failed load is logged by the repository; this catches what fails before any load (the
-    // directory unreadable mid-rollout), which would otherwise be an unhandled rejection and end the process.
-    server.reload().catch((err: Error) => {
-      log("error", "SIGHUP: reload failed; the serving versions keep serving", { reason: err.message });
-    });
-  });
   return undefined;
 }
 

@@ -1,4 +1,5 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { once } from "node:events";
 import { existsSync, renameSync } from "node:fs";
 import { connect } from "node:net";
 import { fileURLToPath } from "node:url";
@@ -236,6 +237,28 @@ describe("signals", () => {
 });
 
 describe("--workers 2", () => {
+  it("SIGTERM while the workers start up still ends with exit 0 and no worker left", async () => {
+    const primary = spawn(
+      process.execPath,
+      ["regional/main.ts", "--workers", "2", "--port", "0", "--host", "127.0.0.1", "--ep", "cpu", "--region", "x"],
+      { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] },
+    );
+    let workers: number[] = [];
+    let out = "";
+    primary.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
+      out += chunk;
+      // A worker has begun its start-up (it logs the provider before loading any model): stop the pool now.
+      if (workers.length === 0 && out.includes('"msg":"execution provider')) {
+        workers = childPids(primary.pid!);
+        process.kill(primary.pid!, "SIGTERM");
+      }
+    });
+    const [code] = (await once(primary, "exit")) as [number | null];
+    expect(workers.length).toBeGreaterThan(0);
+    expect(code).toBe(0);
+    for (const pid of workers) expect(isRunning(pid)).toBe(false);
+  });
+
   it.each([
     ["SIGTERM to the primary", (pid: number) => process.kill(pid, "SIGTERM")],
     [
