@@ -28,6 +28,8 @@ export interface AppDeps {
   metricsContentType: string;
   /** True from SIGTERM on: readiness fails, answers close their connections. */
   draining(): boolean;
+  /** Why the pool as a whole is not ready yet (a cluster's other workers still starting); undefined: it is. */
+  poolNotReady(): string | undefined;
   log: Logger;
   limits: RequestLimits;
   /** Milliseconds each inference request waits first (simulated network distance). */

@@ -16,6 +16,7 @@ import { type ControlOp, clusterControl, type ModelControl, type Settled, settle
 type Message =
   | { type: "edgecascade:listening"; url: string; port: number }
   | { type: "edgecascade:ready" }
+  | { type: "edgecascade:pool-ready"; ready: number; workers: number }
   | { type: "edgecascade:metrics-request"; id: number }
   | { type: "edgecascade:metrics-text"; id: number; text: string }
   | { type: "edgecascade:metrics-collect"; id: number }
@@ -57,6 +58,12 @@ export function runPrimary(workers: number, log: Logger): Promise<number> {
     let replayId = REPLAY_ID;
 
     const fork = () => cluster.fork();
+    /** Every worker learns how many of the pool's workers are ready: readiness is the pod's, not one worker's. */
+    const announcePool = () => {
+      for (const w of Object.values(cluster.workers ?? {})) {
+        if (w?.isConnected()) w.send({ type: "edgecascade:pool-ready", ready: ready.size, workers } satisfies Message);
+      }
+    };
     const stopAll = (reason: string) => {
       if (stopping) return;
       stopping = true;
@@ -176,6 +183,7 @@ export function runPrimary(workers: number, log: Logger): Promise<number> {
           break;
         case "edgecascade:ready":
           ready.add(worker.id);
+          announcePool();
           if (announcedReady) catchUp(worker);
           if (!announcedReady && ready.size >= workers) {
             announcedReady = true;
@@ -214,7 +222,7 @@ export function runPrimary(workers: number, log: Logger): Promise<number> {
         if (c.waiting.size === 0) c.done();
       }
       const wasStarted = started.delete(worker.id);
-      ready.delete(worker.id);
+      if (ready.delete(worker.id)) announcePool();
       if (code !== 0 && !stopping) {
         if (!wasStarted) {
           // A worker that never listened will fail again (bad options, --ep cuda without CUDA): stop, don't loop.
@@ -225,7 +233,8 @@ export function runPrimary(workers: number, log: Logger): Promise<number> {
           log("warn", "a worker died; starting a replacement", { pid: worker.process.pid, code, signal });
           fork();
         }
-      } else if (code !== 0) {
+      } else if (code !== 0 && !(code === null && (signal === "SIGTERM" || signal === "SIGINT"))) {
+        // A worker still importing when we asked it to stop dies of our own signal: that is a clean stop.
         failed = true;
       }
       if (Object.keys(cluster.workers ?? {}).length === 0) {
@@ -248,7 +257,10 @@ export function workerChannel(local: Metrics): {
   metricsText(): Promise<string>;
   /** Serve relayed control calls with `here`, and return the control every admin call goes through. */
   control(here: ModelControl): ModelControl;
+  /** Why the pool is not ready as a whole (undefined once the primary saw every worker ready). */
+  poolNotReady(): string | undefined;
 } {
+  let pool: { ready: number; workers: number } | undefined;
   let nextId = 0;
   const waiting = new Map<number, (text: string) => void>();
   const relayed = new Map<number, (results: Settled<unknown>[]) => void>();
@@ -264,6 +276,8 @@ export function workerChannel(local: Metrics): {
     } else if (message.type === "edgecascade:control-results") {
       relayed.get(message.id)?.(message.results);
       relayed.delete(message.id);
+    } else if (message.type === "edgecascade:pool-ready") {
+      pool = { ready: message.ready, workers: message.workers };
     } else if (message.type === "edgecascade:metrics-collect") {
       void local.json().then((metrics) => send({ type: "edgecascade:metrics-json", id: message.id, metrics }));
     } else if (message.type === "edgecascade:metrics-text") {
@@ -272,6 +286,10 @@ export function workerChannel(local: Metrics): {
     }
   });
   return {
+    poolNotReady: () => {
+      if (!pool) return "waiting for the other workers of this pool";
+      return pool.ready >= pool.workers ? undefined : `${pool.ready} of ${pool.workers} workers of this pool are ready`;
+    },
     listening: (url, port) => send({ type: "edgecascade:listening", url, port }),
     ready: () => send({ type: "edgecascade:ready" }),
     metricsText: () =>

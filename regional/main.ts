@@ -69,6 +69,7 @@ async function main(): Promise<number | undefined> {
           },
           // Called after metricsText: the channel exists.
           control: (local) => channel!.control(local),
+          poolNotReady: () => (channel ? channel.poolNotReady() : "this worker has not joined its pool yet"),
         }
       : {}),
   });

@@ -29,6 +29,8 @@ export interface ServerHooks {
   executor?: ExecutorFactory;
   /** What admin calls go through; default: this process's. A cluster worker relays them to every worker. */
   control?: (local: ModelControl) => ModelControl;
+  /** Why the pool is not ready beyond this process (a cluster's other workers); default: never. */
+  poolNotReady?: () => string | undefined;
   /** Overrides of the load checks and of the retry backoff (tests). */
   loadChecks?: Pick<RepositoryOptions, "warmupBudgetMs" | "accuracyTolerance" | "retryBackoff">;
 }
@@ -172,6 +174,7 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
     metricsText,
     metricsContentType: metrics.contentType,
     draining: () => draining,
+    poolNotReady: hooks.poolNotReady ?? (() => undefined),
     log,
     limits: DEFAULT_LIMITS,
     delayMs: options.delayMs,

@@ -32,9 +32,11 @@ export function healthRoutes(deps: AppDeps): Hono<RegionalEnv> {
   app.get("/v2/health/ready", (c) => {
     if (deps.draining()) return c.json({ ready: false, reasons: ["draining"] }, 503);
     repository.ensureLoading();
-    return repository.ready()
-      ? c.json({ ready: true })
-      : c.json({ ready: false, reasons: repository.notReadyReasons() }, 503);
+    // In a cluster every worker answers for the pod: ready only once all of them are.
+    const pool = deps.poolNotReady();
+    if (repository.ready() && !pool) return c.json({ ready: true });
+    const reasons = [...(repository.ready() ? [] : repository.notReadyReasons()), ...(pool ? [pool] : [])];
+    return c.json({ ready: false, reasons }, 503);
   });
 
   const modelReady = (name: string, version: string | undefined) => {

@@ -237,6 +237,32 @@ describe("signals", () => {
 });
 
 describe("--workers 2", () => {
+  it("is ready only while every worker is: a replacement worker's start-up makes the whole pod not ready", async () => {
+    const p = await pool({ region: "both", workers: 2, extraArgs: ["--ep", "cpu"] });
+    expect((await get(`${p.url}/v2/health/ready`)).status).toBe(200);
+    const [victim] = childPids(p.pid);
+    process.kill(victim!, "SIGKILL");
+    // A connection the primary handed to the killed worker is never answered: each poll gives up after 1 s.
+    const ready = async () => {
+      const res = await fetch(`${p.url}/v2/health/ready`, { signal: AbortSignal.timeout(1000) }).catch(() => undefined);
+      return res && { status: res.status, reasons: ((await res.json()) as { reasons?: string[] }).reasons };
+    };
+    let notReady: Awaited<ReturnType<typeof ready>>;
+    // The surviving worker answers for the pod while the replacement starts, not for itself alone...
+    await until(
+      "not ready",
+      async () => {
+        notReady = await ready();
+        return notReady?.status === 503;
+      },
+      30_000,
+    );
+    expect(notReady).toEqual({ status: 503, reasons: ["1 of 2 workers of this pool are ready"] });
+    // ...until the replacement is ready too.
+    await until("ready again", async () => (await ready())?.status === 200, 30_000);
+    expect(childPids(p.pid)).toHaveLength(2);
+  });
+
   it("SIGTERM while the workers start up still ends with exit 0 and no worker left", async () => {
     const primary = spawn(
       process.execPath,

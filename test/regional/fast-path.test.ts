@@ -126,6 +126,7 @@ describe("inferenceFastPath", () => {
       metricsText: server.metrics.text,
       metricsContentType: server.metrics.contentType,
       draining: () => false,
+      poolNotReady: () => undefined,
       log: () => {},
       limits: DEFAULT_LIMITS,
       delayMs: 0,
