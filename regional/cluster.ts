@@ -222,7 +222,8 @@ export function runPrimary(workers: number, log: Logger): Promise<number> {
         if (c.waiting.size === 0) c.done();
       }
       const wasStarted = started.delete(worker.id);
-      if (ready.delete(worker.id)) announcePool();
+      const wasReady = ready.delete(worker.id);
+      if (wasReady) announcePool();
       if (code !== 0 && !stopping) {
         if (!wasStarted) {
           // A worker that never listened will fail again (bad options, --ep cuda without CUDA): stop, don't loop.
@@ -233,8 +234,12 @@ export function runPrimary(workers: number, log: Logger): Promise<number> {
           log("warn", "a worker died; starting a replacement", { pid: worker.process.pid, code, signal });
           fork();
         }
-      } else if (code !== 0 && !(code === null && (signal === "SIGTERM" || signal === "SIGINT"))) {
-        // A worker still importing when we asked it to stop dies of our own signal: that is a clean stop.
+      } else if (code !== 0 && !wasReady) {
+        // Stopped while it still started up: it had nothing to drain. (It may die of our own signal before its
+        // handlers exist, or exit while onnxruntime still creates a session on another thread.)
+        log("info", "a worker stopped during its start-up", { pid: worker.process.pid, code, signal });
+      } else if (code !== 0) {
+        log("error", "a worker failed while the pool stopped", { pid: worker.process.pid, code, signal });
         failed = true;
       }
       if (Object.keys(cluster.workers ?? {}).length === 0) {

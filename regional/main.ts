@@ -37,7 +37,13 @@ async function main(): Promise<number | undefined> {
   const stop = (signal: string) => {
     log("info", `${signal}: shutting down`);
     if (!server) process.exit(0);
-    void server.shutdown().then(() => process.exit(0));
+    server.shutdown().then(
+      () => process.exit(0),
+      (err: Error) => {
+        log("error", `${signal}: shutdown failed`, { reason: err.message });
+        process.exit(1);
+      },
+    );
   };
   // Ctrl-C reaches the primary and the workers alike (one process group); the primary forwards SIGTERM too.
   // Both ask for the same drain, so repeats are harmless.

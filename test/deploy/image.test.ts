@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -116,6 +116,13 @@ describe("Dockerfile", () => {
     const secret = "image-test-secret";
     const [uid, gid] = image.user!.split(":").map(Number);
     const [program, ...args] = [...image.entrypoint, ...image.cmd];
+    // The image's node (its base image's /usr/local/bin/node) is the one running this test: a copy, as the
+    // test's own may sit where the image's user cannot reach it (root's cache of scripts/node-toolchain.sh),
+    // and a PATH lookup would then quietly find another (the system's older) node.
+    const nodeDir = join(image.root, "usr/local/bin");
+    mkdirSync(nodeDir, { recursive: true });
+    copyFileSync(process.execPath, join(nodeDir, "node"));
+    chmodSync(join(nodeDir, "node"), 0o755);
     // As the container would run: the image's user (when this test may switch to it), no flags but the ones
     // a Deployment passes, the secret from the environment.
     const pool = spawn(
@@ -123,7 +130,7 @@ describe("Dockerfile", () => {
       [...args, "--port", String(port), "--host", "127.0.0.1", "--workers", "2", "--region", "image"],
       {
         cwd: app,
-        env: { PATH: process.env.PATH, ...image.env, REGIONAL_SHARED_SECRET: secret },
+        env: { PATH: `${nodeDir}:${process.env.PATH}`, ...image.env, REGIONAL_SHARED_SECRET: secret },
         stdio: ["ignore", "pipe", "pipe"],
         ...(process.getuid?.() === 0 ? { uid, gid } : {}),
       },
@@ -138,7 +145,6 @@ describe("Dockerfile", () => {
     });
     const base = `http://127.0.0.1:${port}`;
     // Ready as docs/regional.md defines it: the primary's "ready" line (every worker ready), and the endpoint.
-    // (A readiness request answers for the one worker that takes it, which may be ready before the others.)
     await until(
       "the pool to be ready",
       () =>

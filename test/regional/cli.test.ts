@@ -267,10 +267,13 @@ describe("--workers 2", () => {
     const primary = spawn(
       process.execPath,
       ["regional/main.ts", "--workers", "2", "--port", "0", "--host", "127.0.0.1", "--ep", "cpu", "--region", "x"],
-      { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] },
+      { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] },
     );
     let workers: number[] = [];
     let out = "";
+    primary.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
+      out += chunk;
+    });
     primary.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
       out += chunk;
       // A worker has begun its start-up (it logs the provider before loading any model): stop the pool now.
@@ -281,7 +284,7 @@ describe("--workers 2", () => {
     });
     const [code] = (await once(primary, "exit")) as [number | null];
     expect(workers.length).toBeGreaterThan(0);
-    expect(code).toBe(0);
+    expect(code, out).toBe(0);
     for (const pid of workers) expect(isRunning(pid)).toBe(false);
   });
 

@@ -198,9 +198,10 @@ describe("shadow, canary, rollback and promotion in one pool", () => {
     });
     const s = (await status()).evidence;
     expect(s.shadow.dropped).toBeGreaterThan(0);
-    // Every candidate run waits 3 ms: the slowest runs of every block of 20 pairs are all the candidate's.
+    // Every candidate run waits 3 ms: the slowest runs of every block of 20 pairs are the candidate's (on a
+    // loaded CI machine one stable run may stall longer than that; a coin toss would give half of them).
     expect(s.latency.tail).toBeGreaterThanOrEqual(2);
-    expect(s.latency.slow).toBe(s.latency.tail);
+    expect(s.latency.slow).toBeGreaterThanOrEqual(Math.max(2, s.latency.tail - 1));
     expect(s.shadowMs.candidate).toBeGreaterThan(3);
     state = rollBack(slow);
     revision = state.revision + 1;
@@ -221,6 +222,9 @@ describe("shadow, canary, rollback and promotion in one pool", () => {
     });
     const text = (await get(`${server.url}/metrics`)).body as string;
     expect(metric(text, "edgecascade_rollout_promotions_total", { model: "digits" })).toBe(1);
-    expect(server.logs.map((l) => l.msg)).toContain("rollout promoted: the candidate serves");
+    // The pool's log comes through a pipe: it may arrive after the answer.
+    await until("the promotion logged", () =>
+      server.logs.some((l) => l.msg === "rollout promoted: the candidate serves"),
+    );
   });
 });
