@@ -57,7 +57,16 @@ export function runPrimary(workers: number, log: Logger): Promise<number> {
     const replay = new Map<string, { load?: unknown[]; rollout?: unknown[] }>();
     let replayId = REPLAY_ID;
 
-    const fork = () => cluster.fork();
+    const fork = () => {
+      const worker = cluster.fork();
+      // Without a listener, an IPC write to a worker that just exited (Node's own cluster reply to its
+      // listen(), say, during a stop) throws EPIPE in the primary and ends the whole pool. Its exit is handled
+      // below.
+      worker.on("error", (err) =>
+        log("warn", "a worker's channel failed", { pid: worker.process.pid, reason: err.message }),
+      );
+      return worker;
+    };
     /** Every worker learns how many of the pool's workers are ready: readiness is the pod's, not one worker's. */
     const announcePool = () => {
       for (const w of Object.values(cluster.workers ?? {})) {
