@@ -1,3 +1,5 @@
+import { expect } from "vitest";
+
 /**
  * Variations of a valid JSON body, for holding a hand-written check to the schema it stands in for: one edit
  * per variant, at every depth: a field removed, a field or an item replaced by values of every JSON type, an
@@ -52,4 +54,41 @@ export function mutations(value: unknown): unknown[] {
     for (const key of KEYS) if (!Object.hasOwn(obj, key)) out.push(withField(obj, key));
   }
   return out;
+}
+
+/** The valid bodies and every object-shaped variation of them. */
+export function mutatedBodies(valid: readonly object[]): object[] {
+  return [...valid, ...valid.flatMap(mutations)].filter(
+    (b): b is object => typeof b === "object" && b !== null && !Array.isArray(b),
+  );
+}
+
+/**
+ * Hold a hand-written parser (`plain`: undefined when it declines) to the schema it stands in for (`schema`:
+ * throws on invalid input) over `bodies`: the same answer wherever plain answers, and a decline only where
+ * the schema would refuse or where valibot's records drop keys. Returns how many plain accepted.
+ */
+export function plainAgreesWithSchema(
+  bodies: readonly object[],
+  plain: (body: Record<string, unknown>) => unknown,
+  schema: (body: object) => unknown,
+): number {
+  let accepted = 0;
+  for (const body of bodies) {
+    let expected: unknown;
+    try {
+      expected = schema(body);
+    } catch {
+      expected = undefined;
+    }
+    const got = plain(body as Record<string, unknown>);
+    if (got !== undefined || expected === undefined) {
+      expect([body, got]).toEqual([body, expected]);
+    } else {
+      // Declined although valid: only where valibot's records drop keys; the schema then answers.
+      expect(JSON.stringify(body)).toMatch(/"(__proto__|constructor|prototype)"/);
+    }
+    if (got !== undefined) accepted++;
+  }
+  return accepted;
 }
