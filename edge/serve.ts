@@ -1,4 +1,4 @@
-import { cacheKey } from "../protocol/cache-key.ts";
+import { type AnswerKey, answerKey } from "../protocol/cache-key.ts";
 import { BadRequest, NotReady } from "../protocol/errors.ts";
 import { topClass } from "../protocol/responses.ts";
 import type { InputRows } from "../protocol/tensor.ts";
@@ -70,11 +70,11 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
   // Pinned, the answer is of that version even if the probe read above has just raised the served one. During
   // a canary, the version the regions answer this input with (the same hash the pools route by).
   const edgeVersion = pinned ?? (useCache ? await served.versionFor(rows.data) : served.servedVersion);
-  let key: string | undefined;
+  let key: AnswerKey | undefined;
 
   if (useCache) {
     const lookupStarted = Date.now();
-    key = await cacheKey(served.name, edgeVersion, rows.data);
+    key = answerKey(served.name, edgeVersion, rows.data);
     const { tier, answer } = await rt.cache.get(key, lookupStarted);
     trace.cache = { tier, ms: Date.now() - lookupStarted };
     if (answer) return { probs: answer.probs, batch: rows.batch, version: answer.version, servedBy: "cache", trace };
@@ -144,8 +144,8 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
   let pending: Promise<void> | undefined;
   if (key) {
     // Stored under the version that answered, which a newer region may have raised past the lookup's.
-    const answerKey = answer.version === edgeVersion ? key : await cacheKey(served.name, answer.version, rows.data);
-    pending = rt.cache.put(answerKey, { version: answer.version, probs: Array.from(answer.probs) }, startedAt);
+    const stored = answer.version === edgeVersion ? key : answerKey(served.name, answer.version, rows.data);
+    pending = rt.cache.put(stored, { version: answer.version, probs: Array.from(answer.probs) }, startedAt);
   }
   return {
     probs: answer.probs,

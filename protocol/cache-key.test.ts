@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cacheKey } from "./cache-key.ts";
+import { answerKey, cacheKey, localCacheKey } from "./cache-key.ts";
 import { readClassifyInputs } from "./classify-request.ts";
 import { parseJsonBody } from "./json-body.ts";
 
@@ -49,5 +49,51 @@ describe("cacheKey", () => {
     expect(await cacheKey("digits", "1", whole.subarray(2))).toBe(
       await cacheKey("digits", "1", new Float32Array([1, 2, 3, 4])),
     );
+  });
+});
+
+describe("localCacheKey", () => {
+  it("is the same however the numbers were written in JSON, and for a subarray view", () => {
+    const a = localCacheKey("digits", "1", rowsOf("[1, 2, 3, 4]"));
+    expect(localCacheKey("digits", "1", rowsOf("[1.0, 2e0, 3.000, 0.4e1]"))).toBe(a);
+    expect(localCacheKey("digits", "1", new Float32Array([9, 9, 1, 2, 3, 4]).subarray(2))).toBe(a);
+    expect(localCacheKey("digits", "1", rowsOf("[0.1, 0, 0, 0]"))).toBe(
+      localCacheKey("digits", "1", rowsOf("[0.10000000149011612, 0, 0, 0]")),
+    );
+  });
+
+  it("changes with the version, the model, every value and the batch layout", () => {
+    const rows = new Float32Array([1, 2, 3, 4]);
+    const base = localCacheKey("digits", "1", rows);
+    expect(localCacheKey("digits", "2", rows)).not.toBe(base);
+    expect(localCacheKey("digits-edge", "1", rows)).not.toBe(base);
+    expect(localCacheKey("ab", "1", rows)).not.toBe(localCacheKey("a", "b1", rows));
+    expect(localCacheKey("digits", "1", new Float32Array([1, 2, 3, 4, 1, 2, 3, 4]))).not.toBe(base);
+    // Values that differ in the last bit of either half of their bytes, and -0 against 0.
+    for (const i of [0, 3]) {
+      const next = rows.slice();
+      next[i] = Math.fround(next[i]! * (1 + 2 ** -23));
+      expect(localCacheKey("digits", "1", next)).not.toBe(base);
+    }
+    expect(localCacheKey("m", "1", new Float32Array([-0]))).not.toBe(localCacheKey("m", "1", new Float32Array([0])));
+  });
+
+  it("keys batches longer than one String.fromCharCode call takes, by every row", () => {
+    const rows = new Float32Array(64 * 64).map((_, i) => i);
+    const key = localCacheKey("digits", "1", rows);
+    expect(key.length).toBe("6:digits|1:1|".length + rows.length * 2);
+    rows[rows.length - 1] = -1;
+    expect(localCacheKey("digits", "1", rows)).not.toBe(key);
+  });
+});
+
+describe("answerKey", () => {
+  it("holds the local key and the SHA-256 of the shared tier, computed once", async () => {
+    const rows = new Float32Array([1, 2, 3, 4]);
+    const key = answerKey("digits", "1", rows);
+    expect(key.local).toBe(localCacheKey("digits", "1", rows));
+    const shared = key.shared();
+    expect(key.shared()).toBe(shared);
+    expect(await shared).toBe(await cacheKey("digits", "1", rows));
   });
 });

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { answerKey } from "../../protocol/cache-key.ts";
 import { ResponseCache } from "./response-cache.ts";
 
-const KEY = "a".repeat(64);
+const KEY = answerKey("digits", "1", new Float32Array([1, 2, 3, 4]));
 const answer = { version: "1", probs: [0.25, 0.75] };
 
 /** A colo cache whose every lookup fails, as the Cache API can (it is I/O). */
@@ -46,7 +47,7 @@ describe("ResponseCache", () => {
     await cacheWith(shared).put(KEY, answer, 1000); // another isolate of the colo
     const json = JSON.stringify({ ...answer, expiresAt: 61_000 });
     // Room for exactly this entry in L1 (its JSON text and key), so a wrong size would not be kept.
-    const cache = new ResponseCache({ ttlS: 60, maxEntries: 10, maxBytes: json.length + KEY.length, shared });
+    const cache = new ResponseCache({ ttlS: 60, maxEntries: 10, maxBytes: json.length + KEY.local.length, shared });
     expect(await cache.get(KEY, 2000)).toEqual({ tier: "l2", answer: { ...answer, expiresAt: 61_000 } });
     expect(cache.entries).toBe(1);
     expect(await cache.get(KEY, 2000)).toEqual({ tier: "l1", answer: { ...answer, expiresAt: 61_000 } });

@@ -1,3 +1,4 @@
+import type { AnswerKey } from "../../protocol/cache-key.ts";
 import { Lru } from "./lru.ts";
 
 /** What the cache keeps of an answer: the model version that produced it and its probabilities. */
@@ -41,7 +42,8 @@ function isStored(x: unknown): x is Stored {
 /**
  * Two tiers: an LRU in the isolate (no I/O, bounded by entries and bytes) in front of the Workers Cache
  * API (shared by the isolates of a colo). Keys come from protocol/cache-key.ts and include the model
- * version, so answers of an old version are simply never looked up again. An L2 hit is copied into L1.
+ * version, so answers of an old version are simply never looked up again: the LRU's is the raw bytes, the
+ * Cache API's a SHA-256 of them (a URL), taken only when the LRU misses. An L2 hit is copied into L1.
  */
 export class ResponseCache {
   readonly #lru: Lru<Stored>;
@@ -56,14 +58,15 @@ export class ResponseCache {
     return this.#lru.size;
   }
 
-  async get(key: string, now: number): Promise<{ tier: CacheTier; answer?: CachedAnswer }> {
-    const local = this.#lru.get(key, now);
+  /** A lookup: the isolate's tier by `key.local`, then the shared one by `key.shared()`. */
+  async get(key: AnswerKey, now: number): Promise<{ tier: CacheTier; answer?: CachedAnswer }> {
+    const local = this.#lru.get(key.local, now);
     if (local) return { tier: "l1", answer: local };
     const shared = this.#options.shared;
     if (!shared) return { tier: "miss" };
     let hit: Response | undefined;
     try {
-      hit = await shared.match(new Request(`${CACHE_ORIGIN}/answers/${key}`));
+      hit = await shared.match(new Request(`${CACHE_ORIGIN}/answers/${await key.shared()}`));
     } catch (err) {
       // The Cache API is I/O and can fail; a cache that cannot answer is a miss, never a failed request.
       console.warn(`cache lookup failed: ${(err as Error).message}`);
@@ -80,21 +83,23 @@ export class ResponseCache {
       return { tier: "miss" };
     }
     if (!isStored(stored) || now >= stored.expiresAt) return { tier: "miss" };
-    this.#remember(key, stored, text.length);
+    this.#remember(key.local, stored, text.length);
     return { tier: "l2", answer: stored };
   }
 
   /** Store an answer: in L1 at once; the returned promise is the L2 write (hand it to waitUntil). */
-  put(key: string, answer: CachedAnswer, now: number): Promise<void> {
+  put(key: AnswerKey, answer: CachedAnswer, now: number): Promise<void> {
     const stored: Stored = { ...answer, expiresAt: now + this.#options.ttlS * 1000 };
     const body = JSON.stringify(stored);
-    this.#remember(key, stored, body.length);
+    this.#remember(key.local, stored, body.length);
     const shared = this.#options.shared;
     if (!shared) return Promise.resolve();
-    const response = new Response(body, {
-      headers: { "content-type": "application/json", "cache-control": `max-age=${this.#options.ttlS}` },
+    return key.shared().then((digest) => {
+      const response = new Response(body, {
+        headers: { "content-type": "application/json", "cache-control": `max-age=${this.#options.ttlS}` },
+      });
+      return shared.put(new Request(`${CACHE_ORIGIN}/answers/${digest}`), response);
     });
-    return shared.put(new Request(`${CACHE_ORIGIN}/answers/${key}`), response);
   }
 
   /** Keep an answer in L1; `jsonLength` (its JSON text) is a fair proxy for the heap it holds. */
