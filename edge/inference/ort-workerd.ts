@@ -48,9 +48,12 @@ function installWasm(): void {
 export async function createOrtRunner(bytes: Uint8Array, signature: ModelSignature): Promise<Runner> {
   installWasm();
   const session = await ort.InferenceSession.create(bytes, { executionProviders: ["wasm"] });
+  // Only the output that is read: a tree ensemble's int64 labels are never copied out of the wasm heap, and
+  // naming the fetch skips ORT's own output bookkeeping (~4 µs of a ~25 µs run, measured in Node).
+  const fetches = [signature.outputName];
   return async (data, batch) => {
     const input = new ort.Tensor("float32", data, [batch, signature.width]);
-    const outputs = await session.run({ [signature.inputName]: input });
+    const outputs = await session.run({ [signature.inputName]: input }, fetches);
     const output = outputs[signature.outputName];
     if (!output || !(output.data instanceof Float32Array)) {
       throw new Error(`model output "${signature.outputName}" missing or not float32`);
