@@ -1,8 +1,7 @@
 import { Hono } from "hono";
-import { INFERENCE_HEADER_LENGTH } from "../protocol/binary-tensor.ts";
 import { NotFound } from "../protocol/errors.ts";
-import { DEGRADED_HEADER, MODEL_VERSION_HEADER, SERVED_BY_HEADER } from "../protocol/headers.ts";
 import { asServingError, errorResponse } from "../protocol/http-errors.ts";
+import { API_CORS } from "./api-cors.ts";
 import type { AppEnv } from "./app-env.ts";
 import { demoRoutes } from "./demo/routes.ts";
 import { apiKey } from "./middleware/api-key.ts";
@@ -14,7 +13,8 @@ import { status } from "./routes/status.ts";
 import { v2 } from "./routes/v2.ts";
 
 /**
- * The edge Worker's HTTP app. Order: runtime (parsed env, arrival time), CORS (answers preflights before
+ * The edge Worker's HTTP app (plain POST /v1/classify takes the fast path in worker.ts, with the same layers).
+ * Order: runtime (parsed env, arrival time), CORS (answers preflights before
  * auth), then API key and rate limit on the data routes; the routes write Server-Timing themselves
  * (routes/served-headers.ts). Health and server metadata stay
  * open for load balancers. Every error becomes `{error, code}` in the one onError.
@@ -22,21 +22,7 @@ import { v2 } from "./routes/v2.ts";
 export const app = new Hono<AppEnv>();
 
 app.use(isolateRuntime());
-app.use(
-  cors({
-    allowMethods: ["GET", "POST", "OPTIONS"],
-    allowHeaders: ["content-type", "authorization", "x-api-key", "x-edgecascade-location", INFERENCE_HEADER_LENGTH],
-    exposeHeaders: [
-      "server-timing",
-      SERVED_BY_HEADER,
-      MODEL_VERSION_HEADER,
-      DEGRADED_HEADER,
-      "retry-after",
-      INFERENCE_HEADER_LENGTH,
-    ],
-    maxAgeS: 600,
-  }),
-);
+app.use(cors(API_CORS));
 for (const path of ["/v1/*", "/v2/models/*", "/v2/repository/*", "/status", "/status/*"]) app.use(path, apiKey());
 for (const path of ["/v1/*", "/v2/models/*"]) app.use(path, rateLimit());
 

@@ -1,13 +1,25 @@
 import { app } from "./app.ts";
 import type { Env } from "./env.ts";
+import { fastClassify } from "./fast-path/classify.ts";
+import { takesFastClassify } from "./fast-path/route.ts";
 import { runtimeFor } from "./runtime.ts";
 
 /**
- * The edge Worker: `fetch` serves the API (app.ts); `scheduled` (cron in wrangler.toml) probes every
- * region and stores the results where request isolates read them.
+ * The edge Worker: `fetch` serves the API, plain POST `/v1/classify` on the fast path (edge/fast-path/) and
+ * everything else through the Hono app (app.ts); `scheduled` (cron in wrangler.toml) probes every region and
+ * stores the results where request isolates read them.
  */
 export default {
-  fetch: app.fetch,
+  fetch(request, env, ctx) {
+    const { headers } = request;
+    const fast = takesFastClassify({
+      method: request.method,
+      url: request.url,
+      contentLength: headers.get("content-length"),
+      transferEncoding: headers.get("transfer-encoding"),
+    });
+    return fast ? fastClassify(request, env, ctx) : app.fetch(request, env, ctx);
+  },
   async scheduled(_controller, env, ctx) {
     ctx.waitUntil(
       runtimeFor(env)

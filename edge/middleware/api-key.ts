@@ -17,6 +17,12 @@ export interface Tenant {
   window?: KeyWindow;
 }
 
+/** Who is calling: the rate limiter's client and the tenant. */
+export interface Caller {
+  client: string;
+  tenant: Tenant;
+}
+
 export const ANONYMOUS: Tenant = { name: "anonymous", models: "*" };
 
 /** The key a request presents: `Authorization: Bearer <key>` or `x-api-key: <key>`. */
@@ -31,15 +37,10 @@ export async function clientIds(keys: Iterable<string>): Promise<Map<string, str
   return new Map(await Promise.all([...keys].map(async (key) => [key, await digest(key)] as const)));
 }
 
-interface KnownKey {
-  client: string;
-  tenant: Tenant;
-}
-
 /** Per list of accepted keys, i.e. once per isolate: the keys are fixed when the environment is parsed. */
-const knownKeys = new WeakMap<readonly TenantKey[], Promise<Map<string, KnownKey>>>();
+const knownKeys = new WeakMap<readonly TenantKey[], Promise<Map<string, Caller>>>();
 
-async function keyTable(keys: readonly TenantKey[]): Promise<Map<string, KnownKey>> {
+async function keyTable(keys: readonly TenantKey[]): Promise<Map<string, Caller>> {
   const clients = await clientIds(keys.map((k) => k.key));
   return new Map(
     keys.map((k) => {
@@ -55,30 +56,42 @@ async function keyTable(keys: readonly TenantKey[]): Promise<Map<string, KnownKe
 }
 
 /**
- * Optional API keys (`API_KEYS`): when any are configured, a request without one of them is a 401. Sets
- * `tenant` (name, the models the key may call, its own limit) and `client` for the rate limiter: a digest of
- * the key (the key itself never leaves this layer), or the client IP when keys are off. The digests and
- * tenants are built once, not per request.
+ * The caller of a request under the accepted keys (`API_KEYS`): with keys configured, the presented key's
+ * client and tenant, or a 401 for none or an unknown one; without keys, the client address and `anonymous`.
+ * The digests and tenants are built once per isolate, not per request.
+ */
+export async function identifyCaller(
+  keys: readonly TenantKey[],
+  headers: { authorization: string | null; apiKey: string | null; connectingIp: string | null },
+): Promise<Caller> {
+  if (keys.length === 0) return { client: `ip:${headers.connectingIp ?? "unknown"}`, tenant: ANONYMOUS };
+  const key = presentedKey(headers.authorization ?? undefined, headers.apiKey ?? undefined);
+  if (!key) throw new Unauthorized("missing API key: send Authorization: Bearer <key> or x-api-key");
+  let table = knownKeys.get(keys);
+  if (!table) {
+    table = keyTable(keys);
+    knownKeys.set(keys, table);
+  }
+  const known = (await table).get(key);
+  if (!known) throw new Unauthorized("invalid API key");
+  return known;
+}
+
+/**
+ * Optional API keys (`API_KEYS`, `identifyCaller`): sets `tenant` (name, the models the key may call, its own
+ * limit) and `client` for the rate limiter: a digest of the key (the key itself never leaves this layer), or
+ * the client IP when keys are off.
  */
 export function apiKey(): MiddlewareHandler<AppEnv> {
   return async function apiKey(c, next) {
-    const keys = c.get("runtime").options.apiKeys;
-    if (keys.length > 0) {
-      const key = presentedKey(c.req.header("authorization"), c.req.header("x-api-key"));
-      if (!key) throw new Unauthorized("missing API key: send Authorization: Bearer <key> or x-api-key");
-      let table = knownKeys.get(keys);
-      if (!table) {
-        table = keyTable(keys);
-        knownKeys.set(keys, table);
-      }
-      const known = (await table).get(key);
-      if (!known) throw new Unauthorized("invalid API key");
-      c.set("client", known.client);
-      c.set("tenant", known.tenant);
-    } else {
-      c.set("client", `ip:${c.req.header("cf-connecting-ip") ?? "unknown"}`);
-      c.set("tenant", ANONYMOUS);
-    }
+    const headers = c.req.raw.headers;
+    const { client, tenant } = await identifyCaller(c.get("runtime").options.apiKeys, {
+      authorization: headers.get("authorization"),
+      apiKey: headers.get("x-api-key"),
+      connectingIp: headers.get("cf-connecting-ip"),
+    });
+    c.set("client", client);
+    c.set("tenant", tenant);
     await next();
   };
 }

@@ -60,9 +60,26 @@ describe("cors", () => {
       const res = await app("*").request(path, { method: "POST", headers: { origin: "https://x.example" } });
       expect(res.headers.get("access-control-allow-origin")).toBe("*");
       expect(res.headers.get("access-control-expose-headers")).toBe("x-b,x-c");
+      expect(res.headers.get("timing-allow-origin")).toBe("*");
       expect(res.headers.get("vary")).toBe("Origin");
       expect(res.headers.get("content-type")).toMatch(/^application\/json/);
     }
+  });
+
+  it("gives an answer to a request without an Origin (no browser's cross-origin call) only Vary", async () => {
+    for (const allowed of ["*", ["https://app.example"]] as const) {
+      const res = await app(allowed as string[] | "*").request("/ok", { method: "POST" });
+      expect(Object.fromEntries(res.headers)).toEqual({ "content-type": "application/json", vary: "Origin" });
+    }
+  });
+
+  it("lists the allowed origins in Timing-Allow-Origin", async () => {
+    const res = await app(["https://a.example", "https://b.example"]).request("/ok", {
+      method: "POST",
+      headers: { origin: "https://b.example" },
+    });
+    expect(res.headers.get("access-control-allow-origin")).toBe("https://b.example");
+    expect(res.headers.get("timing-allow-origin")).toBe("https://a.example, https://b.example");
   });
 
   it("names only allowed origins", async () => {

@@ -2,30 +2,53 @@ import type { Context } from "hono";
 import { DEGRADED_HEADER, MODEL_VERSION_HEADER, SERVED_BY_HEADER } from "../../protocol/headers.ts";
 import type { AppEnv } from "../app-env.ts";
 import type { ServedModel } from "../models/served-model.ts";
+import type { EdgeRuntime } from "../runtime.ts";
 import type { Served } from "../serve.ts";
 import { serverTimingValue } from "./server-timing.ts";
 
 /**
- * Headers of an answer: who served it, the model version, why it is degraded, Server-Timing (`cache`, `edge`,
- * `regional;desc="<region>"`, `hedge`) with Timing-Allow-Origin, so that browser code can read it through the
- * Resource Timing API; count it for the model and the tenant; and hand the shared-cache write to waitUntil.
+ * Headers of an answer: who served it, the model version, why it is degraded, and Server-Timing (`cache`,
+ * `edge`, `regional;desc="<region>"`, `hedge`; browsers' Timing-Allow-Origin is CORS's, middleware/cors.ts).
  */
-export function applyServed(c: Context<AppEnv>, model: ServedModel, served: Served): void {
-  const runtime = c.get("runtime");
-  const { corsOrigins } = runtime.options;
-  c.header(SERVED_BY_HEADER, served.servedBy);
-  c.header(MODEL_VERSION_HEADER, served.version);
-  if (served.degraded) c.header(DEGRADED_HEADER, served.degraded);
+export function servedHeaders(model: ServedModel, served: Served): Record<string, string> {
   const edgeModel = model.edge && `${model.edge.config.name} v${model.edge.version}`;
-  c.header("server-timing", serverTimingValue(served.trace, edgeModel));
-  c.header("timing-allow-origin", corsOrigins === "*" ? "*" : corsOrigins.join(", "));
-  runtime.counts.answered(model.name, c.get("tenant").name, served.servedBy);
+  const headers: Record<string, string> = {
+    [SERVED_BY_HEADER]: served.servedBy,
+    [MODEL_VERSION_HEADER]: served.version,
+    "server-timing": serverTimingValue(served.trace, edgeModel),
+  };
+  if (served.degraded) headers[DEGRADED_HEADER] = served.degraded;
+  return headers;
+}
+
+/**
+ * What follows an answer: count it for the model and the tenant, and hand the shared-cache write to
+ * `waitUntil` (undefined outside a Worker: the write then finishes on its own).
+ */
+export function settleServed(
+  runtime: EdgeRuntime,
+  model: ServedModel,
+  tenant: string,
+  served: Served,
+  waitUntil: ((work: Promise<unknown>) => void) | undefined,
+): void {
+  runtime.counts.answered(model.name, tenant, served.servedBy);
   if (served.pending) {
     const write = served.pending.catch((err: unknown) => console.warn(`cache write failed: ${(err as Error).message}`));
-    try {
-      c.executionCtx.waitUntil(write);
-    } catch {
-      // No execution context (outside a Worker): the write finishes on its own.
-    }
+    waitUntil?.(write);
   }
+}
+
+/** `servedHeaders` on a route's answer, then `settleServed`. */
+export function applyServed(c: Context<AppEnv>, model: ServedModel, served: Served): void {
+  const runtime = c.get("runtime");
+  for (const [name, value] of Object.entries(servedHeaders(model, served))) c.header(name, value);
+  let waitUntil: ((work: Promise<unknown>) => void) | undefined;
+  try {
+    const ctx = c.executionCtx;
+    waitUntil = (work) => ctx.waitUntil(work);
+  } catch {
+    // No execution context (outside a Worker).
+  }
+  settleServed(runtime, model, c.get("tenant").name, served, waitUntil);
 }

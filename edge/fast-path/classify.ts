@@ -1,0 +1,74 @@
+import { asServingError, errorAnswer } from "../../protocol/http-errors.ts";
+import { DEFAULT_LIMITS } from "../../protocol/limits.ts";
+import { API_CORS } from "../api-cors.ts";
+import type { Env } from "../env.ts";
+import { identifyCaller, type Tenant } from "../middleware/api-key.ts";
+import { bodyTooLarge } from "../middleware/body-limit.ts";
+import { corsAnswerHeaders } from "../middleware/cors.ts";
+import { checkRateLimits } from "../middleware/rate-limit.ts";
+import { type CfLocation, requestLocation } from "../regions/location.ts";
+import { answerClassify } from "../routes/classify-answer.ts";
+import { servedHeaders, settleServed } from "../routes/served-headers.ts";
+import { type EdgeRuntime, runtimeFor } from "../runtime.ts";
+
+const corsHeaders = corsAnswerHeaders(API_CORS);
+
+/**
+ * POST `/v1/classify` without the Hono app (which requests: `takesFastClassify`): the same layers as the
+ * app's middleware and route, in the same order and with the same code: the isolate's runtime, CORS, API key,
+ * rate limits, the body limit from Content-Length, then `answerClassify`; its answers' headers and counts are
+ * the route's (`servedHeaders`, `settleServed`), and errors become the one `errorAnswer`, counted as the
+ * app's `onError` counts them. test/edge/fast-path.test.ts sends every outcome along both paths and compares.
+ *
+ * Why: a cache hit or an edge-model answer is a few tens of µs of the Worker's own work; Hono's Context,
+ * routing, middleware chain, body cache and header copying cost about as much again on every such request
+ * (docs/performance.md), and the Worker's CPU time is what a deployment pays for.
+ */
+export async function fastClassify(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
+  const startedAt = Date.now();
+  let runtime: EdgeRuntime | undefined;
+  let tenant: Tenant | undefined;
+  let model: string | undefined;
+  let cors: Record<string, string> = {};
+  try {
+    const rt = runtimeFor(env);
+    runtime = rt;
+    const headers = request.headers;
+    cors = corsHeaders(headers.get("origin") ?? "", rt.options.corsOrigins);
+    const caller = await identifyCaller(rt.options.apiKeys, {
+      authorization: headers.get("authorization"),
+      apiKey: headers.get("x-api-key"),
+      connectingIp: headers.get("cf-connecting-ip"),
+    });
+    tenant = caller.tenant;
+    await checkRateLimits(env.RATE_LIMITER, caller, rt.options.rateLimitPeriodS);
+    if (Number.parseInt(headers.get("content-length") ?? "0", 10) > DEFAULT_LIMITS.maxBodyBytes) throw bodyTooLarge();
+    const answered = await answerClassify(
+      {
+        runtime: rt,
+        tenant: caller.tenant,
+        startedAt,
+        locate: () =>
+          requestLocation(
+            request.cf as CfLocation | undefined,
+            headers.get("x-edgecascade-location"),
+            rt.options.allowLocationOverride,
+          ),
+        named: (name) => {
+          model = name;
+        },
+      },
+      await request.arrayBuffer(),
+      headers.get("content-type"),
+    );
+    settleServed(rt, answered.model, caller.tenant.name, answered.served, (work) => ctx.waitUntil(work));
+    return new Response(JSON.stringify(answered.body), {
+      headers: { "content-type": "application/json", ...servedHeaders(answered.model, answered.served), ...cors },
+    });
+  } catch (err) {
+    if (!asServingError(err)) console.error("unhandled error on POST /v1/classify:", err);
+    const { status, headers, body } = errorAnswer(err);
+    runtime?.counts.failed(model, tenant?.name, status);
+    return new Response(body, { status, headers: { ...headers, ...cors } });
+  }
+}

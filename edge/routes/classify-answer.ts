@@ -1,0 +1,59 @@
+import { parseClassifyRequest, readClassifyInputs } from "../../protocol/classify-request.ts";
+import { parseJsonBody } from "../../protocol/json-body.ts";
+import { DEFAULT_LIMITS } from "../../protocol/limits.ts";
+import { toPredictions } from "../../protocol/responses.ts";
+import type { ClassifyResponse } from "../../protocol/types.ts";
+import type { Tenant } from "../middleware/api-key.ts";
+import type { ServedModel } from "../models/served-model.ts";
+import type { RequestLocation } from "../regions/region.ts";
+import type { EdgeRuntime } from "../runtime.ts";
+import { type Served, serve } from "../serve.ts";
+import { findModel } from "./lookup.ts";
+
+/** What answering a `/v1/classify` body needs of its request, whichever path (Hono route or fast path) took it. */
+export interface ClassifyRequestContext {
+  runtime: EdgeRuntime;
+  tenant: Tenant;
+  /** Unix ms when the request arrived. */
+  startedAt: number;
+  /** Where the request comes from; asked only when a region is chosen. */
+  locate: () => RequestLocation;
+  /** Told the model the body names before it is looked up: refusals count against it. */
+  named(model: string): void;
+}
+
+export interface ClassifyAnswer {
+  model: ServedModel;
+  served: Served;
+  body: ClassifyResponse;
+}
+
+/**
+ * A `/v1/classify` body (its bytes and content type) answered through the tiers: 415/400 for what is not a
+ * JSON call, 404/403 for a model the caller may not have, 400/413 for rows that do not fit it, then `serve`.
+ */
+export async function answerClassify(
+  request: ClassifyRequestContext,
+  bytes: ArrayBuffer,
+  contentType: string | null | undefined,
+): Promise<ClassifyAnswer> {
+  const call = parseClassifyRequest(parseJsonBody(bytes, contentType));
+  request.named(call.model);
+  const model = findModel(request.runtime, request.tenant, call.model, call.version);
+  const rows = readClassifyInputs(call.inputs, model.signature, DEFAULT_LIMITS);
+  const served = await serve(request.runtime, model, {
+    rows,
+    version: call.version,
+    mode: call.cascade,
+    locate: request.locate,
+    startedAt: request.startedAt,
+  });
+  const body: ClassifyResponse = {
+    model: model.name,
+    version: served.version,
+    ...(call.id !== undefined ? { id: call.id } : {}),
+    predictions: toPredictions(served.probs, served.batch, model.signature.labels),
+    servedBy: served.servedBy,
+  };
+  return { model, served, body };
+}
