@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import { isPublicKeyText } from "../protocol/model-signature.ts";
 import { parseOrDescribe } from "../protocol/schema-message.ts";
+import { missingBindings } from "./forward/region-fetch.ts";
 import type { Region } from "./regions/region.ts";
 import { parseTenantKeys, type TenantKey } from "./tenants/keys.ts";
 
@@ -10,7 +11,7 @@ import { parseTenantKeys, type TenantKey } from "./tenants/keys.ts";
  * wrangler.toml, so every tunable accepts both.
  */
 export interface Env {
-  /** JSON array of regions: `[{"name","url","latitude","longitude","continent"?,"colos"?}]`. */
+  /** JSON array of regions: `[{"name","url","latitude","longitude","continent"?,"colos"?,"binding"?}]`. */
   REGIONS?: string | unknown[];
   /** Secret: HMAC key for edge->regional calls; unset = calls go unsigned. */
   REGIONAL_SHARED_SECRET?: string;
@@ -98,6 +99,7 @@ const regionSchema = v.strictObject({
   longitude: v.pipe(v.number(), v.minValue(-180, "must be in [-180, 180]"), v.maxValue(180, "must be in [-180, 180]")),
   continent: v.optional(v.pipe(v.string(), v.regex(/^[A-Z]{2}$/, "must be a two-letter code such as NA"))),
   colos: v.optional(v.array(v.pipe(v.string(), v.regex(/^[A-Z]{3}$/, "must hold IATA codes such as IAD")))),
+  binding: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z_]\w{0,63}$/, "must be a binding name such as REGION_US"))),
 });
 const regionsSchema = v.array(regionSchema);
 
@@ -196,9 +198,14 @@ function publicKey(raw: string | undefined): string | undefined {
 /** Parse and check the environment against the models the Worker serves; the error names the variable. */
 export function parseEnv(env: Env, servedModels: readonly string[]): EdgeOptions {
   const origins = list(env.CORS_ORIGINS);
+  const regions = parseRegions(env.REGIONS);
+  const missing = missingBindings(regions, env);
+  if (missing.length > 0) {
+    throw new Error(`REGIONS: the Worker has no Fetcher binding ${missing.map((b) => `"${b}"`).join(", ")}`);
+  }
   const breakerCooldownMs = number(env, "BREAKER_COOLDOWN_MS", 30_000, { min: 1 });
   return {
-    regions: parseRegions(env.REGIONS),
+    regions,
     sharedSecret: env.REGIONAL_SHARED_SECRET || undefined,
     apiKeys: parseTenantKeys(env.API_KEYS, servedModels),
     allowLocationOverride: flag(env, "ALLOW_LOCATION_OVERRIDE"),

@@ -3,6 +3,7 @@ import { ResponseCache } from "./cache/response-cache.ts";
 import { type EdgeOptions, type Env, parseEnv } from "./env.ts";
 import { createForwarder, type Forwarder } from "./forward/compose.ts";
 import { RegionBook } from "./forward/region-book.ts";
+import { type RegionFetch, regionFetch } from "./forward/region-fetch.ts";
 import { BUNDLED_NAMES, bundledModels } from "./models/bundled.ts";
 import { ModelCatalog } from "./models/catalog.ts";
 import type { ModelSource, ServedModel } from "./models/served-model.ts";
@@ -26,14 +27,18 @@ export class EdgeRuntime {
   readonly counts: RequestCounts;
   /** The key edge models must be signed with (MODEL_PUBLIC_KEY); undefined: unsigned models load. */
   readonly publicKey: Promise<ModelPublicKey> | undefined;
+  /** How the forward and the probe reach each region. */
+  readonly send: RegionFetch;
 
   constructor(
     options: EdgeOptions,
     sources: readonly ModelSource[],
     shared: Cache | undefined,
+    send: RegionFetch,
     publicKey?: Promise<ModelPublicKey>,
   ) {
     this.options = options;
+    this.send = send;
     this.publicKey = publicKey;
     this.models = new ModelCatalog(sources);
     this.counts = new RequestCounts(this.models.names, Date.now());
@@ -53,7 +58,7 @@ export class EdgeRuntime {
       hedgeBudgetRatio: options.hedgeBudgetRatio,
       hedgeBudgetBurst: options.hedgeBudgetBurst,
     });
-    this.forward = createForwarder({ book: this.book, sharedSecret: options.sharedSecret });
+    this.forward = createForwarder({ book: this.book, sharedSecret: options.sharedSecret, send });
     this.probes = new ProbeStore(shared, options.probeMemoMs);
   }
 
@@ -96,6 +101,7 @@ export class EdgeRuntime {
       models: this.models.names,
       timeoutMs: this.options.probeTimeoutMs,
       sharedSecret: this.options.sharedSecret,
+      send: this.send,
     });
     await this.probes.write(report);
     this.#see(report);
@@ -118,7 +124,7 @@ export function runtimeFor(env: Env): EdgeRuntime {
           "their files are only checked against config.json's sha256",
       );
     }
-    runtime = new EdgeRuntime(options, bundledModels(publicKey), shared, publicKey);
+    runtime = new EdgeRuntime(options, bundledModels(publicKey), shared, regionFetch(options.regions, env), publicKey);
     runtimes.set(env, runtime);
   }
   return runtime;

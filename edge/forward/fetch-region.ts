@@ -2,6 +2,7 @@ import { MODEL_VERSION_HEADER, ROLLOUT_HEADER } from "../../protocol/headers.ts"
 import { parseRolloutHeader } from "../../protocol/rollout/header.ts";
 import type { Prediction } from "../../protocol/types.ts";
 import { RegionError, regionCancelled, wrongVersion } from "./errors.ts";
+import type { RegionFetch } from "./region-fetch.ts";
 import type { RegionDispatch } from "./types.ts";
 
 function badAnswer(region: string, what: string): RegionError {
@@ -30,16 +31,17 @@ function readProbs(region: string, body: unknown, batch: number, classes: number
  * a network error or an answer that does not fit the request is a failure of that region; an abort is
  * reported with the reason the aborting layer gave (timeout, or cancelled by a hedge). With a pinned
  * version, a 404 (the pool's answer for a version it does not serve) or an answer of another version is
- * `wrong_version`: not a failure, another region may have it.
+ * `wrong_version`: not a failure, another region may have it. `send` is how the region is reached (its
+ * binding, or global fetch).
  */
-export function fetchRegion(): RegionDispatch {
+export function fetchRegion(send: RegionFetch = (_region, url, init) => fetch(url, init)): RegionDispatch {
   return async (call) => {
     const { region, signal } = call;
     const started = Date.now();
     const aborted = () => (signal?.reason instanceof RegionError ? signal.reason : regionCancelled(region.name));
     let response: Response;
     try {
-      response = await fetch(`${region.url}${call.path}`, {
+      response = await send(region, `${region.url}${call.path}`, {
         method: "POST",
         headers: { "content-type": "application/json", ...call.headers },
         body: call.body,

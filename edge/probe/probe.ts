@@ -1,5 +1,6 @@
 import type { RolloutView } from "../../protocol/rollout/state.ts";
 import { signatureHeaders } from "../../protocol/signing.ts";
+import type { RegionFetch } from "../forward/region-fetch.ts";
 import type { Region } from "../regions/region.ts";
 
 /** What one scheduled probe saw of one region. */
@@ -27,13 +28,15 @@ export interface ProbeOptions {
   models: readonly string[];
   timeoutMs: number;
   sharedSecret: string | undefined;
+  /** How each region is reached, as the forward reaches it (its binding, or global fetch). */
+  send: RegionFetch;
 }
 
-async function get(url: string, path: string, options: ProbeOptions): Promise<Response> {
+async function get(region: Region, path: string, options: ProbeOptions): Promise<Response> {
   const headers = options.sharedSecret
     ? await signatureHeaders(options.sharedSecret, { method: "GET", path, body: "" })
     : {};
-  return fetch(`${url}${path}`, { headers, signal: AbortSignal.timeout(options.timeoutMs) });
+  return options.send(region, `${region.url}${path}`, { headers, signal: AbortSignal.timeout(options.timeoutMs) });
 }
 
 /** The `rollout` of model metadata, if it has the shape of one. */
@@ -64,7 +67,7 @@ async function probeRegion(region: Region, options: ProbeOptions): Promise<Regio
   let latencyMs = Number.POSITIVE_INFINITY;
   const timed = async (path: string) => {
     const started = Date.now();
-    const response = await get(region.url, path, options);
+    const response = await get(region, path, options);
     latencyMs = Math.min(latencyMs, Date.now() - started);
     return response;
   };

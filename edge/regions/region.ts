@@ -10,6 +10,11 @@ export interface Region {
   continent?: string;
   /** Cloudflare colos (IATA codes) that prefer this region when a request has no location. */
   colos?: string[];
+  /**
+   * A Fetcher binding of the Worker to send this region's calls through instead of global fetch (a Workers
+   * VPC service; the local stack's `external` services); the URL still gives the path and Host.
+   */
+  binding?: string;
 }
 
 /** Where a request comes from, as far as `request.cf` (or the local override) says. */

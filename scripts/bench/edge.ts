@@ -193,9 +193,9 @@ async function main() {
       scriptPath: join(ROOT, "scripts/bench/forward-worker.js"),
       compatibilityDate: "2026-04-01",
       bindings: { TARGET: regional.url },
+      // As startEdgeWorker reaches loopback regions (scripts/stack/region-bindings.ts).
+      serviceBindings: { REGION: { external: { address: new URL(regional.url).host, http: {} } } },
       cf: {},
-      // As startEdgeWorker: no extra Worker on the subrequest path (scripts/stack/edge-worker.ts).
-      stripCfConnectingIp: false,
       host: "127.0.0.1",
       port: 0,
     }),

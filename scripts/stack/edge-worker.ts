@@ -1,6 +1,7 @@
 import { convertV4MiniflareOptions, Log, LogLevel, Miniflare, type V4WorkerOptionsShape } from "miniflare";
 import { unstable_getMiniflareWorkerOptions } from "wrangler";
 import { edgeBundle, ROOT } from "./build-edge.ts";
+import { type ExternalService, loopbackRegionBindings } from "./region-bindings.ts";
 
 export interface EdgeWorkerOptions {
   /** Port on 127.0.0.1 for the Worker's own socket. Default 0: a free port. */
@@ -19,6 +20,11 @@ export interface EdgeWorkerOptions {
   logLevel?: LogLevel;
   /** Model repository whose models the Worker serves. Default: the repository's `models/`. */
   modelsDir?: string;
+  /**
+   * Reach loopback regions through `external` service bindings (region-bindings.ts) rather than global
+   * fetch, which Miniflare routes through an extra Worker of its own. Default true.
+   */
+  regionBindings?: boolean;
 }
 
 export interface EdgeWorker {
@@ -48,6 +54,13 @@ export async function startEdgeWorker(options: EdgeWorkerOptions = {}): Promise<
       : options.rateLimit
         ? { RATE_LIMITER: { namespace_id: "1001", simple: options.rateLimit } }
         : (fromToml.ratelimits ?? {});
+  const bindings: Record<string, unknown> = { ...fromToml.bindings, ...options.vars };
+  let serviceBindings: Record<string, ExternalService> = {};
+  if (options.regionBindings !== false) {
+    const bound = loopbackRegionBindings(bindings.REGIONS);
+    bindings.REGIONS = bound.regions;
+    serviceBindings = bound.serviceBindings;
+  }
   // wrangler hands over miniflare's v4 worker options; miniflare 5 takes its own shape, converted here.
   const miniflare = new Miniflare(
     convertV4MiniflareOptions({
@@ -55,14 +68,15 @@ export async function startEdgeWorker(options: EdgeWorkerOptions = {}): Promise<
       modulesRoot: bundle.dir,
       compatibilityDate: fromToml.compatibilityDate,
       compatibilityFlags: fromToml.compatibilityFlags,
-      bindings: { ...fromToml.bindings, ...options.vars },
+      bindings,
+      serviceBindings,
       ratelimits,
       host: "127.0.0.1",
       port: options.port ?? 0,
       cf: options.cf ?? {},
-      // Miniflare routes every subrequest through an extra Worker that removes CF-Connecting-IP, as Cloudflare
-      // does for subrequests; the forward never sends that header, and the hop cost each forward a Worker
-      // dispatch here that no deployment has (docs/performance.md).
+      // Miniflare's outbound Worker removes CF-Connecting-IP from global fetches, as Cloudflare does for
+      // subrequests; the forward never sends that header. (The Worker itself stays on the path of every global
+      // fetch: regions are reached through service bindings instead, above.)
       stripCfConnectingIp: false,
       ...(options.persistDir ? { cachePersist: `${options.persistDir}/cache` } : {}),
       log: new Log(options.logLevel ?? LogLevel.WARN),
