@@ -24,12 +24,10 @@ export function toPredictions(probs: ArrayLike<number>, batch: number, labels: r
   const out: Prediction[] = new Array(batch);
   for (let r = 0; r < batch; r++) {
     const { index, confidence } = topClass(probs, r, classes);
-    out[r] = {
-      class: index,
-      label: labels[index]!,
-      confidence,
-      scores: Array.from({ length: classes }, (_, c) => probs[r * classes + c]!),
-    };
+    // A plain loop: Array.from with a map function was a third of this function's time in the pool's profile.
+    const scores = new Array<number>(classes);
+    for (let c = 0; c < classes; c++) scores[c] = probs[r * classes + c]!;
+    out[r] = { class: index, label: labels[index]!, confidence, scores };
   }
   return out;
 }
