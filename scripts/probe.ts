@@ -30,6 +30,11 @@ const HELP = `Usage: npm run probe -- --url URL [options]
   --api-key KEY      API key, if the edge requires one (or EDGECASCADE_API_KEY)
   --location LAT,LON send x-edgecascade-location (honoured by local stacks only)
   --seed N           request mix seed (default 1)
+  --mix MIX          realistic (default): 60% repeats of the hot set, 35% rows the edge model is sure of and 5%
+                     rows it is not, each changed a little to miss the cache; hot: every request repeats a row
+                     of the hot set, cache hits after each row's first send (like-for-like with hey or wrk
+                     sending the same body over and over; with --hot-rows 1, one body)
+  --hot-rows N       rows in the hot set (default 16)
   --timeout-ms N     per-request timeout (default 5000)
   --floor-duration S seconds of the floor run: the same requests and schedule against a built-in no-op
                      server, reported as the probe's own latency (default: the duration, at most 5; 0: none)
@@ -80,6 +85,8 @@ async function main(): Promise<number> {
       "api-key": { type: "string" },
       location: { type: "string" },
       seed: { type: "string" },
+      mix: { type: "string" },
+      "hot-rows": { type: "string" },
       "timeout-ms": { type: "string" },
       "target-ms": { type: "string" },
       "floor-duration": { type: "string" },
@@ -104,7 +111,15 @@ async function main(): Promise<number> {
   const { heldout } = target;
   const seed = number("seed", values.seed, 1, 0);
   const timeoutMs = number("timeout-ms", values["timeout-ms"], 5000, 1);
-  const next = probeMix(heldout.rows, target.edge, seededRandom(seed));
+  const mix = values.mix ?? "realistic";
+  if (mix !== "realistic" && mix !== "hot")
+    throw new Error(`--mix must be realistic or hot, got ${JSON.stringify(mix)}`);
+  const mixOptions = {
+    hotRows: Math.round(number("hot-rows", values["hot-rows"], 16, 1)),
+    ...(mix === "hot" ? { repeatShare: 1 } : {}),
+  };
+  const newMix = () => probeMix(heldout.rows, target.edge, seededRandom(seed), mixOptions);
+  const next = newMix();
 
   /**
    * The same requests (same mix and seed) on the same schedule against a no-op server answering like a cache
@@ -134,7 +149,7 @@ async function main(): Promise<number> {
         url: noop.url,
         rate,
         durationS: floorS,
-        next: probeMix(heldout.rows, target.edge, seededRandom(seed)),
+        next: newMix(),
         rows: heldout.rows,
         model: target.model,
         edgeModel: target.edge?.model,

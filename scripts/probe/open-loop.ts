@@ -26,6 +26,9 @@ export interface OpenLoopOptions {
   onProgress?: (sent: number, total: number) => void;
 }
 
+/** The body of a probe request; benchmarks that send the probe's rows with another client use the same bytes. */
+export const classifyBody = (model: string, inputs: readonly number[]): string => JSON.stringify({ model, inputs });
+
 /**
  * Open-loop load (schedule.ts): request i is due at start + i/rate and its latency counts from that moment, so
  * a slow server shows up as latency rather than as a lower send rate (no coordinated omission).
@@ -44,7 +47,7 @@ export async function runOpenLoop(options: OpenLoopOptions): Promise<{ results: 
         path: "/v1/classify",
         method: "POST",
         headers: { "content-type": "application/json", ...headers },
-        body: JSON.stringify({ model, inputs: request.inputs }),
+        body: classifyBody(model, request.inputs),
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
       });
