@@ -8,8 +8,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { argmax } from "../protocol/heldout.ts";
-import { startNoopServer } from "./probe/floor.ts";
+import { cacheHitAnswer, startNoopServer } from "./probe/floor.ts";
 import { probeMix, seededRandom } from "./probe/mix.ts";
 import { runOpenLoop } from "./probe/open-loop.ts";
 import { probeExposition, writeProbeExposition } from "./probe/prometheus.ts";
@@ -127,23 +126,7 @@ async function main(): Promise<number> {
    */
   const measureFloor = async (floorS: number): Promise<number[] | undefined> => {
     if (floorS <= 0) return undefined;
-    const row = heldout.rows[0]!;
-    const scores = row.expected[target.model] ?? [];
-    const noop = await startNoopServer(
-      JSON.stringify({
-        model: target.model,
-        version: target.config.version,
-        predictions: [
-          {
-            class: argmax(scores),
-            label: target.config.labels[argmax(scores)],
-            confidence: Math.max(...scores),
-            scores,
-          },
-        ],
-        servedBy: "cache",
-      }),
-    );
+    const noop = await startNoopServer(cacheHitAnswer(target));
     try {
       const floor = await runOpenLoop({
         url: noop.url,
