@@ -59,6 +59,16 @@ describe("probeMix", () => {
     }
   });
 
+  it("starts the fresh rows' changes at offsetBase: another base, none of the same inputs", () => {
+    const fresh = (offsetBase: number) => {
+      const next = probeMix(rows, EDGE, seededRandom(4), { offsetBase });
+      return Array.from({ length: 500 }, next).flatMap((r) => (r.kind === "repeat" ? [] : [JSON.stringify(r.inputs)]));
+    };
+    expect(fresh(7)).toEqual(fresh(7));
+    const other = new Set(fresh(10_000));
+    expect(fresh(7).filter((inputs) => other.has(inputs))).toEqual([]);
+  });
+
   it("with repeatShare 1, repeats the hot set only: the rows hotRowsOf names", () => {
     expect(hotRowsOf(rows, EDGE)).toEqual([0, 2]);
     expect(hotRowsOf(rows, EDGE, { hotRows: 1 })).toEqual([0]);

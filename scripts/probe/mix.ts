@@ -27,6 +27,12 @@ export interface ProbeMixOptions {
    * offset cannot move a row across it. Default 0.05.
    */
   margin?: number;
+  /**
+   * Where the fresh rows' unique changes start. Default 0. A run passes its own, random: the same seed sends the
+   * same rows in the same order, and without it a second run would send the first run's changes again, which
+   * the edge's cache still holds.
+   */
+  offsetBase?: number;
 }
 
 /** Deterministic PRNG (mulberry32): the same seed gives the same request sequence. */
@@ -89,7 +95,7 @@ export function probeMix(
   const unconfidentShare = edge ? (options.unconfidentShare ?? 0.05) : 1 - repeatShare;
   const { confident, unconfident, hot } = splitRows(rows, edge, hotRows, margin);
   const pick = (list: readonly number[]) => list[Math.floor(random() * list.length)]!;
-  let sequence = 0;
+  let sequence = options.offsetBase ?? 0;
   const offset = (row: number): number[] => {
     // A unique, tiny change of one feature: a different float32 input (so a different cache key) that the
     // model cannot tell apart at the margin above. Relative (at most 1e-3 of the value; 2^-20 steps, above
