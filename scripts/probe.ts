@@ -1,9 +1,12 @@
 /**
- * npm run probe -- --url URL [--model NAME] [--duration S] [--rate R] [--json] [--report FILE] [--prometheus FILE]
+ * npm run probe -- --url URL [--model NAME] [--duration S] [--rate R] [--mix realistic|hot] [--json] [--report FILE]
+ *   [--prometheus FILE]
  *
  * Synthetic latency probes against any edge URL: a realistic mix (cache repeats, rows the edge model is
  * sure of, rows it is not), open-loop at a fixed rate; prints p50/p95/p99 per path and overall, the error
- * rate, and whether the 10 ms p95 target holds; writes an HTML report with a histogram and CDF.
+ * rate, and whether the 10 ms p95 target holds; writes an HTML report with a histogram and CDF. Before the run
+ * it warms its client up on a no-op server of its own, and after it measures its floor there (the same requests
+ * on the same schedule).
  */
 import { randomInt } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";

@@ -43,6 +43,15 @@ const HELP = `Usage: npm run validate:probe -- [options]
   --out DIR          where the results go (default bench)
   --help             this text`;
 
+interface Settings {
+  model: string;
+  rate: number;
+  durationS: number;
+  floorDurationS: number;
+  /** What was measured, in words. */
+  stack: string;
+}
+
 interface Round extends RoundP50s {
   round: number;
   order: "hey first" | "probe first";
@@ -78,34 +87,33 @@ async function hey(url: string, rate: number, durationS: number, body: string): 
   return result;
 }
 
-function markdown(info: RunInfo, settings: Record<string, number | string>, rounds: Round[], c: Comparison): string {
+const sum = (counts: Record<string, number>) => Object.values(counts).reduce((s, n) => s + n, 0);
+
+function markdown(info: RunInfo, settings: Settings, rounds: Round[], c: Comparison): string {
   const ms = (v: number) => v.toFixed(2);
   const signed = (v: number) => `${v >= 0 ? "+" : "−"}${Math.abs(v).toFixed(2)}`;
+  const hey = heyArgs({ url: "URL", rate: settings.rate, durationS: settings.durationS, body: "BODY" }).join(" ");
   return `${[
     "# The probe against hey",
     "",
     runLine(info),
     "",
-    `One held-out row of \`${settings.model}\`, cached at the edge, sent at ${settings.rate} req/s by hey`,
-    `(\`hey ${heyArgs({ url: "URL", rate: Number(settings.rate), durationS: Number(settings.durationS), body: "BODY" }).join(" ")}\`)`,
-    `and by the probe (\`npm run probe -- --mix hot --hot-rows 1 --rate ${settings.rate} --duration ${settings.durationS}\`),`,
-    `${settings.durationS} s each, in alternating order, ${rounds.length} rounds; then both against a no-op server for`,
-    `${settings.floorDurationS} s (the probe's own floor run, and hey against the same server). Target: ${settings.stack}.`,
-    "p50 in ms; hey reports 0.1 ms steps.",
+    `One held-out row of \`${settings.model}\`, cached at the edge of ${settings.stack}, sent at ${settings.rate} req/s for`,
+    `${settings.durationS} s by hey (\`hey ${hey}\`) and by the probe (\`npm run probe -- --mix hot --hot-rows 1\`),`,
+    `in alternating order; then by both for ${settings.floorDurationS} s to a no-op server (floor.ts): the probe's own`,
+    "floor run, and hey against another such server. p50 in ms (hey writes 0.1 ms steps).",
     "",
-    `| round | order | hey | probe (cache hits) | probe − hey | within ${c.toleranceMs} ms | probe floor | hey floor | floor difference |`,
-    "|---|---|---:|---:|---:|---|---:|---:|---:|",
-    ...c.rounds.map(
-      (r, i) =>
-        `| ${i + 1} | ${rounds[i]!.order} | ${ms(r.heyMs)} | ${ms(r.probeMs)} | ${signed(r.differenceMs)} | ${r.within ? "yes" : "no"} | ${ms(r.probeFloorMs)} | ${ms(r.heyFloorMs)} | ${signed(r.floorDifferenceMs)} |`,
-    ),
-    `| median | | ${ms(c.median.heyMs)} | ${ms(c.median.probeMs)} | ${signed(c.median.differenceMs)} | ${c.holds ? "**yes**" : "**no**"} | ${ms(c.median.probeFloorMs)} | ${ms(c.median.heyFloorMs)} | ${signed(c.median.floorDifferenceMs)} |`,
+    `| round | order | hey | probe (cache hits) | probe − hey | within ${c.toleranceMs} ms | probe floor | hey floor | floor difference | hey's 200s, probe's cache hits |`,
+    "|---|---|---:|---:|---:|---|---:|---:|---:|---|",
+    ...c.rounds.map((r, i) => {
+      const { order, heyStatuses, probePaths } = rounds[i]!;
+      const answers = `${heyStatuses["200"] ?? 0}/${sum(heyStatuses)}, ${probePaths.cache ?? 0}/${sum(probePaths)}`;
+      return `| ${i + 1} | ${order} | ${ms(r.heyMs)} | ${ms(r.probeMs)} | ${signed(r.differenceMs)} | ${r.within ? "yes" : "no"} | ${ms(r.probeFloorMs)} | ${ms(r.heyFloorMs)} | ${signed(r.floorDifferenceMs)} | ${answers} |`;
+    }),
+    `| median | | ${ms(c.median.heyMs)} | ${ms(c.median.probeMs)} | ${signed(c.median.differenceMs)} | ${c.holds ? "**yes**" : "**no**"} | ${ms(c.median.probeFloorMs)} | ${ms(c.median.heyFloorMs)} | ${signed(c.median.floorDifferenceMs)} | |`,
     "",
-    `${c.roundsWithin} of ${c.rounds.length} rounds within ${c.toleranceMs} ms; the median of the rounds' own differences is`,
-    `${signed(c.median.differenceMs)} ms: ${c.holds ? "within" : "**not** within"} ${c.toleranceMs} ms.`,
-    "",
-    `Answers, hey's by status: ${rounds.map((r) => JSON.stringify(r.heyStatuses)).join(", ")}; the probe's by path:`,
-    `${rounds.map((r) => JSON.stringify(r.probePaths)).join(", ")}.`,
+    `${c.roundsWithin} of ${c.rounds.length} rounds within ${c.toleranceMs} ms; the median of the rounds' own differences,`,
+    `${signed(c.median.differenceMs)} ms, is ${c.holds ? "within" : "**not** within"} ${c.toleranceMs} ms.`,
   ].join("\n")}\n`;
 }
 
@@ -210,12 +218,12 @@ async function main(): Promise<number> {
     await stop();
   }
   const comparison = compareRounds(rounds, toleranceMs);
-  const settings = {
+  const settings: Settings = {
     model,
     rate,
     durationS,
     floorDurationS,
-    stack: values.url ? values.url : "`npm start` on free ports (its wrangler.toml bindings: Cache API, rate limiter)",
+    stack: values.url ?? "`npm start` (free ports; wrangler.toml's bindings: the Cache API, the rate limiter)",
   };
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, "probe.json"), `${JSON.stringify({ info, settings, rounds, comparison }, null, 2)}\n`);
