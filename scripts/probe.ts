@@ -1,17 +1,20 @@
 /**
- * npm run probe -- --url URL [--model NAME] [--duration S] [--rate R] [--json] [--report FILE] [--prometheus FILE]
+ * npm run probe -- --url URL [--model NAME] [--duration S] [--rate R] [--mix realistic|hot] [--json] [--report FILE]
+ *   [--prometheus FILE]
  *
  * Synthetic latency probes against any edge URL: a realistic mix (cache repeats, rows the edge model is
  * sure of, rows it is not), open-loop at a fixed rate; prints p50/p95/p99 per path and overall, the error
- * rate, and whether the 10 ms p95 target holds; writes an HTML report with a histogram and CDF.
+ * rate, and whether the 10 ms p95 target holds; writes an HTML report with a histogram and CDF. Before the run
+ * it warms its client up on a no-op server of its own, and after it measures its floor there (the same requests
+ * on the same schedule).
  */
+import { randomInt } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { argmax } from "../protocol/heldout.ts";
-import { startNoopServer } from "./probe/floor.ts";
+import { cacheHitAnswer, startNoopServer } from "./probe/floor.ts";
 import { probeMix, seededRandom } from "./probe/mix.ts";
-import { runOpenLoop } from "./probe/open-loop.ts";
+import { runOpenLoop, warmUp } from "./probe/open-loop.ts";
 import { probeExposition, writeProbeExposition } from "./probe/prometheus.ts";
 import { renderReport } from "./probe/report-html.ts";
 import { PROBE_PATHS, type ProbeSummary, summarize } from "./probe/summary.ts";
@@ -29,10 +32,18 @@ const HELP = `Usage: npm run probe -- --url URL [options]
   --prometheus FILE  also write the summary as Prometheus text (node_exporter textfile collector, Pushgateway)
   --api-key KEY      API key, if the edge requires one (or EDGECASCADE_API_KEY)
   --location LAT,LON send x-edgecascade-location (honoured by local stacks only)
-  --seed N           request mix seed (default 1)
+  --seed N           request mix seed: which rows, in which order (default 1; the fresh rows' changes are
+                     new in every run)
+  --mix MIX          realistic (default): 60% repeats of the hot set, 35% rows the edge model is sure of and 5%
+                     rows it is not, each changed a little to miss the cache; hot: every request repeats a row
+                     of the hot set, cache hits after each row's first send (like-for-like with hey or wrk
+                     sending the same body over and over; with --hot-rows 1, one body)
+  --hot-rows N       rows in the hot set (default 16)
   --timeout-ms N     per-request timeout (default 5000)
   --floor-duration S seconds of the floor run: the same requests and schedule against a built-in no-op
                      server, reported as the probe's own latency (default: the duration, at most 5; 0: none)
+  --warmup N         requests sent one after another to the no-op server before the run, so that V8 has
+                     optimised the client's code the timed requests run (default 2000; 0: none)
   --target-ms N      p95 target (default 10)
   --help             this text`;
 
@@ -80,9 +91,12 @@ async function main(): Promise<number> {
       "api-key": { type: "string" },
       location: { type: "string" },
       seed: { type: "string" },
+      mix: { type: "string" },
+      "hot-rows": { type: "string" },
       "timeout-ms": { type: "string" },
       "target-ms": { type: "string" },
       "floor-duration": { type: "string" },
+      warmup: { type: "string" },
       help: { type: "boolean", default: false },
     },
   });
@@ -104,67 +118,54 @@ async function main(): Promise<number> {
   const { heldout } = target;
   const seed = number("seed", values.seed, 1, 0);
   const timeoutMs = number("timeout-ms", values["timeout-ms"], 5000, 1);
-  const next = probeMix(heldout.rows, target.edge, seededRandom(seed));
+  const mix = values.mix ?? "realistic";
+  if (mix !== "realistic" && mix !== "hot")
+    throw new Error(`--mix must be realistic or hot, got ${JSON.stringify(mix)}`);
+  const mixOptions = {
+    hotRows: Math.round(number("hot-rows", values["hot-rows"], 16, 1)),
+    ...(mix === "hot" ? { repeatShare: 1 } : {}),
+  };
+  // One base per run, for this run's mixes (timed, warm-up and floor): fresh rows the edge has not seen before.
+  const offsetBase = randomInt(2 ** 32);
+  const newMix = () => probeMix(heldout.rows, target.edge, seededRandom(seed), { ...mixOptions, offsetBase });
+  const next = newMix();
 
+  const client = { rows: heldout.rows, model: target.model, edgeModel: target.edge?.model, headers, timeoutMs };
+  const floorS = number("floor-duration", values["floor-duration"], Math.min(durationS, 5), 0);
+  const warmupRequests = Math.round(number("warmup", values.warmup, 2000, 0));
   /**
-   * The same requests (same mix and seed) on the same schedule against a no-op server answering like a cache
-   * hit: what the probe itself adds to every latency it reports.
+   * A no-op server answering like a cache hit: the warm-up goes there, not to the target, and the floor run, the
+   * same requests (same mix and seed) on the same schedule, measures what the probe adds to every latency.
    */
-  const measureFloor = async (floorS: number): Promise<number[] | undefined> => {
-    if (floorS <= 0) return undefined;
-    const row = heldout.rows[0]!;
-    const scores = row.expected[target.model] ?? [];
-    const noop = await startNoopServer(
-      JSON.stringify({
-        model: target.model,
-        version: target.config.version,
-        predictions: [
-          {
-            class: argmax(scores),
-            label: target.config.labels[argmax(scores)],
-            confidence: Math.max(...scores),
-            scores,
-          },
-        ],
-        servedBy: "cache",
-      }),
-    );
+  const measure = async () => {
+    const noop = floorS > 0 || warmupRequests > 0 ? await startNoopServer(cacheHitAnswer(target)) : undefined;
     try {
-      const floor = await runOpenLoop({
-        url: noop.url,
+      if (noop && warmupRequests > 0) {
+        await warmUp({ ...client, url: noop.url, next: newMix(), requests: warmupRequests });
+      }
+      const startedAt = new Date().toISOString();
+      if (!values.json) {
+        const how = target.edge ? `edge variant ${target.edge.model}` : "no edge variant: every fresh row is forwarded";
+        console.error(`probing ${url} (model ${target.model}, ${how}) for ${durationS} s at ${rate} req/s...`);
+      }
+      const { results, sent } = await runOpenLoop({
+        ...client,
+        url,
         rate,
-        durationS: floorS,
-        next: probeMix(heldout.rows, target.edge, seededRandom(seed)),
-        rows: heldout.rows,
-        model: target.model,
-        edgeModel: target.edge?.model,
-        headers,
-        timeoutMs,
+        durationS,
+        next,
+        onProgress: values.json ? undefined : (done, total) => console.error(`  ${done}/${total} sent`),
       });
-      return floor.results.map((r) => r.latencyMs);
+      const floor =
+        noop && floorS > 0
+          ? await runOpenLoop({ ...client, url: noop.url, rate, durationS: floorS, next: newMix() })
+          : undefined;
+      return { startedAt, results, sent, floorMs: floor?.results.map((r) => r.latencyMs) };
     } finally {
-      await noop.close();
+      await noop?.close();
     }
   };
-
-  const startedAt = new Date().toISOString();
-  if (!values.json) {
-    const how = target.edge ? `edge variant ${target.edge.model}` : "no edge variant: every fresh row is forwarded";
-    console.error(`probing ${url} (model ${target.model}, ${how}) for ${durationS} s at ${rate} req/s...`);
-  }
-  const { results, sent } = await runOpenLoop({
-    url,
-    rate,
-    durationS,
-    next,
-    rows: heldout.rows,
-    model: target.model,
-    edgeModel: target.edge?.model,
-    headers,
-    timeoutMs,
-    onProgress: values.json ? undefined : (done, total) => console.error(`  ${done}/${total} sent`),
-  });
-  const floorMs = await measureFloor(number("floor-duration", values["floor-duration"], Math.min(durationS, 5), 0));
+  const { startedAt, results, sent, floorMs } = await measure();
   const summary = summarize(results, {
     url,
     startedAt,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { startNoopServer } from "./floor.ts";
+import { cacheHitAnswer, startNoopServer } from "./floor.ts";
+import type { ProbeTarget } from "./target.ts";
 
 describe("startNoopServer", () => {
   it("answers every request with the body, on its own thread, until closed", async () => {
@@ -13,5 +14,22 @@ describe("startNoopServer", () => {
     }
     await server.close();
     await expect(fetch(`${server.url}/v1/classify`)).rejects.toThrow();
+  });
+});
+
+describe("cacheHitAnswer", () => {
+  it("answers the first held-out row's label as a cache hit", () => {
+    const target = {
+      model: "digits",
+      config: { version: "3", labels: ["zero", "one"] },
+      heldout: { rows: [{ input: [0], label: 1, expected: { digits: [0.2, 0.8] } }] },
+      edge: undefined,
+    } as unknown as ProbeTarget;
+    expect(JSON.parse(cacheHitAnswer(target))).toEqual({
+      model: "digits",
+      version: "3",
+      predictions: [{ class: 1, label: "one", confidence: 0.8, scores: [0.2, 0.8] }],
+      servedBy: "cache",
+    });
   });
 });

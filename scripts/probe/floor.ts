@@ -1,4 +1,6 @@
 import { Worker } from "node:worker_threads";
+import { argmax } from "../../protocol/heldout.ts";
+import type { ProbeTarget } from "./target.ts";
 
 /** A running no-op server: its URL and how to stop it. */
 export interface NoopServer {
@@ -39,4 +41,17 @@ export async function startNoopServer(body: string): Promise<NoopServer> {
       await exited;
     },
   };
+}
+
+/** What the no-op server answers for a probe of `target`: a cache hit of its first held-out row. */
+export function cacheHitAnswer(target: ProbeTarget): string {
+  const scores = target.heldout.rows[0]?.expected[target.model] ?? [];
+  const best = argmax(scores);
+  const prediction = { class: best, label: target.config.labels[best], confidence: Math.max(...scores), scores };
+  return JSON.stringify({
+    model: target.model,
+    version: target.config.version,
+    predictions: [prediction],
+    servedBy: "cache",
+  });
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { HeldoutRow } from "../../protocol/heldout.ts";
-import { probeMix, seededRandom } from "./mix.ts";
+import { hotRowsOf, probeMix, seededRandom } from "./mix.ts";
 
 const row = (confidence: number, fill: number): HeldoutRow => ({
   input: Array.from({ length: 64 }, () => fill),
@@ -57,6 +57,24 @@ describe("probeMix", () => {
       );
       expect(Math.fround(changed[0]!)).not.toBe(Math.fround(rows[r.row]!.input[i]!));
     }
+  });
+
+  it("starts the fresh rows' changes at offsetBase: another base, none of the same inputs", () => {
+    const fresh = (offsetBase: number) => {
+      const next = probeMix(rows, EDGE, seededRandom(4), { offsetBase });
+      return Array.from({ length: 500 }, next).flatMap((r) => (r.kind === "repeat" ? [] : [JSON.stringify(r.inputs)]));
+    };
+    expect(fresh(7)).toEqual(fresh(7));
+    const other = new Set(fresh(10_000));
+    expect(fresh(7).filter((inputs) => other.has(inputs))).toEqual([]);
+  });
+
+  it("with repeatShare 1, repeats the hot set only: the rows hotRowsOf names", () => {
+    expect(hotRowsOf(rows, EDGE)).toEqual([0, 2]);
+    expect(hotRowsOf(rows, EDGE, { hotRows: 1 })).toEqual([0]);
+    expect(hotRowsOf(rows, undefined, { hotRows: 3 })).toEqual([0, 1, 2]);
+    const next = probeMix(rows, EDGE, seededRandom(2), { repeatShare: 1, hotRows: 1 });
+    for (let i = 0; i < 200; i++) expect(next()).toEqual({ kind: "repeat", row: 0, inputs: rows[0]!.input });
   });
 
   it("without an edge variant, every fresh row is forwarded", () => {

@@ -27,6 +27,12 @@ export interface ProbeMixOptions {
    * offset cannot move a row across it. Default 0.05.
    */
   margin?: number;
+  /**
+   * Where the fresh rows' unique changes start. Default 0. A run passes its own, random: the same seed sends the
+   * same rows in the same order, and without it a second run would send the first run's changes again, which
+   * the edge's cache still holds.
+   */
+  offsetBase?: number;
 }
 
 /** Deterministic PRNG (mulberry32): the same seed gives the same request sequence. */
@@ -48,6 +54,34 @@ export interface MixEdge {
 }
 
 /**
+ * Rows the edge variant is sure and unsure of, leaving out those within `margin` of its threshold, and the hot
+ * set: the first `hotRows` rows the edge answers itself (without an edge variant, the first rows).
+ */
+function splitRows(
+  rows: readonly HeldoutRow[],
+  edge: MixEdge | undefined,
+  hotRows: number,
+  margin: number,
+): { confident: number[]; unconfident: number[]; hot: number[] } {
+  if (!edge) {
+    const all = rows.map((_, i) => i);
+    return { confident: [], unconfident: all, hot: all.slice(0, hotRows) };
+  }
+  const confidence = rows.map((r) => edgeConfidence(r, edge.model));
+  const confident = rows.flatMap((_, i) => (confidence[i]! >= edge.threshold + margin ? [i] : []));
+  const unconfident = rows.flatMap((_, i) => (confidence[i]! < edge.threshold - margin ? [i] : []));
+  if (confident.length === 0 || unconfident.length === 0) {
+    throw new Error("the held-out rows need both confident and unconfident rows around the threshold");
+  }
+  return { confident, unconfident, hot: confident.slice(0, hotRows) };
+}
+
+/** The hot set a mix with these options repeats (indices into the rows), for sending the same rows another way. */
+export function hotRowsOf(rows: readonly HeldoutRow[], edge: MixEdge | undefined, options: ProbeMixOptions = {}) {
+  return splitRows(rows, edge, options.hotRows ?? 16, options.margin ?? 0.05).hot;
+}
+
+/**
  * A generator of probe requests over the held-out rows, split by the edge variant's threshold; without an
  * edge variant every fresh row is forwarded, and `unconfidentShare` is moot.
  */
@@ -59,17 +93,9 @@ export function probeMix(
 ): () => ProbeRequest {
   const { repeatShare = 0.6, hotRows = 16, margin = 0.05 } = options;
   const unconfidentShare = edge ? (options.unconfidentShare ?? 0.05) : 1 - repeatShare;
-  const confidence = rows.map((r) => (edge ? edgeConfidence(r, edge.model) : 0));
-  const confident = edge ? rows.flatMap((_, i) => (confidence[i]! >= edge.threshold + margin ? [i] : [])) : [];
-  const unconfident = edge
-    ? rows.flatMap((_, i) => (confidence[i]! < edge.threshold - margin ? [i] : []))
-    : rows.map((_, i) => i);
-  if (edge && (confident.length === 0 || unconfident.length === 0)) {
-    throw new Error("the held-out rows need both confident and unconfident rows around the threshold");
-  }
-  const hot = (edge ? confident : unconfident).slice(0, hotRows);
+  const { confident, unconfident, hot } = splitRows(rows, edge, hotRows, margin);
   const pick = (list: readonly number[]) => list[Math.floor(random() * list.length)]!;
-  let sequence = 0;
+  let sequence = options.offsetBase ?? 0;
   const offset = (row: number): number[] => {
     // A unique, tiny change of one feature: a different float32 input (so a different cache key) that the
     // model cannot tell apart at the margin above. Relative (at most 1e-3 of the value; 2^-20 steps, above
