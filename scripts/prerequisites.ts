@@ -1,7 +1,7 @@
 // `npm test`'s and `npm run bench`'s first step (package.json "pretest", "prebench"): make sure the system
 // programs they use are there. Installs them with apt when run as root on Debian; otherwise names them and the
 // one command that installs them, and exits 1 before anything runs.
-//   node scripts/prerequisites.ts test|bench
+//   node scripts/prerequisites.ts test|bench|probe
 import { spawnSync } from "node:child_process";
 import { PREREQUISITES, type Prerequisite, prerequisitePlan } from "./prerequisites/plan.ts";
 

@@ -16,6 +16,7 @@ export const PREREQUISITES = {
     { command: "tini", debianPackage: "tini", usedBy: "the container image test (the image's init)" },
   ],
   bench: [{ command: "wrk", debianPackage: "wrk", usedBy: "npm run bench:regional" }],
+  probe: [{ command: "hey", debianPackage: "hey", usedBy: "npm run validate:probe (the reference client)" }],
 } as const satisfies Record<string, readonly Prerequisite[]>;
 
 /** What to do about the missing prerequisites. */
