@@ -39,6 +39,16 @@ describe("parseEnv", () => {
     expect(parseEnv({ REGIONS: [us] }, MODELS).regions).toEqual(expected);
   });
 
+  it("takes a region's binding only when the Worker has a Fetcher by that name", () => {
+    const bound = [{ ...us, binding: "REGION_US" }];
+    const withIt = { REGIONS: bound, REGION_US: { fetch: () => undefined } } as unknown as Env;
+    expect(parseEnv(withIt, MODELS).regions[0]!.binding).toBe("REGION_US");
+    expect(() => parseEnv({ REGIONS: bound }, MODELS)).toThrow(
+      'REGIONS: the Worker has no Fetcher binding "REGION_US"',
+    );
+    expect(() => parseEnv({ REGIONS: [{ ...us, binding: "no spaces" }] }, MODELS)).toThrow(/binding name/);
+  });
+
   it("reads strings and numbers alike, keys and origins as lists", () => {
     const options = parseEnv(
       {
