@@ -25,18 +25,21 @@ function quantile(sorted: readonly number[], q: number): number {
 
 /**
  * Per-row latency: `samples` runs of one row each (cycling through `rows`) after a warm-up, each timed on its
- * own; and the process's CPU time over them, per row.
+ * own; and this thread's CPU time over them, per row. Both runtimes run a row on the calling thread (one
+ * intra-op thread, wasm without threads); the process's CPU time would also count its other threads (GC
+ * helpers, idle runtime pools spinning), which read 3x the thread's figure for the wasm runtime here and
+ * more on a busy machine: enough to fail the energy gate on load alone.
  */
-async function rowLatency(run: RunOne, rows: readonly Float32Array[], samples: number): Promise<RowLatency> {
+export async function rowLatency(run: RunOne, rows: readonly Float32Array[], samples: number): Promise<RowLatency> {
   for (let i = 0; i < Math.min(100, samples); i++) await run(rows[i % rows.length]!);
   const times: number[] = [];
-  const cpu = process.cpuUsage();
+  const cpu = process.threadCpuUsage();
   for (let i = 0; i < samples; i++) {
     const t0 = performance.now();
     await run(rows[i % rows.length]!);
     times.push(performance.now() - t0);
   }
-  const used = process.cpuUsage(cpu);
+  const used = process.threadCpuUsage(cpu);
   times.sort((a, b) => a - b);
   return {
     p50Ms: quantile(times, 0.5),
