@@ -266,7 +266,11 @@ describe("import refuses, saying what to fix", () => {
       ["--full", mlp, "--edge-trees", "4", "--quantize", "--data", blobCsv],
       "--edge, --quantize and --edge-trees exclude each other",
     ],
-    ["--edge-trees 0", ["--full", mlp, "--edge-trees", "0", "--data", blobCsv], "--edge-trees must be a positive integer"],
+    [
+      "--edge-trees 0",
+      ["--full", mlp, "--edge-trees", "0", "--data", blobCsv],
+      "--edge-trees must be a positive integer",
+    ],
     ["a name ending in -edge", ["--name", "x-edge", "--full", mlp, "--data", blobCsv], 'not end in "-edge"'],
     ["a path as the name", ["--name", "../x", "--full", mlp, "--data", blobCsv], '--name "../x" must be'],
     [
