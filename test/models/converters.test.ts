@@ -1,11 +1,14 @@
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import * as ortWeb from "onnxruntime-web";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sha256Hex } from "../../protocol/digest.ts";
+import type { HeldoutSet } from "../../protocol/heldout.ts";
 import { RefusedError } from "../../scripts/model/cli.ts";
 import { parseImportOptions } from "../../scripts/model/import/options.ts";
 import { importModel } from "../../scripts/model/import/run.ts";
+import { inspectCommand } from "../../scripts/model/onnx/inspect-command.ts";
 import { decodeModel, EXTERNAL_DATA } from "../../scripts/model/onnx/proto.ts";
 import { get, post, startTestServer, type TestServer, testOptions } from "../support/regional-server.ts";
 
@@ -202,6 +205,20 @@ describe("converters' default exports import unchanged", () => {
       trees: { from: { model: "gbdt", version: "1" }, kept: 8, of: 48 },
       cascade: { against: { model: "gbdt", version: "1" } },
     });
+    // The edge runs it in onnxruntime-web: the same outputs as the fixture's (onnxruntime-node's).
+    const heldout = JSON.parse(readFileSync(join(models, "gbdt", "1", "heldout.json"), "utf8")) as HeldoutSet;
+    const session = await ortWeb.InferenceSession.create(readFileSync(join(models, "gbdt-edge", "1", "model.onnx")), {
+      executionProviders: ["wasm"],
+    });
+    const input = Float32Array.from(heldout.rows.flatMap((r) => r.input));
+    const out = await session.run({ X: new ortWeb.Tensor("float32", input, [heldout.rows.length, 30]) }, [
+      "probabilities",
+    ]);
+    const web = out.probabilities!.data as Float32Array;
+    heldout.rows.forEach((r, i) => {
+      expect(web[i * 2 + 1]).toBeCloseTo(r.expected["gbdt-edge"]![1]!, 5);
+    });
+    await session.release();
     await importing([
       "--name",
       "gbdt3",
@@ -250,6 +267,29 @@ describe("converters' default exports import unchanged", () => {
       // float32 inference against float64 sklearn (and float32 tree thresholds): within 1e-4.
       expect(worst).toBeLessThan(1e-4);
     });
+  });
+});
+
+describe("inspect agrees with import", () => {
+  const inspect = async (argv: string[]) => {
+    const lines: string[] = [];
+    const code = await inspectCommand
+      .run(argv, { log: (l: string) => lines.push(l), note: () => {} })
+      .catch((err: Error) => err);
+    return { code, lines };
+  };
+
+  it("refuses what import refuses (logits without --softmax, external data that is not there) and shows the conversions", async () => {
+    const logits = await inspect([fixture("torch-mlp/model.onnx")]);
+    expect((logits.code as Error).message).toMatch(/not a probability: .*Import it with --softmax/);
+    const lonely = join(dir, "inspect-lonely.onnx");
+    copyFileSync(fixture("torch-mlp/model.onnx"), lonely);
+    expect(((await inspect([lonely])).code as Error).message).toContain(`${join(dir, "model.onnx.data")}`);
+    const ok = await inspect(["--softmax", fixture("torch-mlp/model.onnx")]);
+    expect(ok.code).toBe(0);
+    expect(ok.lines.join("\n")).toMatch(
+      /loads in onnxruntime-node[\s\S]*converted {6}6 initializers \(1204 bytes\) copied from model\.onnx\.data[\s\S]*converted {6}Softmax appended/,
+    );
   });
 });
 
