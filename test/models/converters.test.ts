@@ -8,6 +8,7 @@ import type { HeldoutSet } from "../../protocol/heldout.ts";
 import { RefusedError } from "../../scripts/model/cli.ts";
 import { parseImportOptions } from "../../scripts/model/import/options.ts";
 import { importModel } from "../../scripts/model/import/run.ts";
+import { importSummary } from "../../scripts/model/import/summary.ts";
 import { inspectCommand } from "../../scripts/model/onnx/inspect-command.ts";
 import { decodeModel, EXTERNAL_DATA } from "../../scripts/model/onnx/proto.ts";
 import { get, post, startTestServer, type TestServer, testOptions } from "../support/regional-server.ts";
@@ -122,7 +123,7 @@ describe("converters' default exports import unchanged", () => {
   });
 
   it("skl2onnx's FP64 input: cast to FP32 at the input, stated and measured against the FP64 model", async () => {
-    const { result, notes } = await importing([
+    const { result } = await importing([
       "--name",
       "lr64",
       "--full",
@@ -134,7 +135,9 @@ describe("converters' default exports import unchanged", () => {
     expect(cast).toMatchObject({ step: "input-cast", measured: { rows: 107, labelAgreement: 1 } });
     expect(cast!.measured!.maxProbabilityDifference).toBeLessThan(1e-5);
     expect(outputCast).toMatchObject({ step: "output-cast" });
-    expect(notes.join("\n")).toMatch(/labels agree with the FP64 model on 100\.00%, probabilities differ by at most/);
+    expect(importSummary(result)).toMatch(
+      /converted \(lr64\): input "X" was FP64: .*; on the 107 rows of the data, labels agree with the FP64 model on 100\.00%, probabilities differ by at most/,
+    );
     expect(config("lr64")).toMatchObject({ inputs: [{ name: "X", datatype: "FP32" }], labels: ["0", "1", "2"] });
   });
 

@@ -137,7 +137,6 @@ export async function importModel(
   const edgeName = `${name}${EDGE_SUFFIX}`;
   const convert = { softmax: options.softmax };
   const full = await readCandidate(options.full, `--full ${basename(options.full)}`, convert);
-  for (const c of full.conversions) note(`${full.label}: ${c.detail}`);
   let edge: Candidate | undefined;
   let quantized: { tensors: number } | undefined;
   let trees: EdgeFacts["trees"];
@@ -237,9 +236,7 @@ export async function importModel(
       full.conversions.map(async (c) => {
         if (c.step !== "input-cast") return c;
         const fp64 = await runFp64Reference(full, data.values, rows, classes);
-        const measured = measuredCast(c, fullProbs, fp64, classes);
-        note(`${full.label}: ${measured.detail}`);
-        return measured;
+        return measuredCast(c, fullProbs, fp64, classes);
       }),
     );
     const heldoutLabels = split.heldout.map((r) => data.labels[r]!);
