@@ -175,10 +175,16 @@ export class ModelRepository {
     }
   }
 
-  /** Every wanted model serves (and there is at least one). */
+  /**
+   * The pod's readiness: at least one wanted model serves, and every other wanted model has settled: it serves,
+   * or its load failed (listed by `failedModels()`, with the reason; readiness checks retry it with backoff).
+   * One model that cannot load never takes the others down: a pod held unready for it would stop serving every
+   * model. Until each model's first load has ended the pod is not ready (a pod must not take traffic before
+   * the models it can serve do).
+   */
   ready(): boolean {
     const wanted = [...this.#entries.values()].filter((e) => e.wanted);
-    return wanted.length > 0 && wanted.every((e) => e.serving);
+    return wanted.some((e) => e.serving) && wanted.every((e) => e.serving || e.failures > 0);
   }
 
   /** Why the repository is not ready, one line per model. */
@@ -186,6 +192,20 @@ export class ModelRepository {
     const wanted = [...this.#entries.values()].filter((e) => e.wanted && !e.serving);
     if (this.#entries.size === 0) return ["no models found"];
     return wanted.map((e) => `${e.name}: ${why(e)}`);
+  }
+
+  /** Wanted models that do not serve because their last load failed, with why (the pod is ready without them). */
+  failedModels(): { model: string; reason: string }[] {
+    return [...this.#entries.values()]
+      .filter((e) => e.wanted && !e.serving && e.failures > 0)
+      .sort((a, b) => a.name.localeCompare(b.name))
+      .map((e) => ({ model: e.name, reason: e.lastError ?? why(e) }));
+  }
+
+  /** Why `name` does not serve (undefined when it does); 404 for an unknown model. */
+  notReadyReason(name: string): string | undefined {
+    const entry = this.#get(name);
+    return entry.serving ? undefined : why(entry);
   }
 
   /** Whether `name` (at `version`, if given) serves; 404 for an unknown model. */
@@ -462,11 +482,19 @@ export class ModelRepository {
     this.#recorder.modelLoad(entry.name, "success");
     const report = this.#report(model, previous?.version ?? null);
     this.#log("info", "model version serving", { ...report, loadMs: performance.now() - started });
-    if (!this.#announced && this.ready()) {
-      this.#announced = true;
-      this.#options.onFirstReady?.();
-    }
+    this.#announceIfReady();
     return report;
+  }
+
+  /** Tells `onFirstReady` once, after a load succeeded or failed: either can settle the last wanted model. */
+  #announceIfReady(): void {
+    if (this.#announced || !this.ready()) return;
+    this.#announced = true;
+    const failed = this.failedModels();
+    if (failed.length > 0) {
+      this.#log("warn", "ready without some models: their load failed", { failed });
+    }
+    this.#options.onFirstReady?.();
   }
 
   /** Checks (`#check`) and builds a version with its executor, unless nothing wants the model any more. */
@@ -575,6 +603,7 @@ export class ModelRepository {
         serving: serving ?? null,
       });
       const keeps = serving ? `version ${serving} keeps serving` : "the model is not served";
+      this.#announceIfReady();
       throw new LoadFailed(
         `loading model "${name}"${version ? ` version ${version}` : ""} failed: ${reason}; ${keeps}`,
       );

@@ -34,7 +34,11 @@ export function healthRoutes(deps: AppDeps): Hono<RegionalEnv> {
     repository.ensureLoading();
     // In a cluster every worker answers for the pod: ready only once all of them are.
     const pool = deps.poolNotReady();
-    if (repository.ready() && !pool) return c.json({ ready: true });
+    if (repository.ready() && !pool) {
+      // Ready for the models that serve; those whose load failed are named, with why (repository.ts `ready`).
+      const failed = repository.failedModels();
+      return c.json(failed.length > 0 ? { ready: true, failed } : { ready: true });
+    }
     const reasons = [...(repository.ready() ? [] : repository.notReadyReasons()), ...(pool ? [pool] : [])];
     return c.json({ ready: false, reasons }, 503);
   });
@@ -45,7 +49,8 @@ export function healthRoutes(deps: AppDeps): Hono<RegionalEnv> {
   };
   app.get("/v2/models/:model/ready", (c) => {
     const name = c.req.param("model");
-    return modelReady(name, undefined) ? c.json({ name, ready: true }) : c.json({ name, ready: false }, 503);
+    if (modelReady(name, undefined)) return c.json({ name, ready: true });
+    return c.json({ name, ready: false, reason: repository.notReadyReason(name) }, 503);
   });
   app.get("/v2/models/:model/versions/:version/ready", (c) => {
     const { model: name, version } = c.req.param();

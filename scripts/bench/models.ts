@@ -4,11 +4,13 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import * as ortNode from "onnxruntime-node";
 import * as ortWeb from "onnxruntime-web";
+import type { HeldoutSet } from "../../protocol/heldout.ts";
 import type { ModelConfig } from "../../protocol/model-config.ts";
-import { calibrationOf } from "../../protocol/model-config.ts";
+import { calibrationOf, parseModelConfig } from "../../protocol/model-config.ts";
 import { probeTarget } from "../probe/target.ts";
 import { MODELS_DIR, ROOT } from "../stack/build-edge.ts";
 import { readRepository } from "../stack/edge-models.ts";
+import { type EdgeTreesFigures, edgeTreesMarkdown, measureEdgeTrees, readBytes, removeDir } from "./edge-trees.ts";
 
 /**
  * `npm run bench:models`: every model of the repository and its edge variant, per row, in both runtimes the
@@ -17,7 +19,9 @@ import { readRepository } from "../stack/edge-models.ts";
  * Batch 1 is a request's latency; batch 64, per row, is the throughput of a full batch. The baseline is the
  * full model in the same runtime and round: the edge variant's time is given as a ratio to it. Medians of
  * interleaved rounds. With the sizes, accuracies, edge share and cascade accuracy from the configs (the
- * import measured them on the held-out rows). Writes bench/models.json and bench/models.md.
+ * import measured them on the held-out rows). Then edge variants of K trees of the tree ensembles
+ * (`edge-trees.ts`), their figures and onnxruntime-web time per row against the full model's in the same round.
+ * Writes bench/models.json and bench/models.md.
  */
 const { values: args } = parseArgs({
   options: {
@@ -86,6 +90,7 @@ async function main(): Promise<void> {
     date: new Date().toISOString(),
     machine: { cpus: cpus().length, model: cpus()[0]?.model ?? "unknown", node: process.version },
     models: [] as ModelFigures[],
+    edgeTrees: [] as (EdgeTreesFigures & { webUs?: string })[],
   };
   for (const repo of readRepository(MODELS_DIR)) {
     const name = repo.config.name;
@@ -152,6 +157,7 @@ async function main(): Promise<void> {
       variants: entries,
     });
   }
+  report.edgeTrees = await timeEdgeTrees();
   const out = resolve(ROOT, args.out!);
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, "models.json"), `${JSON.stringify(report, null, 2)}\n`);
@@ -179,6 +185,41 @@ interface Report {
   date: string;
   machine: { cpus: number; model: string; node: string };
   models: ModelFigures[];
+  edgeTrees: (EdgeTreesFigures & { webUs?: string })[];
+}
+
+/** `measureEdgeTrees`, each edge variant timed in onnxruntime-web (batch 1) beside its full model, interleaved. */
+async function timeEdgeTrees(): Promise<Report["edgeTrees"]> {
+  const { figures, dir } = await measureEdgeTrees();
+  try {
+    const out: Report["edgeTrees"] = [];
+    for (const f of figures) {
+      if (!f.edgeFile) {
+        out.push(f);
+        continue;
+      }
+      const configOf = (model: string) =>
+        parseModelConfig(JSON.parse(readFileSync(join(model, "config.json"), "utf8")), model);
+      const edgeDir = join(f.edgeFile, "..", "..");
+      const fullDir = edgeDir.replace(/-edge$/, "");
+      const edge = await webRunner(configOf(edgeDir), readBytes(f.edgeFile));
+      const full = await webRunner(configOf(fullDir), readBytes(join(fullDir, "1", "model.onnx")));
+      const heldout = JSON.parse(readFileSync(join(fullDir, "1", "heldout.json"), "utf8")) as HeldoutSet;
+      const rows = heldout.rows.map((r) => Float32Array.from(r.input));
+      const e: number[] = [];
+      const g: number[] = [];
+      for (let round = 0; round < rounds; round++) {
+        e.push(await perRowUs(edge, rows, 1));
+        g.push(await perRowUs(full, rows, 1));
+      }
+      const { edgeFile: _, ...kept } = f;
+      out.push({ ...kept, webUs: `${round(median(e))} (${(median(e) / median(g)).toFixed(2)})` });
+      console.error(`edge trees: ${f.ensemble}, K=${f.kept}`);
+    }
+    return out;
+  } finally {
+    removeDir(dir);
+  }
 }
 
 function markdown(report: Report): string {
@@ -219,6 +260,7 @@ function markdown(report: Report): string {
         : `| ${m.name} | ${m.heldoutRows} | no edge variant | 0% | – | – |`,
     );
   }
+  lines.push(...edgeTreesMarkdown(report.edgeTrees));
   return `${lines.join("\n")}\n`;
 }
 

@@ -234,7 +234,7 @@ describe("import refuses, saying what to fix", () => {
     [
       "quantizing a tree ensemble",
       ["--full", forest, "--quantize", "--data", treeCsv],
-      /--quantize: the model has no FP32 MatMul or Gemm weights to quantize .*pass a smaller model of its own with --edge/,
+      /--quantize: the model has no MatMul or Gemm weights to quantize: it is a tree ensemble \(TreeEnsembleClassifier\)\. Make its edge variant from its first trees with --edge-trees K/,
     ],
     [
       "quantizing below opset 13",
@@ -259,7 +259,17 @@ describe("import refuses, saying what to fix", () => {
     [
       "--edge with --quantize",
       ["--full", mlp, "--edge", mlp, "--quantize", "--data", blobCsv],
-      "--edge and --quantize exclude each other",
+      "--edge, --quantize and --edge-trees exclude each other",
+    ],
+    [
+      "--edge-trees with --quantize",
+      ["--full", mlp, "--edge-trees", "4", "--quantize", "--data", blobCsv],
+      "--edge, --quantize and --edge-trees exclude each other",
+    ],
+    [
+      "--edge-trees 0",
+      ["--full", mlp, "--edge-trees", "0", "--data", blobCsv],
+      "--edge-trees must be a positive integer",
     ],
     ["a name ending in -edge", ["--name", "x-edge", "--full", mlp, "--data", blobCsv], 'not end in "-edge"'],
     ["a path as the name", ["--name", "../x", "--full", mlp, "--data", blobCsv], '--name "../x" must be'],

@@ -28,7 +28,7 @@ const loads = async (url: string, outcome: string) =>
   metric((await get(`${url}/metrics`)).body, "edgecascade_model_loads_total", { model: "digits", outcome });
 
 describe("readiness sequencing", () => {
-  it("503 while a model cannot load, liveness 200 throughout; concurrent checks then share one load", async () => {
+  it("ready for the others while a model cannot load, which its own readiness reports; concurrent checks then share one load", async () => {
     const file = join(models.dir, "digits", "1", "model.onnx");
     renameSync(file, `${file}.away`);
     // No retry backoff: this test is about checks sharing a load (the backoff has its own tests below).
@@ -41,13 +41,16 @@ describe("readiness sequencing", () => {
     expect((await get(`${url}/v2/health/live`)).status).toBe(200);
     await server.loaded;
 
+    // The pod stays ready for the models that serve, and names the one that failed (repository.ts `ready`).
     const ready = await get(`${url}/v2/health/ready`);
-    expect(ready.status).toBe(503);
-    expect(ready.body.ready).toBe(false);
-    expect(ready.body.reasons.join()).toMatch(/^digits: (loading|cannot read digits\/1\/model\.onnx)/);
+    expect(ready.status).toBe(200);
+    expect(ready.body).toEqual({
+      ready: true,
+      failed: [{ model: "digits", reason: expect.stringMatching(/^cannot read digits\/1\/model\.onnx/) }],
+    });
     expect(await get(`${url}/v2/models/digits/ready`)).toMatchObject({
       status: 503,
-      body: { name: "digits", ready: false },
+      body: { name: "digits", ready: false, reason: expect.stringMatching(/cannot read digits\/1\/model\.onnx/) },
     });
     expect((await get(`${url}/v2/models/digits-edge/ready`)).status).toBe(200);
     expect((await post(`${url}/v1/classify`, classifyRows(0))).status).toBe(503);
@@ -65,7 +68,8 @@ describe("readiness sequencing", () => {
       Array.from({ length: 20 }, (_, i) => get(`${url}${i % 2 ? "/v2/health/ready" : "/v2/models/digits/ready"}`)),
     );
     for (const res of burst) expect([200, 503]).toContain(res.status);
-    while ((await get(`${url}/v2/health/ready`)).status !== 200) await new Promise((r) => setTimeout(r, 10));
+    while ((await get(`${url}/v2/models/digits/ready`)).status !== 200) await new Promise((r) => setTimeout(r, 10));
+    expect((await get(`${url}/v2/health/ready`)).body).toEqual({ ready: true });
     expect(await loads(url, "success")).toBe(1);
     expect(await loads(url, "failure")).toBe(failuresBefore);
     expect((await post(`${url}/v1/classify`, classifyRows(0))).status).toBe(200);
@@ -86,7 +90,7 @@ describe("readiness sequencing", () => {
 
     for (let i = 0; i < 10; i++) {
       const ready = await get(`${url}${i % 2 ? "/v2/health/ready" : "/v2/models/digits/ready"}`);
-      expect(ready.status).toBe(503);
+      expect(ready.status).toBe(i % 2 ? 200 : 503);
     }
     expect(server.repository.index().filter((e) => e.state === "LOADING")).toEqual([]);
     expect(await loads(url, "failure")).toBe(1);
@@ -98,9 +102,9 @@ describe("readiness sequencing", () => {
 
     // So does SIGHUP's reload, once the file is back.
     renameSync(`${file}.away`, file);
-    expect((await get(`${url}/v2/health/ready`)).status).toBe(503);
+    expect((await get(`${url}/v2/models/digits/ready`)).status).toBe(503);
     await server.reload();
-    expect((await get(`${url}/v2/health/ready`)).status).toBe(200);
+    expect((await get(`${url}/v2/models/digits/ready`)).status).toBe(200);
     expect(await loads(url, "success")).toBe(1);
   });
 
@@ -116,13 +120,13 @@ describe("readiness sequencing", () => {
     renameSync(`${file}.away`, file);
     await until(
       "a readiness check loads digits",
-      async () => (await get(`${server!.url}/v2/health/ready`)).status === 200,
+      async () => (await get(`${server!.url}/v2/models/digits/ready`)).status === 200,
     );
     expect(await loads(server.url, "success")).toBe(1);
   });
 
   it("a model is ready only after a warm-up inference within the budget", async () => {
-    // A budget no inference can meet: the load fails on warm-up, so readiness never turns 200.
+    // A budget no inference can meet: every load fails on warm-up; with no model serving, the pod is not ready.
     server = await startTestServer(
       testOptions(["--models", models.dir]),
       { loadChecks: { warmupBudgetMs: 1e-9 } },
@@ -142,8 +146,8 @@ describe("readiness sequencing", () => {
     server = await startTestServer(testOptions(["--models", models.dir]), {}, { waitReady: false });
     await server.loaded;
     const ready = await get(`${server.url}/v2/health/ready`);
-    expect(ready.status).toBe(503);
-    expect(ready.body.reasons.join()).toMatch(/checksum mismatch/);
+    expect(ready.status).toBe(200);
+    expect(ready.body.failed).toEqual([{ model: "digits", reason: expect.stringMatching(/^checksum mismatch/) }]);
     const res = await post(`${server.url}/v1/classify`, classifyRows(0));
     expect(res.status).toBe(503);
     expect(res.body.error).toMatch(/^model "digits" is not ready: .*checksum mismatch/);

@@ -4,6 +4,8 @@ export interface LabelledRows {
   header?: string[];
   /** Row-major `[rows, width]`. */
   features: Float32Array;
+  /** The same values as written (float64), for measuring what FP32 changes in a model exported with an FP64 input. */
+  values: Float64Array;
   labels: number[];
   width: number;
 }
@@ -102,7 +104,7 @@ export function parseLabelledCsv(text: string, expect: CsvExpectations): Labelle
     labels.push(label);
   }
   if (rows.length === 0) throw new DataError(`${source} has no data rows`);
-  const features = new Float32Array(rows.length * expect.width);
-  for (const [r, row] of rows.entries()) features.set(row, r * expect.width);
-  return { ...(header ? { header } : {}), features, labels, width: expect.width };
+  const values = new Float64Array(rows.length * expect.width);
+  for (const [r, row] of rows.entries()) values.set(row, r * expect.width);
+  return { ...(header ? { header } : {}), features: Float32Array.from(values), values, labels, width: expect.width };
 }

@@ -1,6 +1,7 @@
 import { type ModelConfig, parseModelConfig } from "../../../protocol/model-config.ts";
 import type { ModelFileSignature, SignedFile } from "../../../protocol/model-signature.ts";
 import type { CascadeFigures } from "../calibrate.ts";
+import type { Conversion } from "../onnx/convert.ts";
 
 /** A config.json as read from disk: what this code does not know about stays as it was. */
 export type RawConfig = Record<string, unknown>;
@@ -21,6 +22,8 @@ export interface Tensors {
 
 export interface VariantFacts {
   file: FileEntry;
+  /** What was changed in the file as exported to serve it (`scripts/model/onnx/convert.ts`). */
+  conversions?: Conversion[];
   tensors: Tensors;
   weights: "fp32" | "int8";
   accuracy: { validation: number; test: number };
@@ -30,6 +33,8 @@ export interface EdgeFacts extends VariantFacts {
   threshold: number;
   agreementTarget: number;
   figures: { validation: CascadeFigures; test: CascadeFigures };
+  /** Set when the edge variant was cut from the full tree ensemble by `--edge-trees`. */
+  trees?: { kept: number; of: number; kind: "boosted" | "forest"; postTransform: string };
   /** Set when the edge variant was made from the full model by `--quantize`. */
   quantization?: { tensors: number; bytesBefore: number; labelAgreement: number };
 }
@@ -112,7 +117,13 @@ export type SignFile = (file: SignedFile) => ModelFileSignature;
 /** A version's entry: the file, its signature next to its sha256 (when signing), weights and accuracy. */
 function versionEntry(model: string, version: string, v: VariantFacts, sign?: SignFile): Record<string, unknown> {
   const signature = sign?.({ model, version, sha256: v.file.sha256, bytes: v.file.bytes });
-  return { ...v.file, ...(signature ? { signature } : {}), weights: v.weights, accuracy: v.accuracy };
+  return {
+    ...v.file,
+    ...(signature ? { signature } : {}),
+    weights: v.weights,
+    accuracy: v.accuracy,
+    ...(v.conversions ? { conversions: v.conversions } : {}),
+  };
 }
 
 /**
@@ -169,6 +180,7 @@ export function planImport(facts: ImportFacts, existing: Existing, sign?: SignFi
       validation: edge.figures.validation,
       test: edge.figures.test,
     },
+    ...(edge.trees ? { trees: { from: { model: name, version: fullVersion }, ...edge.trees } } : {}),
     ...(edge.quantization
       ? {
           quantization: {

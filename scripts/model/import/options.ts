@@ -9,8 +9,13 @@ export interface ImportOptions {
   name: string;
   /** The full model (`.onnx`), served by the regional pools. */
   full: string;
-  /** The edge variant, from a file or quantized from the full model; none: the model is always forwarded. */
-  edge: { file: string } | { quantize: true } | undefined;
+  /**
+   * The edge variant: from a file, quantized from the full model, or the full tree ensemble's first K trees;
+   * none: the model is always forwarded.
+   */
+  edge: { file: string } | { quantize: true } | { trees: number } | undefined;
+  /** Append a Softmax to the full model's (and `--edge` file's) logits or margins. Default false. */
+  softmax: boolean;
   /** CSV: features, then the label (class index or name) in the last column; header optional. */
   data: string;
   /** Class names; default: the existing config's, else "0".."C-1". */
@@ -42,10 +47,14 @@ version; the served version does not change.
   --full FILE.onnx        full model for the regional pools: one FP32 input [-1, N], probabilities [-1, C]
   --edge FILE.onnx        edge variant for the Worker (same N and C)
   --quantize              make the edge variant from the full model: int8 MatMul/Gemm weights
-                          (neither --edge nor --quantize: no edge variant; the edge forwards every request)
+  --edge-trees K          make the edge variant from a tree ensemble's first K trees (boosted: base values and
+                          post-transform kept; forest: votes rescaled to K trees)
+                          (none of the three: no edge variant; the edge forwards every request)
+  --softmax               the model ends in logits or margins: append a Softmax (stated in config.json)
   --data FILE.csv         N feature columns, then the label (class index 0..C-1, or a name from --labels);
                           a header line is optional
-  --labels a,b,...        class names, C of them (default: the existing config's, else 0..C-1)
+  --labels a,b,...        class names in the model's column order, C of them; refused when they contradict
+                          the names the model carries (default: the model's, else the existing config's, else 0..C-1)
   --agreement X           agreement with the full model the edge must reach where it answers (default 0.995)
   --heldout-fraction X    share of rows held out for the figures and the fixture (default 0.5)
   --seed N                seed of the stratified split (default 0)
@@ -78,6 +87,8 @@ export function parseImportOptions(argv: readonly string[]): ImportOptions {
         full: { type: "string" },
         edge: { type: "string" },
         quantize: { type: "boolean" },
+        "edge-trees": { type: "string" },
+        softmax: { type: "boolean" },
         data: { type: "string" },
         labels: { type: "string" },
         agreement: { type: "string" },
@@ -108,7 +119,13 @@ export function parseImportOptions(argv: readonly string[]): ImportOptions {
     );
   }
   const edgeFile = text("edge");
-  if (edgeFile && values.quantize) throw new UsageError("--edge and --quantize exclude each other: pass one");
+  const treesRaw = text("edge-trees");
+  if ([edgeFile, values.quantize, treesRaw].filter(Boolean).length > 1) {
+    throw new UsageError("--edge, --quantize and --edge-trees exclude each other: pass one");
+  }
+  if (treesRaw !== undefined && !/^[1-9]\d{0,5}$/.test(treesRaw)) {
+    throw new UsageError(`--edge-trees must be a positive integer (trees to keep), got "${treesRaw}"`);
+  }
   const labels = text("labels")
     ?.split(",")
     .map((l) => l.trim());
@@ -126,7 +143,14 @@ export function parseImportOptions(argv: readonly string[]): ImportOptions {
   return {
     name,
     full: required("full"),
-    edge: edgeFile ? { file: edgeFile } : values.quantize ? { quantize: true } : undefined,
+    edge: edgeFile
+      ? { file: edgeFile }
+      : values.quantize
+        ? { quantize: true }
+        : treesRaw
+          ? { trees: Number(treesRaw) }
+          : undefined,
+    softmax: values.softmax === true,
     data: required("data"),
     ...(labels ? { labels } : {}),
     agreement: fraction("agreement", text("agreement"), 0.995, true),

@@ -13,17 +13,20 @@ import {
 import { RefusedError } from "../cli.ts";
 import { DataError, type LabelledRows, parseLabelledCsv } from "../data/csv.ts";
 import { stratifiedSplit } from "../data/split.ts";
+import type { Conversion } from "../onnx/convert.ts";
 import {
   type Candidate,
   checkProbabilities,
   inspectCandidate,
   openSession,
   readCandidate,
+  runFp64Reference,
   runRows,
 } from "../onnx/load.ts";
 import { encodeModel } from "../onnx/proto.ts";
 import { QuantizeError, quantizeWeights } from "../quantize/graph.ts";
 import type { ModelSigner } from "../signing/keys.ts";
+import { EdgeTreesError, edgeTrees } from "../trees/edge-trees.ts";
 import {
   EDGE_SUFFIX,
   type EdgeFacts,
@@ -36,6 +39,7 @@ import {
   type VariantFacts,
 } from "./configs.ts";
 import { heldoutFixture } from "./fixture.ts";
+import { belowChanceProblem, chanceCheck, LabelError, resolveLabels } from "./labels.ts";
 import type { ImportOptions } from "./options.ts";
 
 export interface ImportResult {
@@ -63,6 +67,40 @@ async function readRawConfig(dir: string): Promise<RawConfig | undefined> {
 async function versionDirs(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
   return entries.filter((e) => e.isDirectory()).map((e) => e.name);
+}
+
+/** The column of the highest probability of each row. */
+function argmaxRows(probs: ArrayLike<number>, classes: number): number[] {
+  const out: number[] = [];
+  for (let r = 0; r < probs.length / classes; r++) {
+    let best = 0;
+    for (let c = 1; c < classes; c++) if (probs[r * classes + c]! > probs[r * classes + best]!) best = c;
+    out.push(best);
+  }
+  return out;
+}
+
+/** An FP64 input cast to FP32, measured: label agreement and the largest probability change over all rows. */
+function measuredCast(
+  conversion: Conversion,
+  fp32: ArrayLike<number>,
+  fp64: ArrayLike<number>,
+  classes: number,
+): Conversion {
+  const a = argmaxRows(fp32, classes);
+  const b = argmaxRows(fp64, classes);
+  let maxDifference = 0;
+  for (let i = 0; i < fp32.length; i++) maxDifference = Math.max(maxDifference, Math.abs(fp32[i]! - fp64[i]!));
+  const agreement = a.filter((x, i) => x === b[i]).length / a.length;
+  return {
+    ...conversion,
+    detail: `${conversion.detail}; on the ${a.length} rows of the data, labels agree with the FP64 model on ${(agreement * 100).toFixed(2)}%, probabilities differ by at most ${maxDifference.toExponential(2)}`,
+    measured: {
+      rows: a.length,
+      labelAgreement: agreement,
+      maxProbabilityDifference: Number(maxDifference.toPrecision(3)),
+    },
+  };
 }
 
 /** Rows `indices` of a probability matrix. */
@@ -97,11 +135,25 @@ export async function importModel(
 ): Promise<ImportResult> {
   const { name } = options;
   const edgeName = `${name}${EDGE_SUFFIX}`;
-  const full = await readCandidate(options.full, `--full ${basename(options.full)}`);
+  const convert = { softmax: options.softmax };
+  const full = await readCandidate(options.full, `--full ${basename(options.full)}`, convert);
   let edge: Candidate | undefined;
   let quantized: { tensors: number } | undefined;
+  let trees: EdgeFacts["trees"];
   if (options.edge && "file" in options.edge) {
-    edge = await readCandidate(options.edge.file, `--edge ${basename(options.edge.file)}`);
+    edge = await readCandidate(options.edge.file, `--edge ${basename(options.edge.file)}`, convert);
+  } else if (options.edge && "trees" in options.edge) {
+    try {
+      const cut = edgeTrees(full.model, options.edge.trees);
+      edge = inspectCandidate(encodeModel(cut.model), `--edge-trees ${cut.kept} (of ${basename(options.full)})`);
+      trees = { kept: cut.kept, of: cut.trees, kind: cut.kind, postTransform: cut.postTransform };
+      note(
+        `edge variant: the first ${cut.kept} of ${cut.trees} trees (${cut.kind === "boosted" ? `boosted, post-transform ${cut.postTransform} and base values kept` : `forest, votes scaled by ${cut.trees}/${cut.kept}`})`,
+      );
+    } catch (err) {
+      if (err instanceof EdgeTreesError) throw new RefusedError(err.message);
+      throw err;
+    }
   } else if (options.edge) {
     try {
       const q = quantizeWeights(full.model);
@@ -132,8 +184,10 @@ export async function importModel(
         `${full.label} outputs ${classes} classes and ${edge.label} outputs ${edgeClasses}; both must classify into the same classes`,
       );
     }
-    if (options.labels && options.labels.length !== classes) {
-      throw new RefusedError(`--labels names ${options.labels.length} classes; the model outputs ${classes}`);
+    if (edge?.labels && full.labels && edge.labels.labels.join("\u0000") !== full.labels.labels.join("\u0000")) {
+      throw new RefusedError(
+        `${full.label} has the classes ${full.labels.labels.join(", ")} and ${edge.label} ${edge.labels.labels.join(", ")}; both must have the same classes in the same order`,
+      );
     }
 
     const fullDir = join(options.modelsDir, name);
@@ -144,10 +198,18 @@ export async function importModel(
       fullDirs: await versionDirs(fullDir),
       edgeDirs: await versionDirs(edgeDir),
     };
-    const labels =
-      options.labels ??
-      (existing.full?.labels as string[] | undefined) ??
-      Array.from({ length: classes }, (_, i) => String(i));
+    let labels: string[];
+    try {
+      ({ labels } = resolveLabels({
+        classes,
+        ...(full.labels ? { model: full.labels } : {}),
+        ...(options.labels ? { flag: options.labels } : {}),
+        ...(existing.full?.labels ? { existing: existing.full.labels as string[] } : {}),
+      }));
+    } catch (err) {
+      if (err instanceof LabelError) throw new RefusedError(`${full.label}: ${err.message}`);
+      throw err;
+    }
 
     const text = await readFile(options.data, "utf8").catch((err: Error) => {
       throw new RefusedError(`--data: cannot read ${options.data} (${err.message})`);
@@ -170,6 +232,21 @@ export async function importModel(
 
     const fullProbs = await runRows(fullSession, full.label, data.features, rows, classes);
     checkProbabilities(fullProbs, classes, full.label);
+    const fullConversions = await Promise.all(
+      full.conversions.map(async (c) => {
+        if (c.step !== "input-cast") return c;
+        const fp64 = await runFp64Reference(full, data.values, rows, classes);
+        return measuredCast(c, fullProbs, fp64, classes);
+      }),
+    );
+    const heldoutLabels = split.heldout.map((r) => data.labels[r]!);
+    const chance = chanceCheck(
+      argmaxRows(part(fullProbs, classes, split.heldout).probs, classes),
+      heldoutLabels,
+      classes,
+    );
+    const problem = belowChanceProblem(chance, labels, full.label);
+    if (problem) throw new RefusedError(problem);
     let edgeProbs: Float32Array | undefined;
     if (edge) {
       const edgeSession = await openSession(edge, classes);
@@ -182,8 +259,9 @@ export async function importModel(
     }
 
     const labelsOf = (indices: readonly number[]) => indices.map((r) => data.labels[r]!);
-    const variant = (candidate: Candidate, probs: Float32Array): VariantFacts => ({
+    const variant = (candidate: Candidate, probs: Float32Array, conversions: Conversion[]): VariantFacts => ({
       file: { file: "model.onnx", sha256: sha256(candidate.bytes), bytes: candidate.bytes.byteLength },
+      ...(conversions.length > 0 ? { conversions } : {}),
       tensors: {
         inputName: candidate.signature.input.name,
         width,
@@ -196,7 +274,7 @@ export async function importModel(
         test: accuracy(part(probs, classes, split.heldout), labelsOf(split.heldout)),
       },
     });
-    const fullFacts = variant(full, fullProbs);
+    const fullFacts = variant(full, fullProbs, fullConversions);
 
     let edgeFacts: EdgeFacts | undefined;
     if (edge && edgeProbs) {
@@ -220,7 +298,8 @@ export async function importModel(
           labelsOf(indices),
         );
       edgeFacts = {
-        ...variant(edge, edgeProbs),
+        ...variant(edge, edgeProbs, edge.conversions),
+        ...(trees ? { trees } : {}),
         threshold: calibration.threshold,
         agreementTarget: options.agreement,
         figures: { validation: figures(split.calibration), test: figures(split.heldout) },

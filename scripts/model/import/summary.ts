@@ -17,6 +17,9 @@ export function importSummary(result: ImportResult): string {
   const lines = [
     `${facts.name}: ${full.tensors.width} features -> ${full.tensors.classes} classes (${facts.labels.join(", ")})`,
     `data: ${rows.total} rows, ${facts.split}`,
+    ...[full, ...(edge ? [edge] : [])].flatMap((v, i) =>
+      (v.conversions ?? []).map((c) => `converted (${i === 0 ? facts.name : `${facts.name}-edge`}): ${c.detail}`),
+    ),
     "",
     ...table([
       ["model", "version", "weights", "bytes", "accuracy (calibration)", "accuracy (held-out)"],
@@ -49,6 +52,12 @@ export function importSummary(result: ImportResult): string {
       `cascade: the edge answers when its top probability is at least ${edge.threshold} (calibrated for agreement ${edge.agreementTarget})`,
       `  held-out: edge share ${pct(t.edgeShare)}, agreement ${pct(t.agreement)}, cascade accuracy ${pct(t.cascadeAccuracy)} (full model alone ${pct(full.accuracy.test)})`,
     );
+    if (edge.trees) {
+      const t = edge.trees;
+      lines.push(
+        `edge trees: the first ${t.kept} of ${t.of} trees of the full ensemble (${t.kind}, post-transform ${t.postTransform})`,
+      );
+    }
     if (edge.quantization) {
       const q = edge.quantization;
       lines.push(

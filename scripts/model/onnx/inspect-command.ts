@@ -1,22 +1,54 @@
+import { parseArgs } from "node:util";
 import type { Subcommand } from "../cli.ts";
 import { UsageError } from "../cli.ts";
-import { readCandidate } from "./load.ts";
+import { checkProbabilities, openSession, readCandidate } from "./load.ts";
 
 export const inspectCommand: Subcommand = {
   name: "inspect",
-  summary: "print what edgecascade would serve of an ONNX file (input, probabilities, label output), or why not",
+  summary: "print what edgecascade would serve of an ONNX file (input, probabilities, labels, conversions), or why not",
   usage:
-    "Usage: npm run model -- inspect FILE.onnx\n\nChecks the file as import does and prints its serving signature.",
+    "Usage: npm run model -- inspect FILE.onnx [--softmax]\n\n" +
+    "Reads, converts and checks the file as import does (external data inlined, ZipMap removed, FP64 cast,\n" +
+    "with --softmax a Softmax appended), loads it in onnxruntime-node and runs one row of zeros through it:\n" +
+    "what inspect accepts, import accepts (given data the model classifies).",
   async run(argv, out) {
-    if (argv.length !== 1 || argv[0]!.startsWith("-")) throw new UsageError("expects one file");
-    const { signature, bytes } = await readCandidate(argv[0]!, argv[0]!);
+    let parsed: ReturnType<typeof parseInspectArgs>;
+    try {
+      parsed = parseInspectArgs(argv);
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
+    const { file, softmax } = parsed;
+    const candidate = await readCandidate(file, file, { softmax });
+    const { signature, bytes, conversions, labels } = candidate;
     const { input, probabilities, label } = signature;
+    const classes = probabilities.classes ?? labels?.labels.length ?? 0;
+    const session = await openSession(candidate, classes);
+    try {
+      const row = await session.run(new Float32Array(input.width), 1);
+      checkProbabilities(row, row.length, file);
+    } finally {
+      await session.release();
+    }
     out.log(
-      `${argv[0]}: ${bytes.byteLength} bytes, opset ${signature.opset}, weights ${signature.int8 ? "int8" : "fp32"}`,
+      `${file}: ${bytes.byteLength} bytes as served, opset ${signature.opset}, weights ${signature.int8 ? "int8" : "fp32"}; loads in onnxruntime-node`,
     );
     out.log(`  input          "${input.name}" FP32 [-1, ${input.width}]`);
     out.log(`  probabilities  "${probabilities.name}" FP32 [-1, ${probabilities.classes ?? "?"}]`);
     if (label) out.log(`  labels         "${label.name}" (not served: the classes come from the probabilities)`);
+    if (labels) out.log(`  classes        ${labels.labels.join(", ")} (${labels.source}), in column order`);
+    for (const c of conversions) out.log(`  converted      ${c.detail}`);
     return 0;
   },
 };
+
+function parseInspectArgs(argv: string[]): { file: string; softmax: boolean } {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: { softmax: { type: "boolean" } },
+    strict: true,
+    allowPositionals: true,
+  });
+  if (positionals.length !== 1) throw new Error("expects one file");
+  return { file: positionals[0]!, softmax: values.softmax === true };
+}

@@ -1,8 +1,12 @@
+import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import * as ort from "onnxruntime-node";
 import type { ModelSignature } from "../../../protocol/model-config.ts";
 import { createOnnxModel, type OnnxModel } from "../../../regional/session.ts";
 import { RefusedError } from "../cli.ts";
-import { decodeModel, type ModelProto } from "./proto.ts";
+import { type Conversion, ConversionError, convertForServing, type ModelLabels } from "./convert.ts";
+import { decodeModel, encodeModel, type ModelProto } from "./proto.ts";
 import { inspectSignature, type OnnxSignature, SignatureError } from "./signature.ts";
 
 /** A model file read, decoded and inspected. */
@@ -12,27 +16,72 @@ export interface Candidate {
   bytes: Uint8Array;
   model: ModelProto;
   signature: OnnxSignature;
+  /** What was changed to serve the file as its converter wrote it (`convert.ts`); empty: served as it is. */
+  conversions: Conversion[];
+  /** The class labels the model carries (a ZipMap's or its classifier's), if any. */
+  labels?: ModelLabels;
+  /** After an `input-cast`: the same graph with its FP64 input kept, which import measures the cast against. */
+  fp64Reference?: Uint8Array;
 }
 
-/** Read and inspect a model file; a file that is missing, not ONNX or not a servable classifier is refused. */
-export async function readCandidate(file: string, label: string): Promise<Candidate> {
+export interface CandidateOptions {
+  /** Append a Softmax to logits or margins (`--softmax`). Default false. */
+  softmax?: boolean;
+}
+
+/**
+ * Read, convert (`convert.ts`) and inspect a model file; a file that is missing, not ONNX or not a servable
+ * classifier is refused. External data is read relative to the file's directory, as ONNX specifies.
+ */
+export async function readCandidate(file: string, label: string, options: CandidateOptions = {}): Promise<Candidate> {
   const bytes = await readFile(file).catch((err: Error) => {
     throw new RefusedError(`${label}: cannot read the file (${err.message})`);
   });
-  return inspectCandidate(new Uint8Array(bytes), label);
+  const readExternal = (location: string) => {
+    const path = join(dirname(file), location);
+    try {
+      return new Uint8Array(readFileSync(path));
+    } catch (err) {
+      throw new ConversionError(
+        `its weights are in an external file, ${path} (location "${location}"), which cannot be read (${(err as Error).message}); put it next to the model, or save the model as one file`,
+      );
+    }
+  };
+  return inspectCandidate(new Uint8Array(bytes), label, { ...options, readExternal });
 }
 
-export function inspectCandidate(bytes: Uint8Array, label: string): Candidate {
-  let model: ModelProto;
+/** Convert and inspect model bytes already in memory (a model without external data). */
+export function inspectCandidate(
+  bytes: Uint8Array,
+  label: string,
+  options: CandidateOptions & { readExternal?: (location: string) => Uint8Array } = {},
+): Candidate {
+  let exported: ModelProto;
   try {
-    model = decodeModel(bytes);
+    exported = decodeModel(bytes);
   } catch (err) {
     throw new RefusedError(`${label}: ${(err as Error).message}`);
   }
   try {
-    return { label, bytes, model, signature: inspectSignature(model) };
+    const converted = convertForServing(exported, options);
+    const served = converted.conversions.length > 0 ? encodeModel(converted.model) : bytes;
+    const model = converted.conversions.length > 0 ? decodeModel(served) : exported;
+    const fp64Reference = converted.conversions.some((c) => c.step === "input-cast")
+      ? encodeModel(convertForServing(exported, { ...options, castInput: false }).model)
+      : undefined;
+    return {
+      label,
+      bytes: served,
+      model,
+      signature: inspectSignature(model),
+      conversions: converted.conversions,
+      ...(converted.labels ? { labels: converted.labels } : {}),
+      ...(fp64Reference ? { fp64Reference } : {}),
+    };
   } catch (err) {
-    if (err instanceof SignatureError) throw new RefusedError(`${label}: ${err.message}`);
+    if (err instanceof SignatureError || err instanceof ConversionError) {
+      throw new RefusedError(`${label}: ${err.message}`);
+    }
     throw err;
   }
 }
@@ -94,15 +143,42 @@ export function checkProbabilities(probs: Float32Array, classes: number, label: 
       // Tree ensembles sum float32 votes: ten votes of 0.1 make 1.0000001.
       if (!(p >= -1e-5 && p <= 1 + 1e-5)) {
         throw new RefusedError(
-          `${label}: output row ${r} holds ${p}, not a probability; the model must end in a softmax (or output class probabilities)`,
+          `${label}: output row ${r} holds ${p}, not a probability: the model ends in logits or margins (a PyTorch classifier's last Linear, an SVM's decision function). ` +
+            "Import it with --softmax to append a Softmax (stated in the summary and config.json), or export it with one",
         );
       }
       sum += p;
     }
     if (Math.abs(sum - 1) > 1e-3) {
       throw new RefusedError(
-        `${label}: output row ${r} sums to ${sum.toFixed(4)}, not 1; the model must output class probabilities`,
+        `${label}: output row ${r} sums to ${sum.toFixed(4)}, not 1: not class probabilities (scores or margins?); ` +
+          "import it with --softmax to append a Softmax, or export it with one",
       );
     }
+  }
+}
+
+/**
+ * The probabilities of the exported FP64-input model on the data's own values (`values`: float64, row-major),
+ * as float32: what an FP64 client would get, for measuring the FP32 input cast against.
+ */
+export async function runFp64Reference(
+  candidate: Candidate,
+  values: Float64Array,
+  rows: number,
+  classes: number,
+): Promise<Float32Array> {
+  const { input, probabilities } = candidate.signature;
+  const session = await ort.InferenceSession.create(candidate.fp64Reference!);
+  try {
+    const out = await session.run({ [input.name]: new ort.Tensor("float64", values, [rows, input.width]) }, [
+      probabilities.name,
+    ]);
+    const data = out[probabilities.name]!.data as Float32Array;
+    if (data.length !== rows * classes)
+      throw new RefusedError(`${candidate.label} (FP64) returned ${data.length} values`);
+    return Float32Array.from(data);
+  } finally {
+    await session.release();
   }
 }

@@ -11,6 +11,7 @@ const ModelType = root.lookupType("onnx.ModelProto");
 const TensorType = root.lookupType("onnx.TensorProto");
 const NodeType = root.lookupType("onnx.NodeProto");
 const AttributeType = root.lookupType("onnx.AttributeProto");
+const ValueInfoType = root.lookupType("onnx.ValueInfoProto");
 
 /** An int64 field as protobufjs decodes it: a Long (it depends on long.js), or a number when set by code. */
 export type Int64 = number | Long;
@@ -23,7 +24,7 @@ export function int64(value: Int64 | null | undefined): number {
 }
 
 /** `TensorProto.DataType` values this code meets. */
-export const DataType = { FLOAT: 1, UINT8: 2, INT8: 3, INT64: 7, STRING: 8 } as const;
+export const DataType = { FLOAT: 1, UINT8: 2, INT8: 3, INT64: 7, STRING: 8, DOUBLE: 11 } as const;
 
 /** `TensorProto.DataLocation.EXTERNAL`: the values are in another file. */
 export const EXTERNAL_DATA = 1;
@@ -36,6 +37,8 @@ export interface TensorProto {
   rawData: Uint8Array;
   floatData: number[];
   dataLocation: number;
+  /** Where external values are: `location` (relative to the model's directory), `offset`, `length`. */
+  externalData: { key: string; value: string }[];
 }
 
 export interface AttributeProto {
@@ -44,6 +47,9 @@ export interface AttributeProto {
   i: Int64;
   f: number;
   s: Uint8Array;
+  ints: Int64[];
+  floats: number[];
+  strings: Uint8Array[];
 }
 
 export interface NodeProto {
@@ -140,4 +146,18 @@ export function intAttribute(node: NodeProto, name: string, fallback: number): n
 /** A new ModelProto from a plain object in protobufjs's JSON form (camelCase fields); tests build graphs with it. */
 export function makeModel(fields: Record<string, unknown>): ModelProto {
   return ModelType.fromObject(fields) as unknown as ModelProto;
+}
+
+/** A tensor value info: `elemType` of shape `dims` (a string is a symbolic dimension). */
+export function makeValueInfo(name: string, elemType: number, dims: (number | string)[]): ValueInfoProto {
+  const dim = dims.map((d) => (typeof d === "string" ? { dimParam: d } : { dimValue: d }));
+  return ValueInfoType.fromObject({
+    name,
+    type: { tensorType: { elemType, shape: { dim } } },
+  }) as unknown as ValueInfoProto;
+}
+
+/** A node attribute by name, if set. */
+export function attribute(node: NodeProto, name: string): AttributeProto | undefined {
+  return node.attribute.find((a) => a.name === name);
 }

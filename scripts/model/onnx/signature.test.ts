@@ -100,7 +100,7 @@ describe("inspectSignature", () => {
       "a ZipMap",
       [info("x", 1, ["n", 2])],
       [info("p", 1, ["n", 2]), { name: "z", type: { sequenceType: { elemType: {} } } }],
-      'output "z" is a sequence (a ZipMap? convert the model without it',
+      'output "z" is a sequence (not one a ZipMap makes, which import removes',
     ],
   ])("refuses %s, saying what is wrong", (_, inputs, outputs, message) => {
     expect(() => inspectSignature(graph(inputs, outputs))).toThrow(message);

@@ -92,7 +92,7 @@ export function inspectSignature(model: ModelProto): OnnxSignature {
     const outputDims = dims(output);
     if (!tensor) {
       const zipmap = output.type?.sequenceType
-        ? " (a ZipMap? convert the model without it, e.g. skl2onnx zipmap=False)"
+        ? ' (not one a ZipMap makes, which import removes: convert the model with tensor outputs, e.g. skl2onnx options={"zipmap": False})'
         : "";
       throw new SignatureError(`output "${output.name}" is ${describe(output)}${zipmap}; outputs must be tensors`);
     }

@@ -64,16 +64,10 @@ function weightAxis(node: NodeProto, name: string): 0 | 1 | undefined {
  * Weight-only int8 for the edge: every FP32 2-D initializer used only as the weights (input B) of MatMul or
  * Gemm nodes becomes int8 per output channel, symmetric, with a `DequantizeLinear` node that restores it
  * under its old name, so the consumers are unchanged; everything else in the model stays as it was. The
- * model itself is not modified; a quantized copy is returned. Refuses a model whose default opset is
- * below 13, and one without any such weights (a tree ensemble, say).
+ * model itself is not modified; a quantized copy is returned. Refuses a model without any such weights (a tree
+ * ensemble: the message points to `--edge-trees`), and one whose default opset is below 13.
  */
 export function quantizeWeights(source: ModelProto): GraphQuantization {
-  const opset = defaultOpset(source);
-  if (opset < MIN_OPSET) {
-    throw new QuantizeError(
-      `the model imports opset ${opset}; per-channel DequantizeLinear needs opset ${MIN_OPSET} or newer (re-export it with opset >= ${MIN_OPSET})`,
-    );
-  }
   const graph = source.graph!;
   const consumers = new Map<string, NodeProto[]>();
   for (const node of graph.node) {
@@ -143,9 +137,19 @@ export function quantizeWeights(source: ModelProto): GraphQuantization {
     );
     tensors.push({ name: tensor.name, dims: [rows, cols], axis });
   }
+  // Checked before the opset: a tree ensemble's real reason is that it has no such weights, whatever its opset.
   if (tensors.length === 0) {
+    const trees = graph.node.find((n) => n.opType.startsWith("TreeEnsemble"));
     throw new QuantizeError(
-      "the model has no FP32 MatMul or Gemm weights to quantize (a tree ensemble, say); pass a smaller model of its own with --edge",
+      trees
+        ? `the model has no MatMul or Gemm weights to quantize: it is a tree ensemble (${trees.opType}). Make its edge variant from its first trees with --edge-trees K, or pass a smaller model of its own with --edge`
+        : `the model has no FP32 MatMul or Gemm weights to quantize (its nodes: ${[...new Set(graph.node.map((n) => n.opType))].join(", ")}); pass a smaller model of its own with --edge`,
+    );
+  }
+  const opset = defaultOpset(source);
+  if (opset < MIN_OPSET) {
+    throw new QuantizeError(
+      `the model imports opset ${opset}; per-channel DequantizeLinear needs opset ${MIN_OPSET} or newer (re-export it with opset >= ${MIN_OPSET})`,
     );
   }
   // The dequantizers read initializers only, so they can run first: the node list stays topologically sorted.
