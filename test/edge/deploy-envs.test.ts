@@ -1,9 +1,10 @@
 import { execFile } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
+import { withoutRequiredSecrets } from "../../scripts/deploy/plan.ts";
 import { MODELS_DIR, ROOT } from "../../scripts/stack/build-edge.ts";
 import { readRepository } from "../../scripts/stack/edge-models.ts";
 import { startEdgeWorker } from "../../scripts/stack/edge-worker.ts";
@@ -35,10 +36,9 @@ describe("deployed environments", () => {
       expect(regions.map((r) => r.name)).toEqual(names);
       if (env === "eu-only") expect(new Set(regions.map((r) => r.continent))).toEqual(new Set(["EU"]));
       // One hostname each, a Custom Domain: Cloudflare makes its DNS record and certificate.
-      expect(config.routes).toEqual([
-        { pattern: expect.stringMatching(/^[\w-]+\.edgecascade\.example\.com$/), custom_domain: true },
-      ]);
-      expect(config.kv_namespaces).toEqual([{ binding: "REGION_STATUS", id: `<${env} REGION_STATUS namespace id>` }]);
+      // A Custom Domain is a bare hostname: no path, no wildcard.
+      expect(config.routes).toEqual([{ pattern: expect.stringMatching(/^[\w-]+(\.[\w-]+)+$/), custom_domain: true }]);
+      expect(config.kv_namespaces).toEqual([{ binding: "REGION_STATUS", id: expect.stringMatching(/\S/) }]);
       expect(config.observability).toEqual({ enabled: true, head_sampling_rate: expect.any(Number) });
       expect(config.triggers.crons).toEqual(["* * * * *"]);
       const signed = env !== "staging";
@@ -50,10 +50,15 @@ describe("deployed environments", () => {
       expect(config.vars.ALLOW_LOCATION_OVERRIDE).toBe("false");
     }
     // Every environment has its own rate-limit namespace and its own REGION_STATUS namespace.
-    const ids = Object.keys(REGIONS).map(
-      (env) => unstable_readConfig({ config: toml, env }).ratelimits[0]!.namespace_id,
-    );
-    expect(new Set(ids).size).toBe(ids.length);
+    const configs = Object.keys(REGIONS).map((env) => unstable_readConfig({ config: toml, env }));
+    for (const ids of [configs.map((c) => c.ratelimits[0]!.namespace_id), configs.map((c) => c.kv_namespaces[0]!.id)]) {
+      expect(new Set(ids).size).toBe(ids.length);
+    }
+    // An --allow-open deploy drops secrets from the env's `secrets = { required = [...] }` line (plan.ts).
+    const text = readFileSync(toml, "utf8");
+    for (const env of Object.keys(REGIONS)) {
+      expect(withoutRequiredSecrets(text, env, ["API_KEYS"])).not.toBe(text);
+    }
   });
 
   it.each(Object.keys(REGIONS))(
