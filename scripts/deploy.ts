@@ -10,7 +10,7 @@
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, relative } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import {
   type DeployRequest,
@@ -93,8 +93,22 @@ async function envConfig(env: string): Promise<{ vars: Record<string, unknown>; 
   return { vars: config.vars, required: config.secrets?.required ?? [] };
 }
 
-const secretsIn = (request: Uploading) =>
-  request.secretsFile ? parseSecretsFile(readFileSync(request.secretsFile, "utf8")) : {};
+/**
+ * `--secrets-file` as an absolute path: relative to where npm was run (INIT_CWD), as the user typed it, since
+ * npm runs this script, and it runs wrangler, in the project root.
+ */
+const secretsPath = (request: Uploading) =>
+  request.secretsFile ? resolve(process.env.INIT_CWD ?? process.cwd(), request.secretsFile) : undefined;
+
+function secretsIn(request: Uploading): Record<string, string> {
+  const path = secretsPath(request);
+  if (!path) return {};
+  try {
+    return parseSecretsFile(readFileSync(path, "utf8"));
+  } catch (err) {
+    throw new Error(`--secrets-file ${request.secretsFile}: ${(err as Error).message}`);
+  }
+}
 
 /**
  * The environment's MODEL_PUBLIC_KEY: the deploying shell's, else the secrets file's, else wrangler.toml's
@@ -116,12 +130,9 @@ async function publicKeyOf(request: Uploading): Promise<string | undefined> {
  */
 async function checkSecrets(request: Uploading): Promise<string[]> {
   const { vars, required } = await envConfig(request.env);
+  const inFile = Object.keys(secretsIn(request));
   const onWorker = secretsOnWorker(await wrangler.capture(wranglerCommand.secretList(request.env)));
-  const missing = missingSecrets(required, {
-    onWorker,
-    inFile: Object.keys(secretsIn(request)),
-    vars: Object.keys(vars),
-  });
+  const missing = missingSecrets(required, { onWorker, inFile, vars: Object.keys(vars) });
   if (missing.length === 0) {
     console.error(`secrets of ${request.env}: ${required.join(", ") || "none required"} set`);
     return [];
@@ -153,7 +164,8 @@ async function bundling(request: Uploading, open: readonly string[] = []): Promi
     config = join(ROOT, ".wrangler-models-open.toml");
     writeFileSync(config, withoutRequiredSecrets(readFileSync(generated!, "utf8"), request.env, open));
   }
-  const secrets = request.secretsFile ? ["--secrets-file", request.secretsFile] : [];
+  const path = secretsPath(request);
+  const secrets = path ? ["--secrets-file", path] : [];
   // wrangler runs in ROOT: the relative path reads better in dry runs and logs.
   return [flag!, relative(ROOT, config), ...secrets, ...request.wranglerArgs];
 }
