@@ -2,10 +2,15 @@ import { describe, expect, it } from "vitest";
 import {
   deployableEnvs,
   gradualSplit,
+  missingSecrets,
   parseDeployArgs,
   parseDeploymentStatus,
+  parseSecretsFile,
+  secretsMessage,
+  secretsOnWorker,
   shellLine,
   uploadedVersionId,
+  withoutRequiredSecrets,
   wranglerCommand,
 } from "./plan.ts";
 
@@ -20,19 +25,44 @@ describe("deploy arguments", () => {
   });
 
   it.each([
-    [["--env", "eu"], { mode: "deploy", env: "eu", wranglerArgs: [] }],
+    [["--env", "eu"], { mode: "deploy", env: "eu", dryRun: false, wranglerArgs: [], allowOpen: false }],
     [
       ["--env=ap", "--dry-run", "--outdir", "x"],
-      { mode: "deploy", env: "ap", wranglerArgs: ["--dry-run", "--outdir", "x"] },
+      { mode: "deploy", env: "ap", dryRun: true, wranglerArgs: ["--dry-run", "--outdir", "x"], allowOpen: false },
     ],
-    [["--dry-run", "-e", "us"], { mode: "deploy", env: "us", wranglerArgs: ["--dry-run"] }],
     [
-      ["--env", "eu", "--percent", "10"],
-      { mode: "gradual", env: "eu", percent: 10, message: "eu: new version to 10%", dryRun: false, wranglerArgs: [] },
+      ["--dry-run", "-e", "us"],
+      { mode: "deploy", env: "us", dryRun: true, wranglerArgs: ["--dry-run"], allowOpen: false },
+    ],
+    [
+      ["--env", "us", "--secrets-file", "s.env", "--allow-open"],
+      { mode: "deploy", env: "us", dryRun: false, wranglerArgs: [], secretsFile: "s.env", allowOpen: true },
+    ],
+    [
+      ["--env", "eu", "--percent", "10", "--secrets-file=s.json"],
+      {
+        mode: "gradual",
+        env: "eu",
+        percent: 10,
+        message: "eu: new version to 10%",
+        dryRun: false,
+        wranglerArgs: [],
+        secretsFile: "s.json",
+        allowOpen: false,
+      },
     ],
     [
       ["--env", "eu", "--percent=50", "--version-id", NEW, "--dry-run", "--message", "step 2"],
-      { mode: "gradual", env: "eu", percent: 50, versionId: NEW, message: "step 2", dryRun: true, wranglerArgs: [] },
+      {
+        mode: "gradual",
+        env: "eu",
+        percent: 50,
+        versionId: NEW,
+        message: "step 2",
+        dryRun: true,
+        wranglerArgs: [],
+        allowOpen: false,
+      },
     ],
     [["--env", "us", "--rollback"], { mode: "rollback", env: "us", message: "rollback of us", dryRun: false }],
     [
@@ -54,6 +84,9 @@ describe("deploy arguments", () => {
     [["--env", "eu", "--rollback", "--outdir", "x"], /--rollback takes no other arguments/],
     [["--env", "eu", "--version-id", NEW], /--version-id needs --percent or --rollback/],
     [["--env", "eu", "--percent", "5", "--version-id", "latest; rm -rf"], /--version-id must be a Worker version ID/],
+    [["--env", "eu", "--rollback", "--allow-open"], /--rollback takes no --secrets-file or --allow-open/],
+    [["--env", "eu", "--percent", "5", "--version-id", NEW, "--secrets-file", "s"], /not with --version-id/],
+    [["--env", "eu", "--secrets-file"], /--secrets-file needs a value/],
   ])("refuses %j", (argv, message) => {
     expect(() => parseDeployArgs(argv, envs)).toThrow(message);
   });
@@ -111,9 +144,92 @@ describe("wrangler's answers", () => {
   });
 });
 
+describe("secrets before a deploy", () => {
+  it("reads the names wrangler secret list prints, and none for a Worker not deployed yet", () => {
+    const stdout = JSON.stringify([
+      { name: "API_KEYS", type: "secret_text" },
+      { name: "REGIONAL_SHARED_SECRET", type: "secret_text" },
+    ]);
+    expect(secretsOnWorker({ code: 0, stdout, stderr: "" })).toEqual(["API_KEYS", "REGIONAL_SHARED_SECRET"]);
+    expect(secretsOnWorker({ code: 0, stdout: "[]", stderr: "" })).toEqual([]);
+    // wrangler 4.164's words for the API's code 10007.
+    const notFound = `✘ [ERROR] Worker "edgecascade-production" (env: production) not found.\n\nIf this is a new Worker, run \`wrangler deploy\` first to create it.`;
+    expect(secretsOnWorker({ code: 1, stdout: "", stderr: notFound })).toEqual([]);
+  });
+
+  it("takes any other failure of wrangler secret list as no answer, never as 'no secrets'", () => {
+    expect(() =>
+      secretsOnWorker({ code: 1, stdout: "", stderr: "✘ [ERROR] Authentication error [code: 10000]" }),
+    ).toThrow(/cannot be checked:\n.*Authentication error/);
+    expect(() => secretsOnWorker({ code: 0, stdout: '{"name": "API_KEYS"}', stderr: "" })).toThrow(/unexpected answer/);
+  });
+
+  it("reads a secrets file as JSON or .env, skipping comments and empty values", () => {
+    expect(parseSecretsFile('{"API_KEYS": "k1,k2", "REGIONAL_SHARED_SECRET": "s", "EMPTY": ""}')).toEqual({
+      API_KEYS: "k1,k2",
+      REGIONAL_SHARED_SECRET: "s",
+    });
+    const dotenv =
+      "# edge secrets\nAPI_KEYS=k1,k2\nexport REGIONAL_SHARED_SECRET = 'a b'\nMODEL_PUBLIC_KEY=\"x=\"\nEMPTY=\n";
+    expect(parseSecretsFile(dotenv)).toEqual({
+      API_KEYS: "k1,k2",
+      REGIONAL_SHARED_SECRET: "a b",
+      MODEL_PUBLIC_KEY: "x=",
+    });
+  });
+
+  const required = ["API_KEYS", "REGIONAL_SHARED_SECRET", "MODEL_PUBLIC_KEY"];
+  it("counts a secret set on the Worker, given in the file, or a var of the environment", () => {
+    expect(missingSecrets(required, { onWorker: [], inFile: [], vars: [] })).toEqual(required);
+    expect(missingSecrets(required, { onWorker: ["API_KEYS"], inFile: ["REGIONAL_SHARED_SECRET"], vars: [] })).toEqual([
+      "MODEL_PUBLIC_KEY",
+    ]);
+    expect(
+      missingSecrets(required, {
+        onWorker: ["API_KEYS"],
+        inFile: ["REGIONAL_SHARED_SECRET"],
+        vars: ["MODEL_PUBLIC_KEY"],
+      }),
+    ).toEqual([]);
+  });
+
+  it("refuses naming each missing secret, what it leaves open and the way to give it", () => {
+    const refusal = secretsMessage("production", ["API_KEYS", "REGIONAL_SHARED_SECRET"], false);
+    expect(refusal).toMatch(/^refusing to deploy production: required secrets are not set/);
+    expect(refusal).toContain("API_KEYS: anyone may call the Worker");
+    expect(refusal).toContain("REGIONAL_SHARED_SECRET: calls to the pools go unsigned");
+    expect(refusal).toContain("npm run deploy -- --env production --secrets-file");
+    const warning = secretsMessage("production", ["API_KEYS"], true);
+    expect(warning).toContain("!!! --allow-open: deploying production WITHOUT API_KEYS:");
+    expect(warning).not.toContain("refusing");
+  });
+
+  it("drops only the allowed-open secrets from the environment's own secrets.required", () => {
+    const toml = [
+      "[env.production]",
+      'secrets = { required = ["API_KEYS", "REGIONAL_SHARED_SECRET", "MODEL_PUBLIC_KEY"] }',
+      "[env.production.vars]",
+      "[env.staging]",
+      'secrets = { required = ["API_KEYS", "REGIONAL_SHARED_SECRET"] }',
+      "",
+    ].join("\n");
+    const open = withoutRequiredSecrets(`# generated\n${toml}`, "production", ["API_KEYS", "MODEL_PUBLIC_KEY"]);
+    expect(open).toBe(
+      `# generated\n${toml.replace('["API_KEYS", "REGIONAL_SHARED_SECRET", "MODEL_PUBLIC_KEY"]', '["REGIONAL_SHARED_SECRET"]')}`,
+    );
+    expect(withoutRequiredSecrets(`\n${toml}`, "staging", ["API_KEYS"])).toContain(
+      'secrets = { required = ["REGIONAL_SHARED_SECRET"] }\n',
+    );
+    expect(() => withoutRequiredSecrets(`\n${toml}`, "eu-only", ["API_KEYS"])).toThrow(/no \[env\.eu-only\] table/);
+    expect(() => withoutRequiredSecrets("\n[env.x]\nname = 1\n", "x", ["API_KEYS"])).toThrow(/has no "secrets/);
+  });
+});
+
 describe("wrangler commands", () => {
   it("spells each step with wrangler's flags", () => {
     expect(wranglerCommand.status("eu")).toEqual(["deployments", "status", "--env", "eu", "--json"]);
+    expect(wranglerCommand.secretList("eu")).toEqual(["secret", "list", "--env", "eu", "--format", "json"]);
+    expect(wranglerCommand.triggers("eu")).toEqual(["triggers", "deploy", "--env", "eu"]);
     expect(wranglerCommand.upload("eu", "m", ["--var", "A:1"])).toEqual([
       "versions",
       "upload",

@@ -1,6 +1,11 @@
 /**
- * What `npm run deploy` does, as pure functions: the arguments, and the wrangler commands for a plain deploy,
- * a gradual deploy with Worker versions, and a rollback. scripts/deploy.ts runs them.
+ * What `npm run deploy` does, as pure functions: the arguments, the secrets check, and the wrangler commands
+ * for a plain deploy, a gradual deploy with Worker versions, and a rollback. scripts/deploy.ts runs them.
+ *
+ * Never open, never unsigned: before anything is uploaded, the environment's required secrets
+ * (`[env.<name>.secrets] required` in wrangler.toml) must be set on the Worker (`wrangler secret list`), given
+ * in `--secrets-file` (uploaded with the version, so a first deploy is never served without them), or be a
+ * var of the environment. `--allow-open` is the only way past, and says so loudly.
  *
  * A gradual deploy uploads the Worker as a new version (`wrangler versions upload`) and splits traffic between
  * it and the version serving now (`wrangler versions deploy new@P% old@(100-P)%`); running it again with
@@ -16,6 +21,10 @@ export const USAGE = `usage: npm run deploy -- --env <region> [options]
                       with --rollback: the version to return to
   --rollback          return to the last version that served 100% of traffic
   --message TEXT      recorded with the version and the deployment
+  --secrets-file F    secrets to upload with the Worker or version (JSON or .env, as wrangler takes it); the
+                      first deploy of an environment sets its secrets this way
+  --allow-open        deploy even though required secrets are missing: the Worker answers anyone (no
+                      API_KEYS), sends unsigned calls the pools refuse, or loads unsigned models
   --dry-run           with --percent or --rollback: print the wrangler commands, run nothing;
                       alone: wrangler deploy --dry-run (bundle only: prints size and bindings)`;
 
@@ -24,10 +33,18 @@ export function deployableEnvs(toml: string): string[] {
   return [...toml.matchAll(/^\[env\.([\w-]+)\]\s*$/gm)].map((m) => m[1]!);
 }
 
+/** What every mode that puts code in front of traffic carries: how its secrets are checked. */
+interface SecretsOptions {
+  /** `--secrets-file`: uploaded with the Worker or version; its names count as set. */
+  secretsFile?: string;
+  /** `--allow-open`: deploy even though required secrets are missing. */
+  allowOpen: boolean;
+}
+
 export type DeployRequest =
   /** `wrangler deploy --env`, with the remaining arguments passed through. */
-  | { mode: "deploy"; env: string; wranglerArgs: string[] }
-  | {
+  | ({ mode: "deploy"; env: string; dryRun: boolean; wranglerArgs: string[] } & SecretsOptions)
+  | ({
       mode: "gradual";
       env: string;
       percent: number;
@@ -37,7 +54,7 @@ export type DeployRequest =
       dryRun: boolean;
       /** Passed to `wrangler versions upload` (e.g. `--var`, `--outdir`). */
       wranglerArgs: string[];
-    }
+    } & SecretsOptions)
   | { mode: "rollback"; env: string; versionId?: string; message: string; dryRun: boolean };
 
 /** Our arguments, validated; errors name the flag. */
@@ -47,6 +64,8 @@ export function parseDeployArgs(argv: readonly string[], envs: readonly string[]
   let percent: string | undefined;
   let versionId: string | undefined;
   let message: string | undefined;
+  let secretsFile: string | undefined;
+  let allowOpen = false;
   let rollback = false;
   let dryRun = false;
   const value = (i: number, flag: string): string => {
@@ -65,6 +84,8 @@ export function parseDeployArgs(argv: readonly string[], envs: readonly string[]
     else if (flag === "--percent") percent = take();
     else if (flag === "--version-id") versionId = take();
     else if (flag === "--message") message = take();
+    else if (flag === "--secrets-file") secretsFile = take();
+    else if (arg === "--allow-open") allowOpen = true;
     else if (arg === "--rollback") rollback = true;
     else if (arg === "--dry-run") {
       dryRun = true;
@@ -77,14 +98,20 @@ export function parseDeployArgs(argv: readonly string[], envs: readonly string[]
     throw new Error(`--version-id must be a Worker version ID (as wrangler versions list shows), got "${versionId}"`);
   }
   const wranglerArgs = rest.filter((a) => a !== "--dry-run");
+  const secrets: SecretsOptions = { ...(secretsFile !== undefined ? { secretsFile } : {}), allowOpen };
   if (rollback) {
     if (percent !== undefined) throw new Error("--rollback and --percent exclude each other");
+    // A rollback returns to a version that was deployed with its own secrets; it uploads none.
+    if (secretsFile !== undefined || allowOpen) throw new Error("--rollback takes no --secrets-file or --allow-open");
     if (wranglerArgs.length) throw new Error(`--rollback takes no other arguments, got ${wranglerArgs.join(" ")}`);
     return { mode: "rollback", env, versionId, message: message ?? `rollback of ${env}`, dryRun };
   }
   if (percent !== undefined) {
     const p = /^\d+$/.test(percent) ? Number(percent) : Number.NaN;
     if (!(p >= 1 && p <= 100)) throw new Error(`--percent must be an integer from 1 to 100, got "${percent}"`);
+    if (versionId !== undefined && secretsFile !== undefined) {
+      throw new Error("--secrets-file goes with the upload of a new version, not with --version-id (already uploaded)");
+    }
     return {
       mode: "gradual",
       env,
@@ -93,10 +120,111 @@ export function parseDeployArgs(argv: readonly string[], envs: readonly string[]
       message: message ?? `${env}: ${versionId ? "move" : "new"} version to ${p}%`,
       dryRun,
       wranglerArgs,
+      ...secrets,
     };
   }
   if (versionId !== undefined) throw new Error("--version-id needs --percent or --rollback");
-  return { mode: "deploy", env, wranglerArgs: message === undefined ? rest : [...rest, "--message", message] };
+  return {
+    mode: "deploy",
+    env,
+    dryRun,
+    wranglerArgs: message === undefined ? rest : [...rest, "--message", message],
+    ...secrets,
+  };
+}
+
+/**
+ * The secret names set on the environment's Worker, from `wrangler secret list --format json`: its stdout
+ * when it succeeded, or [] when it failed because the Worker does not exist yet (a first deploy; wrangler says
+ * `Worker "<name>" (env: <env>) not found.`, the API's code 10007). Any other failure is no answer: throws.
+ */
+export function secretsOnWorker(result: { code: number; stdout: string; stderr: string }): string[] {
+  if (result.code !== 0) {
+    if (/Worker "[^"]+"(?: \(env: [^)]+\))? not found\./.test(result.stderr + result.stdout)) return [];
+    throw new Error(`wrangler secret list failed, so the secrets cannot be checked:\n${result.stderr.trim()}`);
+  }
+  const list = JSON.parse(result.stdout) as unknown;
+  if (!Array.isArray(list) || !list.every((s) => typeof s?.name === "string")) {
+    throw new Error(`unexpected answer from wrangler secret list: ${result.stdout.slice(0, 200)}`);
+  }
+  return list.map((s: { name: string }) => s.name);
+}
+
+/**
+ * A secrets file as wrangler's `--secrets-file` reads it: a JSON object, or .env lines `NAME=value`
+ * (`export ` allowed, `#` comments, values optionally quoted). Values are returned for MODEL_PUBLIC_KEY, which
+ * the deploy checks the edge models against; nothing prints them.
+ */
+export function parseSecretsFile(text: string): Record<string, string> {
+  const trimmed = text.trim();
+  if (trimmed.startsWith("{")) {
+    const data = JSON.parse(trimmed) as Record<string, unknown>;
+    return Object.fromEntries(
+      Object.entries(data).filter((e): e is [string, string] => typeof e[1] === "string" && e[1] !== ""),
+    );
+  }
+  const secrets: Record<string, string> = {};
+  for (const line of text.split("\n")) {
+    const m = line.match(/^\s*(?:export\s+)?([A-Za-z_][\w.-]*)\s*=\s*(.*?)\s*$/);
+    if (!m) continue;
+    const value = m[2]!.replace(/^(["'])(.*)\1$/, "$2");
+    if (value !== "") secrets[m[1]!] = value;
+  }
+  return secrets;
+}
+
+/** Required secrets that are neither set on the Worker, nor in the secrets file, nor vars of the environment. */
+export function missingSecrets(
+  required: readonly string[],
+  present: { onWorker: readonly string[]; inFile: readonly string[]; vars: readonly string[] },
+): string[] {
+  const set = new Set([...present.onWorker, ...present.inFile, ...present.vars]);
+  return required.filter((name) => !set.has(name));
+}
+
+/** What a missing secret leaves open, for the refusal and for the --allow-open warning. */
+const CONSEQUENCE: Record<string, string> = {
+  API_KEYS: "anyone may call the Worker (no API key is checked)",
+  REGIONAL_SHARED_SECRET:
+    "calls to the pools go unsigned, the pools refuse them with 401 and every unsure answer degrades",
+  MODEL_PUBLIC_KEY: "edge models load without a signature check",
+};
+
+/** The refusal (or, with --allow-open, the warning) for an environment whose required secrets are missing. */
+export function secretsMessage(env: string, missing: readonly string[], allowOpen: boolean): string {
+  const lines = missing.map((name) => `  ${name}: ${CONSEQUENCE[name] ?? "required by wrangler.toml"}`);
+  if (allowOpen) {
+    return [
+      "!".repeat(100),
+      `!!! --allow-open: deploying ${env} WITHOUT ${missing.join(", ")}:`,
+      ...lines.map((l) => `!!! ${l.trim()}`),
+      "!".repeat(100),
+    ].join("\n");
+  }
+  return [
+    `refusing to deploy ${env}: required secrets are not set (wrangler.toml [env.${env}.secrets] required):`,
+    ...lines,
+    `Give them with the Worker: npm run deploy -- --env ${env} --secrets-file <file with NAME=value lines>`,
+    `(or npx wrangler secret put NAME --env ${env} on a Worker that exists). --allow-open deploys without them.`,
+  ].join("\n");
+}
+
+/**
+ * The generated wrangler config with `names` dropped from the environment's `secrets.required`, for an
+ * --allow-open deploy: wrangler itself refuses to upload a version that lacks a required secret. Expects the
+ * environment's line as wrangler.toml writes it: `secrets = { required = [...] }` right in `[env.<env>]`.
+ */
+export function withoutRequiredSecrets(toml: string, env: string, names: readonly string[]): string {
+  const table = toml.indexOf(`\n[env.${env}]\n`);
+  if (table < 0) throw new Error(`no [env.${env}] table in the wrangler config`);
+  const next = toml.indexOf("\n[", table + 1);
+  const end = next < 0 ? toml.length : next;
+  const section = toml.slice(table, end);
+  const line = section.match(/^secrets = \{ required = (\[[^\]]*\]) \}$/m);
+  if (!line) throw new Error(`[env.${env}] has no "secrets = { required = [...] }" line`);
+  const kept = (JSON.parse(line[1]!) as string[]).filter((n) => !names.includes(n));
+  const replaced = section.replace(line[0], `secrets = { required = ${JSON.stringify(kept).replace(/","/g, '", "')} }`);
+  return toml.slice(0, table) + replaced + toml.slice(end);
 }
 
 /** One entry of `wrangler deployments status --json`: which versions serve, with their share of traffic. */
@@ -149,6 +277,9 @@ export function gradualSplit(live: LiveDeployment, candidate: string, percent: n
 /** wrangler argument lists, one per command. */
 export const wranglerCommand = {
   deploy: (env: string, args: readonly string[]) => ["deploy", "--env", env, ...args],
+  secretList: (env: string) => ["secret", "list", "--env", env, "--format", "json"],
+  /** Routes, Custom Domains and crons: `wrangler versions deploy` does not apply them, `wrangler deploy` does. */
+  triggers: (env: string) => ["triggers", "deploy", "--env", env],
   status: (env: string) => ["deployments", "status", "--env", env, "--json"],
   upload: (env: string, message: string, args: readonly string[]) => [
     "versions",

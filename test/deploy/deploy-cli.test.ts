@@ -8,6 +8,7 @@ import { verifyEdgeModels } from "../../scripts/deploy/verify-models.ts";
 import { ROOT } from "../../scripts/stack/build-edge.ts";
 import { signRepository, testSigner } from "../support/model-keys.ts";
 import { copyModels } from "../support/regional-server.ts";
+import { type ApiCall, startCloudflareApi, uploadedBindings } from "./cloudflare-api.ts";
 
 const run = promisify(execFile);
 const NEW = "9a8b7c6d-2222-4b4b-8c8c-000000000002";
@@ -54,44 +55,66 @@ async function wrangler(args: string[]): Promise<{ code: number; output: string 
 
 describe("npm run deploy --percent / --rollback --dry-run", () => {
   it("prints the gradual deploy's wrangler commands and runs nothing", async () => {
-    const { code, stdout } = await deploy("--env", "eu", "--percent", "10", "--dry-run", "--message", "canary 10%");
+    const { code, stdout } = await deploy(
+      "--env",
+      "eu-only",
+      "--percent",
+      "10",
+      "--dry-run",
+      "--message",
+      "canary 10%",
+    );
     expect(code).toBe(0);
     expect(stdout.trim().split("\n")).toEqual([
-      "wrangler deployments status --env eu --json",
+      "wrangler deployments status --env eu-only --json",
+      // The secrets are checked before anything is uploaded.
+      "wrangler secret list --env eu-only --format json",
       // The generated config: wrangler.toml plus the alias of the Worker's model module (models/).
-      "wrangler versions upload --env eu --message 'canary 10%' --config .wrangler-models-repository.toml",
-      "wrangler versions deploy '<uploaded-version-id>@10%' '<serving-version-id>@90%' --env eu --message 'canary 10%' --yes",
+      "wrangler versions upload --env eu-only --message 'canary 10%' --config .wrangler-models-repository.toml",
+      "wrangler versions deploy '<uploaded-version-id>@10%' '<serving-version-id>@90%' --env eu-only --message 'canary 10%' --yes",
+      // Versions do not carry routes, Custom Domains or crons.
+      "wrangler triggers deploy --env eu-only",
     ]);
   });
 
   it("moves an uploaded version without uploading, and finishes at 100%", async () => {
-    const step = await deploy("--env", "ap", "--percent", "100", "--version-id", NEW, "--dry-run");
+    const step = await deploy("--env", "staging", "--percent", "100", "--version-id", NEW, "--dry-run");
     expect(step.stdout.trim().split("\n")).toEqual([
-      "wrangler deployments status --env ap --json",
-      `wrangler versions deploy ${NEW}@100% --env ap --message 'ap: move version to 100%' --yes`,
+      "wrangler deployments status --env staging --json",
+      `wrangler versions deploy ${NEW}@100% --env staging --message 'staging: move version to 100%' --yes`,
+      "wrangler triggers deploy --env staging",
     ]);
   });
 
   it("prints the rollback", async () => {
-    const { stdout } = await deploy("--env", "us", "--rollback", "--version-id", OLD, "--dry-run");
+    const { stdout } = await deploy("--env", "production", "--rollback", "--version-id", OLD, "--dry-run");
     expect(stdout.trim().split("\n")).toEqual([
-      "wrangler deployments status --env us --json",
-      `wrangler rollback ${OLD} --env us --message 'rollback of us' --yes`,
+      "wrangler deployments status --env production --json",
+      `wrangler rollback ${OLD} --env production --message 'rollback of production' --yes`,
     ]);
   });
 
   it("refuses bad arguments with exit 2 and says why", async () => {
-    const { code, stderr } = await deploy("--env", "eu", "--percent", "150");
+    const { code, stderr } = await deploy("--env", "production", "--percent", "150");
     expect(code).toBe(2);
     expect(stderr).toContain('--percent must be an integer from 1 to 100, got "150"');
   });
 
   it("prints commands whose arguments this wrangler accepts", async () => {
-    const gradual = (await deploy("--env", "eu", "--percent", "25", "--dry-run")).stdout;
-    const rollback = (await deploy("--env", "eu", "--rollback", "--dry-run")).stdout;
+    const gradual = (await deploy("--env", "production", "--percent", "25", "--dry-run")).stdout;
+    const rollback = (await deploy("--env", "production", "--rollback", "--dry-run")).stdout;
     const lines = [...gradual.trim().split("\n"), ...rollback.trim().split("\n")].map((line) =>
       words(line.replace("<uploaded-version-id>", NEW).replace("<serving-version-id>", OLD)).slice(1),
     );
+    expect(lines.map((args) => args.slice(0, 2).join(" "))).toEqual([
+      "deployments status",
+      "secret list",
+      "versions upload",
+      "versions deploy",
+      "triggers deploy",
+      "deployments status",
+      "rollback --env",
+    ]);
     for (const args of lines) {
       if (args[0] === "versions" && args[1] === "upload") {
         // wrangler's own dry run bundles the Worker without uploading: the whole command runs here.
@@ -108,12 +131,79 @@ describe("npm run deploy --percent / --rollback --dry-run", () => {
   });
 });
 
+describe("npm run deploy: never open, never unsigned (against a stand-in for Cloudflare's API)", () => {
+  const ACCOUNT = "0123456789abcdef0123456789abcdef";
+  async function deployTo(api: { baseUrl: string }, ...args: string[]) {
+    return deployWith(
+      { CLOUDFLARE_API_BASE_URL: api.baseUrl, CLOUDFLARE_API_TOKEN: "test-token", CLOUDFLARE_ACCOUNT_ID: ACCOUNT },
+      ...args,
+    );
+  }
+  const uploads = (calls: ApiCall[]) =>
+    calls.filter((c) => c.method === "PUT" && /\/workers\/scripts\/edgecascade-[\w-]+\?/.test(c.url));
+
+  it("refuses the first deploy of an environment without its secrets: nothing is uploaded", async () => {
+    const api = await startCloudflareApi({});
+    try {
+      const { code, stderr } = await deployTo(api, "--env", "production");
+      expect(code).toBe(1);
+      expect(stderr).toContain("refusing to deploy production: required secrets are not set");
+      for (const name of ["API_KEYS", "REGIONAL_SHARED_SECRET", "MODEL_PUBLIC_KEY"])
+        expect(stderr).toContain(`  ${name}: `);
+      expect(stderr).toContain("--secrets-file");
+      expect(api.calls.map((c) => `${c.method} ${c.url}`)).toEqual([
+        `GET /client/v4/accounts/${ACCOUNT}/workers/scripts/edgecascade-production/secrets`,
+      ]);
+    } finally {
+      await api.close();
+    }
+  });
+
+  it("sets the secrets with the Worker's first upload (--secrets-file), never after it", async () => {
+    const api = await startCloudflareApi({});
+    const file = join(tmp, "staging.env");
+    writeFileSync(file, "API_KEYS=k1,k2\nREGIONAL_SHARED_SECRET=s3cret\n");
+    try {
+      const { stderr } = await deployTo(api, "--env", "staging", "--secrets-file", file);
+      expect(stderr).toContain("secrets of staging: API_KEYS, REGIONAL_SHARED_SECRET set");
+      expect(stderr).toContain(
+        "$ wrangler deploy --env staging --config .wrangler-models-repository.toml --secrets-file",
+      );
+      // The stand-in answers the upload with "no such Worker", so wrangler stops there: what counts is what it sent.
+      const [upload] = uploads(api.calls);
+      expect(upload, JSON.stringify(api.calls.map((c) => c.url))).toBeDefined();
+      const bindings = uploadedBindings(upload!);
+      expect(bindings).toContainEqual({ name: "API_KEYS", type: "secret_text", text: "k1,k2" });
+      expect(bindings).toContainEqual({ name: "REGIONAL_SHARED_SECRET", type: "secret_text", text: "s3cret" });
+      expect(bindings).toContainEqual(expect.objectContaining({ name: "REGION_STATUS", type: "kv_namespace" }));
+    } finally {
+      await api.close();
+    }
+  });
+
+  it("deploys without them only with --allow-open, and says so loudly", async () => {
+    const api = await startCloudflareApi({});
+    try {
+      const { stderr } = await deployTo(api, "--env", "staging", "--allow-open");
+      expect(stderr).toContain("!!! --allow-open: deploying staging WITHOUT API_KEYS, REGIONAL_SHARED_SECRET:");
+      expect(stderr).toContain("!!! API_KEYS: anyone may call the Worker");
+      // wrangler enforces secrets.required itself: the open deploy runs from a config without them.
+      expect(stderr).toContain("$ wrangler deploy --env staging --config .wrangler-models-open.toml");
+      const [upload] = uploads(api.calls);
+      expect(upload).toBeDefined();
+      expect(uploadedBindings(upload!).filter((b) => b.type === "secret_text" || b.type === "inherit")).toEqual([]);
+    } finally {
+      await api.close();
+    }
+  });
+});
+
 describe("edge model checks before a deploy", () => {
   it("without MODEL_PUBLIC_KEY, says the edge models are not signature-checked", async () => {
-    const { code, stderr } = await deploy("--env", "eu", "--percent", "10", "--dry-run");
+    const { code, stderr } = await deploy("--env", "eu-only", "--percent", "10", "--dry-run");
     expect(code).toBe(0);
     expect(stderr).toContain(
-      "MODEL SIGNATURES NOT VERIFIED for eu (no MODEL_PUBLIC_KEY): breast-cancer-edge/1, digits-edge/1 checked against their sha256 only",
+      "MODEL SIGNATURES NOT VERIFIED for eu-only (no MODEL_PUBLIC_KEY): breast-cancer-edge/1, digits-edge/1 checked against their sha256 only",
     );
   });
 
@@ -122,7 +212,7 @@ describe("edge model checks before a deploy", () => {
     const { code, stdout, stderr } = await deployWith(
       { MODEL_PUBLIC_KEY: key },
       "--env",
-      "eu",
+      "eu-only",
       "--percent",
       "10",
       "--dry-run",

@@ -3,9 +3,11 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Gateway } from "@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/Gateway";
+import { GatewayClass } from "@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/GatewayClass";
+import { HTTPRoute } from "@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/HTTPRoute";
 import { ScaledObject } from "@kubernetes-models/keda/keda.sh/v1alpha1/ScaledObject";
 import { Deployment } from "kubernetes-models/apps/v1/Deployment";
-import { Ingress } from "kubernetes-models/networking.k8s.io/v1/Ingress";
 import { NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
 import { PodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBudget";
 import { Namespace } from "kubernetes-models/v1/Namespace";
@@ -39,7 +41,8 @@ const MODELS: Record<string, new (data: never) => { validate(): void }> = {
   "v1/ServiceAccount": ServiceAccount,
   "v1/Service": Service,
   "apps/v1/Deployment": Deployment,
-  "networking.k8s.io/v1/Ingress": Ingress,
+  "gateway.networking.k8s.io/v1/Gateway": Gateway,
+  "gateway.networking.k8s.io/v1/HTTPRoute": HTTPRoute,
   "networking.k8s.io/v1/NetworkPolicy": NetworkPolicy,
   "policy/v1/PodDisruptionBudget": PodDisruptionBudget,
   "keda.sh/v1alpha1/ScaledObject": ScaledObject,
@@ -94,7 +97,8 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
   it("renders only valid objects of known kinds, all in the edgecascade namespace", () => {
     expect(objects.map((o) => o.kind).sort()).toEqual([
       "Deployment",
-      "Ingress",
+      "Gateway",
+      "HTTPRoute",
       "Namespace",
       "NetworkPolicy",
       "PodDisruptionBudget",
@@ -181,14 +185,14 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
     });
   });
 
-  it("lets only the ingress controller and Prometheus reach the pool's port", () => {
+  it("lets only the Gateway's Envoy proxies and Prometheus reach the pool's port", () => {
     const policy = byKind(objects, "NetworkPolicy");
     expect(policy.spec.podSelector.matchLabels).toEqual(deployment.spec.selector.matchLabels);
     expect(policy.spec.policyTypes).toEqual(["Ingress"]);
     const [rule] = policy.spec.ingress;
     expect(rule.ports).toEqual([{ port: "http", protocol: "TCP" }]);
     expect(rule.from.map((f: Obj) => f.namespaceSelector.matchLabels["kubernetes.io/metadata.name"])).toEqual([
-      "ingress-nginx",
+      "envoy-gateway-system",
       "monitoring",
     ]);
   });
@@ -277,14 +281,47 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
     () => {
       const host = region === undefined ? "pool.edgecascade.example.com" : new URL(wranglerRegions().get(region)!).host;
       if (region !== undefined) expect(wranglerRegions().get(region)!).toMatch(/^https:/);
-      const ingress = byKind(objects, "Ingress");
-      expect(ingress.spec.rules[0].host).toBe(host);
-      expect(ingress.spec.tls[0].hosts).toEqual([host]);
-      const paths = ingress.spec.rules[0].http.paths.map((p: Obj) => p.path);
-      expect(paths).toEqual(["/v1/classify", "/v2"]);
+      // Gateway API: an HTTPS listener for the host, on Envoy Gateway's class, with the Origin CA certificate.
+      const gateway = byKind(objects, "Gateway");
+      expect(gateway.spec.gatewayClassName).toBe("eg");
+      expect(gateway.spec.listeners).toEqual([
+        {
+          name: "https",
+          protocol: "HTTPS",
+          port: 443,
+          hostname: host,
+          tls: { mode: "Terminate", certificateRefs: [{ kind: "Secret", name: "regional-tls" }] },
+          allowedRoutes: { namespaces: { from: "Same" } },
+        },
+      ]);
+      // The route attaches to that listener and sends the inference and v2 paths, nothing else, to the Service.
+      const route = byKind(objects, "HTTPRoute");
+      expect(route.spec.parentRefs).toEqual([{ name: gateway.metadata.name, sectionName: "https" }]);
+      expect(route.spec.hostnames).toEqual([host]);
+      expect(route.spec.rules).toHaveLength(1);
+      expect(route.spec.rules[0].matches).toEqual([
+        { path: { type: "Exact", value: "/v1/classify" } },
+        { path: { type: "PathPrefix", value: "/v2" } },
+      ]);
+      const service = byKind(objects, "Service");
+      const http = service.spec.ports.find((p: Obj) => p.name === "http");
+      expect(route.spec.rules[0].backendRefs).toEqual([{ name: service.metadata.name, port: http.port }]);
       expect(deployment.spec.template.metadata.labels["edgecascade.example.com/region"]).toBe(region);
     },
   );
+});
+
+describe("once per cluster", () => {
+  it("the GatewayClass is valid, Envoy Gateway's, and the one every overlay's Gateway names", () => {
+    const docs = parseAllDocuments(readFileSync(join(K8S, "cluster/gatewayclass.yaml"), "utf8")).map((d) => d.toJS());
+    expect(docs).toHaveLength(1);
+    const gatewayClass = docs[0];
+    expect(() => new GatewayClass(gatewayClass).validate()).not.toThrow();
+    expect(gatewayClass.spec.controllerName).toBe("gateway.envoyproxy.io/gatewayclass-controller");
+    for (const overlay of OVERLAYS) {
+      expect(byKind(render(overlay), "Gateway").spec.gatewayClassName, overlay).toBe(gatewayClass.metadata.name);
+    }
+  });
 });
 
 describe("overlays", () => {

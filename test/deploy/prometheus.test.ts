@@ -119,22 +119,51 @@ describe("Prometheus rules", () => {
     }
   });
 
-  it("prometheus.yml passes promtool check config (Kubernetes discovery swapped for a static target)", () => {
+  it("cluster.yml passes promtool check config (Kubernetes discovery swapped for a static target)", () => {
     // Debian's promtool is built without Kubernetes service discovery; everything else is checked as written.
-    const config = parse(readFileSync(join(DIR, "prometheus.yml"), "utf8")) as {
-      rule_files: string[];
-      scrape_configs: Record<string, unknown>[];
-    };
+    const config = readConfig("cluster.yml");
     const scrape = config.scrape_configs.find((s) => s.job_name === "edgecascade-regional")!;
     expect(scrape.kubernetes_sd_configs).toEqual([{ role: "pod", namespaces: { names: ["edgecascade"] } }]);
     delete scrape.kubernetes_sd_configs;
     scrape.static_configs = [{ targets: ["127.0.0.1:8000"] }];
-    expect(config.rule_files.sort()).toEqual(RULE_FILES);
-    config.rule_files = config.rule_files.map((f) => join(DIR, f));
-    const file = join(tmp, "prometheus.yml");
-    writeFileSync(file, stringify(config));
-    const { status, output } = promtool("check", "config", file);
-    expect(status, output).toBe(0);
-    expect(output).toMatch(/SUCCESS: 3 rule files found/);
+    expect(config.scrape_configs.map((s) => s.job_name)).toEqual(["edgecascade-regional"]);
+    expect(config.rule_files.sort()).toEqual(["regional.rules.yml", "rollout.rules.yml"]);
+    expect(checkConfig(config, "cluster.yml")).toMatch(/SUCCESS: 2 rule files found/);
+  });
+
+  it("probes.yml, the one Prometheus for the probes, passes promtool check config", () => {
+    const config = readConfig("probes.yml");
+    expect(config.scrape_configs.map((s) => s.job_name)).toEqual(["edgecascade-probe"]);
+    expect(config.rule_files).toEqual(["probe.rules.yml"]);
+    expect(checkConfig(config, "probes.yml")).toMatch(/SUCCESS: 1 rule files found/);
+  });
+
+  it("scrapes and evaluates each rule file in one place, and routes every alert to one Alertmanager", () => {
+    const cluster = readConfig("cluster.yml");
+    const probes = readConfig("probes.yml");
+    // Every cluster runs cluster.yml: a probe alert there would fire once per cluster.
+    expect([...cluster.rule_files, ...probes.rule_files].sort()).toEqual(RULE_FILES.sort());
+    expect(cluster.scrape_configs.some((s) => s.job_name === "edgecascade-probe")).toBe(false);
+    expect(cluster.alerting).toEqual(probes.alerting);
+    expect(probes.alerting.alertmanagers).toHaveLength(1);
   });
 });
+
+interface PrometheusConfig {
+  rule_files: string[];
+  scrape_configs: Record<string, unknown>[];
+  alerting: { alertmanagers: unknown[] };
+}
+
+function readConfig(file: string): PrometheusConfig {
+  return parse(readFileSync(join(DIR, file), "utf8")) as PrometheusConfig;
+}
+
+/** promtool check config on a copy whose rule files point back into deploy/prometheus/; returns its output. */
+function checkConfig(config: PrometheusConfig, name: string): string {
+  const file = join(tmp, name);
+  writeFileSync(file, stringify({ ...config, rule_files: config.rule_files.map((f) => join(DIR, f)) }));
+  const { status, output } = promtool("check", "config", file);
+  expect(status, output).toBe(0);
+  return output;
+}

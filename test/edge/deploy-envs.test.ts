@@ -1,9 +1,10 @@
 import { execFile } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
+import { withoutRequiredSecrets } from "../../scripts/deploy/plan.ts";
 import { MODELS_DIR, ROOT } from "../../scripts/stack/build-edge.ts";
 import { readRepository } from "../../scripts/stack/edge-models.ts";
 import { startEdgeWorker } from "../../scripts/stack/edge-worker.ts";
@@ -11,20 +12,56 @@ import { startEdgeWorker } from "../../scripts/stack/edge-worker.ts";
 const run = promisify(execFile);
 const EDGE_VARIANTS = readRepository(MODELS_DIR).filter((m) => m.edge).length;
 const MiB = 1024 * 1024;
-/** Workers' compressed size limits. */
-const FREE_LIMIT = 3 * MiB;
-const PAID_LIMIT = 10 * MiB;
+/** The Worker size limit on every plan since 2026-09-04: 64 MiB, uncompressed (docs/edge.md). */
+const SIZE_LIMIT = 64 * MiB;
 
+const EVERY_POOL = ["us-east", "us-west", "eu-central", "eu-west", "ap-northeast", "ap-southeast"];
+/** The deployed environments: one anycast Worker that knows every pool, a residency-restricted one, staging. */
 const REGIONS: Record<string, string[]> = {
-  us: ["us-east", "us-west", "eu-central"],
-  eu: ["eu-central", "eu-west", "us-east"],
-  ap: ["ap-northeast", "ap-southeast", "us-west"],
+  production: EVERY_POOL,
+  "eu-only": ["eu-central", "eu-west"],
+  staging: EVERY_POOL,
 };
 
 const tmp = mkdtempSync(join(tmpdir(), "edgecascade-deploy-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-describe("per-region deploys", () => {
+describe("deployed environments", () => {
+  it("are production (the default: every pool), eu-only (residency) and staging", async () => {
+    const { unstable_readConfig } = await import("wrangler");
+    const toml = join(ROOT, "wrangler.toml");
+    for (const [env, names] of Object.entries(REGIONS)) {
+      const config = unstable_readConfig({ config: toml, env });
+      const regions = config.vars.REGIONS as { name: string; continent: string }[];
+      expect(regions.map((r) => r.name)).toEqual(names);
+      if (env === "eu-only") expect(new Set(regions.map((r) => r.continent))).toEqual(new Set(["EU"]));
+      // One hostname each, a Custom Domain: Cloudflare makes its DNS record and certificate.
+      // A Custom Domain is a bare hostname: no path, no wildcard.
+      expect(config.routes).toEqual([{ pattern: expect.stringMatching(/^[\w-]+(\.[\w-]+)+$/), custom_domain: true }]);
+      expect(config.kv_namespaces).toEqual([{ binding: "REGION_STATUS", id: expect.stringMatching(/\S/) }]);
+      expect(config.observability).toEqual({ enabled: true, head_sampling_rate: expect.any(Number) });
+      // The cron writes REGION_STATUS; its schedule is the top level's (inherited).
+      expect(config.triggers.crons.length).toBeGreaterThan(0);
+      const signed = env !== "staging";
+      expect(config.secrets?.required).toEqual([
+        "API_KEYS",
+        "REGIONAL_SHARED_SECRET",
+        ...(signed ? ["MODEL_PUBLIC_KEY"] : []),
+      ]);
+      expect(config.vars.ALLOW_LOCATION_OVERRIDE).toBe("false");
+    }
+    // Every environment has its own rate-limit namespace and its own REGION_STATUS namespace.
+    const configs = Object.keys(REGIONS).map((env) => unstable_readConfig({ config: toml, env }));
+    for (const ids of [configs.map((c) => c.ratelimits[0]!.namespace_id), configs.map((c) => c.kv_namespaces[0]!.id)]) {
+      expect(new Set(ids).size).toBe(ids.length);
+    }
+    // An --allow-open deploy drops secrets from the env's `secrets = { required = [...] }` line (plan.ts).
+    const text = readFileSync(toml, "utf8");
+    for (const env of Object.keys(REGIONS)) {
+      expect(withoutRequiredSecrets(text, env, ["API_KEYS"])).not.toBe(text);
+    }
+  });
+
   it.each(Object.keys(REGIONS))(
     "npm run deploy -- --env %s --dry-run builds the Worker with its own bindings",
     async (env) => {
@@ -34,12 +71,12 @@ describe("per-region deploys", () => {
         ["scripts/deploy.ts", "--env", env, "--dry-run", "--outdir", outdir],
         { cwd: ROOT, env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" } },
       );
-      const [, raw, gzip] = stdout.match(/Total Upload: ([\d.]+) KiB \/ gzip: ([\d.]+) KiB/) ?? [];
+      const [, raw] = stdout.match(/Total Upload: ([\d.]+) KiB \/ gzip: ([\d.]+) KiB/) ?? [];
       expect(raw, stdout).toBeDefined();
-      expect(Number(gzip) * 1024).toBeLessThan(PAID_LIMIT);
-      // Over the Free plan's limit: the ORT wasm alone is ~3.6 MB compressed (docs/edge.md).
-      expect(Number(gzip) * 1024).toBeGreaterThan(FREE_LIMIT);
-      expect(stdout).toMatch(/env\.RATE_LIMITER \(6000 requests\/60s\)/);
+      // Under a quarter of the limit: the ORT wasm is ~14 MB of it (docs/edge.md).
+      expect(Number(raw) * 1024).toBeLessThan(SIZE_LIMIT / 4);
+      expect(stdout).toMatch(/env\.RATE_LIMITER \(\d+ requests\/60s\)/);
+      expect(stdout).toMatch(/env\.REGION_STATUS \(.*\)\s+KV Namespace/);
       expect(stdout).toMatch(/env\.REGIONS/);
 
       const files = readdirSync(outdir);
@@ -95,6 +132,9 @@ describe("npm run deploy", () => {
       () => ({ code: 0, stderr: "" }),
       (err: { code: number; stderr: string }) => ({ code: err.code, stderr: err.stderr }),
     );
-    expect(exit).toEqual({ code: 2, stderr: expect.stringContaining("--env is required (one of us, eu, ap)") });
+    expect(exit).toEqual({
+      code: 2,
+      stderr: expect.stringContaining("--env is required (one of production, eu-only, staging)"),
+    });
   });
 });

@@ -25,7 +25,7 @@ export const FULL_BUDGETS: Budgets = {
 /** Defaults for an edge variant (`standsFor` set): it ships inside the Worker and runs on every edge request. */
 export const EDGE_BUDGETS: Budgets = {
   ...FULL_BUDGETS,
-  /** 1 MiB: the Worker bundle is ~3.7 MB gzip of a 10 MB paid-plan limit, almost all onnxruntime's wasm. */
+  /** 1 MiB: the Worker bundle is ~14 MB of the 64 MiB Worker limit, almost all onnxruntime's wasm; every isolate holds every variant. */
   maxBytes: 1024 * 1024,
   p50Ms: 0.5,
   p99Ms: 2,
