@@ -147,6 +147,37 @@ export function kserveRest(t: Tensor, model: string): ClientRequest {
   };
 }
 
+/**
+ * kserve's `InferInput.set_data_from_numpy(x)` (binary by default): `to_rest` puts the bytes after orjson's JSON,
+ * and the client adds Inference-Header-Content-Length and `application/octet-stream`.
+ */
+export function kserveBinary(t: Tensor, model: string): ClientRequest {
+  const values = Float32Array.from(t.rows.flat());
+  const head = encode(
+    python({
+      id: "1b4e28ba-2fa1-11d2-883f-0016d3cca427",
+      model_name: model,
+      inputs: [
+        {
+          name: t.input,
+          shape: [t.rows.length, t.rows[0]!.length],
+          datatype: "FP32",
+          parameters: { binary_data_size: values.byteLength },
+        },
+      ],
+    }),
+  );
+  return {
+    name: "kserve InferenceRESTClient binary",
+    headers: {
+      ...HTTPX,
+      "inference-header-content-length": String(head.length),
+      "content-type": "application/octet-stream",
+    },
+    body: concat(head, new Uint8Array(values.buffer)),
+  };
+}
+
 /** Every client's infer request for `t` (model `model`), each compression the tritonclient ones offer. */
 export function everyClientRequest(t: Tensor, model: string): ClientRequest[] {
   const out: ClientRequest[] = [];
@@ -155,7 +186,7 @@ export function everyClientRequest(t: Tensor, model: string): ClientRequest[] {
       out.push(tritonJson(t, client, compression), tritonBinary(t, client, compression));
     }
   }
-  out.push(kserveRest(t, model));
+  out.push(kserveRest(t, model), kserveBinary(t, model));
   return out;
 }
 
