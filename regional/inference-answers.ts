@@ -96,13 +96,20 @@ export function inferenceAnswers(deps: AppDeps) {
     }
   }
 
-  /** The body decoded from its Content-Encoding, within the body limit once decoded (413 past it). */
-  const decoded = (input: InferenceInput) =>
-    decodeBody(input.body, requestCoding(input.contentEncoding), limits.maxBodyBytes);
+  /**
+   * The body decoded from its Content-Encoding, within the body limit once decoded (413 past it). A plain body,
+   * nearly every one, is handed back as it is, without a promise on the way.
+   */
+  const decoded = (input: InferenceInput): Uint8Array | Promise<Uint8Array> => {
+    const coding = requestCoding(input.contentEncoding);
+    return coding === "identity" ? input.body : decodeBody(input.body, coding, limits.maxBodyBytes);
+  };
 
   return {
     async classify(input: InferenceInput): Promise<InferenceAnswer> {
-      const call = parseClassifyRequest(parseJsonBody(await decoded(input), input.contentType));
+      const raw = decoded(input);
+      const body = raw instanceof Uint8Array ? raw : await raw;
+      const call = parseClassifyRequest(parseJsonBody(body, input.contentType));
       const acquired = repository.acquire(call.model, call.version);
       let lease = acquired;
       try {
@@ -125,7 +132,9 @@ export function inferenceAnswers(deps: AppDeps) {
     },
 
     async infer(input: InferenceInput, model: string, version?: string): Promise<InferenceAnswer> {
-      const { json, binary } = readInferBody(await decoded(input), input.jsonLength, input.contentType);
+      const raw = decoded(input);
+      const body = raw instanceof Uint8Array ? raw : await raw;
+      const { json, binary } = readInferBody(body, input.jsonLength, input.contentType);
       const call = parseInferRequest(json);
       checkNamedModel(call, model, version);
       const acquired = repository.acquire(model, version);
