@@ -19,7 +19,8 @@ import { v2 } from "./routes/v2.ts";
  * (routes/served-headers.ts). Health and server metadata stay
  * open for load balancers. Every error becomes `{error, code}` in the one onError.
  */
-export const app = new Hono<AppEnv>();
+// strict: false: `/v2/` and `/v2/models/digits/` answer as without the slash, as on Triton and the pools.
+export const app = new Hono<AppEnv>({ strict: false });
 
 app.use(isolateRuntime());
 app.use(cors(API_CORS));

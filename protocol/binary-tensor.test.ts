@@ -26,12 +26,26 @@ describe("readInferBody", () => {
   const json = encoder.encode('{"inputs":[]}');
   const tail = new Uint8Array([0, 0, 128, 63]);
 
-  it("without Inference-Header-Content-Length, the body is JSON and must say so", () => {
-    expect(readInferBody(json, undefined, "application/json")).toEqual({
-      json: { inputs: [] },
-      binary: new Uint8Array(),
+  it("without Inference-Header-Content-Length, the body is JSON: a JSON type, none, or octet-stream (as Triton reads it)", () => {
+    for (const type of [
+      undefined,
+      "",
+      "application/json",
+      "application/json; charset=utf-8",
+      "application/octet-stream",
+    ]) {
+      expect(readInferBody(json, undefined, type)).toEqual({ json: { inputs: [] }, binary: new Uint8Array() });
+    }
+    for (const type of ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"]) {
+      expect(failure(() => readInferBody(json, undefined, type))).toMatchObject({
+        status: 415,
+        message: `content-type must be application/json or application/octet-stream (read as JSON), got ${type}`,
+      });
+    }
+    // Binary tensor bytes without the header are not JSON: a 400 naming why, not a guess.
+    expect(failure(() => readInferBody(concat(json, tail), undefined, "application/octet-stream"))).toMatchObject({
+      status: 400,
     });
-    expect(failure(() => readInferBody(json, undefined, "application/octet-stream"))).toMatchObject({ status: 415 });
   });
 
   it("with it, splits the JSON part from the bytes after it, whatever the content type", () => {

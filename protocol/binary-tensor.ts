@@ -7,8 +7,8 @@
  * when the request's `parameters.binary_data_output` is true and the output does not say otherwise.
  * Web-standard APIs only: the edge Worker and the regional pools share it.
  */
-import { BadRequest } from "./errors.ts";
-import { parseJsonBody, parseJsonText, utf8Text } from "./json-body.ts";
+import { BadRequest, UnsupportedMediaType } from "./errors.ts";
+import { isJsonContentType, parseJsonText, utf8Text } from "./json-body.ts";
 import type { InferRequest, InferResponse } from "./types.ts";
 
 /** Length in bytes of the JSON part of a body that carries binary tensor data. */
@@ -25,16 +25,33 @@ export interface InferBody {
 const EMPTY = new Uint8Array(0);
 
 /**
- * Split a v2 infer body. Without `Inference-Header-Content-Length` it is JSON and must say so (415
- * otherwise). With it, the content type is not looked at (Triton ignores it, and clients send anything from
- * none to `application/octet-stream`); the header must be a whole number of bytes within the body (400).
+ * Whether a v2 body without `Inference-Header-Content-Length` is read as JSON: a JSON type, no Content-Type
+ * (tritonclient's HTTP client in JSON mode sends none), or `application/octet-stream` (its asyncio client's,
+ * which aiohttp sets for bytes). Triton reads such a body as JSON whatever its type; a form, text or
+ * multipart type (what a browser may send across origins without a preflight) is still a 415.
+ */
+export function readsAsJson(contentType: string | undefined): boolean {
+  if (contentType === undefined || contentType.trim() === "") return true;
+  const essence = contentType.split(";", 1)[0]!.trim().toLowerCase();
+  return essence === BINARY_CONTENT_TYPE || isJsonContentType(contentType);
+}
+
+/**
+ * Split a v2 infer body. Without `Inference-Header-Content-Length` it is JSON (`readsAsJson` for its type,
+ * 415 otherwise). With it, the content type is not looked at (Triton ignores it, and clients send anything
+ * from none to `application/octet-stream`); the header must be a whole number of bytes within the body (400).
  */
 export function readInferBody(
   body: Uint8Array,
   headerLength: string | undefined,
   contentType: string | undefined,
 ): InferBody {
-  if (headerLength === undefined) return { json: parseJsonBody(body, contentType), binary: EMPTY };
+  if (headerLength === undefined) {
+    if (!readsAsJson(contentType)) {
+      throw new UnsupportedMediaType(contentType, "application/json or application/octet-stream (read as JSON)");
+    }
+    return { json: parseJsonText(utf8Text(body)), binary: EMPTY };
+  }
   const length = /^\d{1,12}$/.test(headerLength.trim()) ? Number(headerLength) : Number.NaN;
   if (!(length <= body.length)) {
     throw new BadRequest(

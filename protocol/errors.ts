@@ -69,15 +69,13 @@ export class PayloadTooLarge extends ServingError {
   }
 }
 
-/** 415: the body is not JSON. */
+/** 415: the body is not of a type the route reads (`accepted`, default application/json). */
 export class UnsupportedMediaType extends ServingError {
-  constructor(contentType: string | null | undefined) {
+  constructor(contentType: string | null | undefined, accepted = "application/json") {
     super(
       415,
       "unsupported_media_type",
-      contentType
-        ? `content-type must be application/json, got ${contentType}`
-        : "content-type must be application/json",
+      contentType ? `content-type must be ${accepted}, got ${contentType}` : `content-type must be ${accepted}`,
     );
   }
 }

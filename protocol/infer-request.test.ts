@@ -2,7 +2,13 @@ import { describe, expect, it } from "vitest";
 import { mutatedBodies, plainAgreesWithSchema } from "../test/support/body-mutations.ts";
 import { modelConfig } from "../test/support/heldout.ts";
 import { failure } from "../test/support/serving-error.ts";
-import { parseInferRequest, plainInferCall, readInferInputs, schemaInferCall } from "./infer-request.ts";
+import {
+  checkNamedModel,
+  parseInferRequest,
+  plainInferCall,
+  readInferInputs,
+  schemaInferCall,
+} from "./infer-request.ts";
 import { signatureOf } from "./model-config.ts";
 
 const signature = signatureOf(modelConfig("digits"));
@@ -28,6 +34,29 @@ describe("v2 infer requests", () => {
     expect(call.request.id).toBe("a");
     expect(call.cascade).toBe("regional");
     expect(parseInferRequest({ inputs: [tensor()] }).cascade).toBe("auto");
+  });
+
+  it("takes KServe's model_name and model_version when they repeat the path, and refuses another model", () => {
+    // What kserve's InferRequest.to_rest() writes: a uuid id, model_name, the inputs.
+    const kserve = parseInferRequest({
+      id: "1b4e28ba-2fa1-11d2-883f-0016d3cca427",
+      model_name: "digits",
+      inputs: [tensor()],
+    });
+    expect(read(kserve.request).batch).toBe(1);
+    expect(() => checkNamedModel(kserve, "digits")).not.toThrow();
+    expect(() => checkNamedModel(kserve, "digits", "1")).not.toThrow();
+    expect(failure(() => checkNamedModel(kserve, "breast-cancer"))).toMatchObject({
+      status: 400,
+      message: 'the body\'s "model_name" is "digits" but the path names model "breast-cancer"',
+    });
+    const versioned = parseInferRequest({ model_name: "digits", model_version: "2", inputs: [tensor()] });
+    expect(() => checkNamedModel(versioned, "digits")).not.toThrow();
+    expect(failure(() => checkNamedModel(versioned, "digits", "1"))).toMatchObject({
+      status: 400,
+      message: 'the body\'s "model_version" is "2" but the path names version "1"',
+    });
+    expect(failure(() => parseInferRequest({ model_name: 7, inputs: [tensor()] }))).toMatchObject({ status: 400 });
   });
 
   it("accepts requested outputs that exist", () => {
@@ -168,6 +197,8 @@ describe("plainInferCall", () => {
     { inputs: [{ name: "pixels", shape: [1, 2], datatype: "FP32", data: [1, 2] }] },
     {
       id: "a",
+      model_name: "m",
+      model_version: "1",
       parameters: { cascade: "edge", other: 1 },
       inputs: [{ name: "x", shape: [2, 1], datatype: "INT8", parameters: { p: 1 }, data: [[1], [2]] }],
       outputs: [{ name: "probabilities", parameters: { binary_data: false } }],

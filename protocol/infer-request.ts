@@ -24,6 +24,8 @@ const tensorSchema = v.strictObject({
 });
 const inferSchema = v.strictObject({
   id: v.optional(v.string()),
+  model_name: v.optional(v.string()),
+  model_version: v.optional(v.string()),
   parameters: v.optional(parametersSchema),
   inputs: v.pipe(v.array(plainObject(tensorSchema)), v.minLength(1, "must hold at least one tensor")),
   outputs: v.optional(
@@ -47,7 +49,8 @@ const plainRecord = (x: unknown): x is Record<string, unknown> =>
   !Object.hasOwn(x, "prototype") &&
   !Object.hasOwn(x, "constructor");
 const TENSOR_FIELDS = new Set(["name", "shape", "datatype", "parameters", "data"]);
-const REQUEST_FIELDS = new Set(["id", "parameters", "inputs", "outputs"]);
+/** The protocol's fields, and `model_name`/`model_version`, which KServe's clients add (checked: `checkNamedModel`). */
+const REQUEST_FIELDS = new Set(["id", "model_name", "model_version", "parameters", "inputs", "outputs"]);
 
 function plainTensor(t: unknown): boolean {
   if (!isPlainObject(t)) return false;
@@ -72,8 +75,10 @@ function plainOutput(o: unknown): boolean {
  */
 export function plainInferCall(body: Record<string, unknown>): InferCall | undefined {
   for (const key in body) if (!REQUEST_FIELDS.has(key)) return undefined;
-  const { id, parameters, inputs, outputs } = body;
+  const { id, model_name, model_version, parameters, inputs, outputs } = body;
   if (id !== undefined && typeof id !== "string") return undefined;
+  if (model_name !== undefined && typeof model_name !== "string") return undefined;
+  if (model_version !== undefined && typeof model_version !== "string") return undefined;
   if (!Array.isArray(inputs) || inputs.length === 0 || !inputs.every(plainTensor)) return undefined;
   if (outputs !== undefined && !(Array.isArray(outputs) && outputs.every(plainOutput))) return undefined;
   let cascade: CascadeMode = "auto";
@@ -102,6 +107,23 @@ export function schemaInferCall(body: object): InferCall {
 export function parseInferRequest(body: unknown): InferCall {
   if (!isPlainObject(body)) throw new BadRequest('body must be a JSON object with "inputs"');
   return plainInferCall(body) ?? schemaInferCall(body);
+}
+
+/**
+ * A body's own `model_name` and `model_version` (KServe's InferenceRESTClient always sends `model_name`) against
+ * the model and version of the path: KServe's server ignores them, Triton's too; here they may be left out or
+ * repeat the path, and a body naming another model (or, with a version in the path, another version) is a
+ * 400 rather than rows run on a model they were not meant for. Without a version in the path, `model_version`
+ * is not compared: the version that answers is in the answer's `model_version`.
+ */
+export function checkNamedModel(call: InferCall, model: string, version?: string): void {
+  const { model_name, model_version } = call.request;
+  if (model_name !== undefined && model_name !== model) {
+    throw new BadRequest(`the body's "model_name" is "${model_name}" but the path names model "${model}"`);
+  }
+  if (version !== undefined && model_version !== undefined && model_version !== version) {
+    throw new BadRequest(`the body's "model_version" is "${model_version}" but the path names version "${version}"`);
+  }
 }
 
 /** Flatten row-major nested data (`[[1,2],[3,4]]` or `[1,2,3,4]`); nesting deeper than any tensor here is refused. */

@@ -83,6 +83,9 @@ export interface InferRequestedOutput {
 /** `POST /v2/models/{m}[/versions/{v}]/infer`. */
 export interface InferRequest {
   id?: string;
+  /** Sent by KServe's clients; must name the path's model (protocol/infer-request.ts `checkNamedModel`). */
+  model_name?: string;
+  model_version?: string;
   parameters?: Record<string, unknown>;
   inputs: InferInputTensor[];
   outputs?: InferRequestedOutput[];

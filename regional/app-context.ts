@@ -4,6 +4,7 @@ import type { Logger } from "./log.ts";
 import type { InferenceAdmission } from "./middleware/admit-in-time.ts";
 import type { DeadlineVariables } from "./middleware/deadline.ts";
 import type { ModelControl } from "./model-control.ts";
+import type { ModelStatistics } from "./model-stats.ts";
 import type { Recorder } from "./recorder.ts";
 import type { ModelRepository } from "./repository.ts";
 import type { Rollouts } from "./rollout/rollouts.ts";
@@ -25,6 +26,8 @@ export interface AppDeps {
   modelSigningKey: string | undefined;
   /** The exposition text `/metrics` answers (in a cluster worker: every worker's, aggregated). */
   metricsText(): Promise<string>;
+  /** Triton's statistics `/v2/models/stats` answers (in a cluster worker: every worker's, summed). */
+  statistics(): Promise<ModelStatistics[]>;
   metricsContentType: string;
   /** True from SIGTERM on: readiness fails, answers close their connections. */
   draining(): boolean;
@@ -32,6 +35,8 @@ export interface AppDeps {
   poolNotReady(): string | undefined;
   log: Logger;
   limits: RequestLimits;
+  /** The dynamic batcher's queue delay (`--max-queue-delay-us`), as `/v2/models/{m}/config` reports it. */
+  maxQueueDelayUs: number;
   /** Milliseconds each inference request waits first (simulated network distance). */
   delayMs: number;
   /** Admission by deadline, one per pool: the Hono routes and the fast path share it. */

@@ -8,6 +8,7 @@ import { httpMetrics } from "./middleware/http-metrics.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { inferenceRoutes } from "./routes/inference.ts";
 import { repositoryRoutes } from "./routes/repository.ts";
+import { tritonExtensionRoutes } from "./routes/triton-extensions.ts";
 
 export type { AppDeps } from "./app-context.ts";
 
@@ -19,9 +20,12 @@ export type { AppDeps } from "./app-context.ts";
  * the node:http fast path instead (regional/fast-path/), which keeps these same rules.
  */
 export function createRegionalApp(deps: AppDeps, answers: InferenceAnswers): Hono<RegionalEnv> {
-  const app = new Hono<RegionalEnv>();
+  // strict: false: `/v2/` and `/v2/models/digits/` answer as `/v2` and `/v2/models/digits` (clients join base
+  // paths with a trailing slash), as Triton's routes do.
+  const app = new Hono<RegionalEnv>({ strict: false });
   app.use("*", httpMetrics(deps.recorder), closeConnectionsWhile(deps.draining));
 
+  app.route("/", tritonExtensionRoutes(deps));
   app.route("/", healthRoutes(deps));
   app.route("/", inferenceRoutes(deps, answers));
   app.route("/", repositoryRoutes(deps));

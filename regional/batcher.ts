@@ -97,7 +97,7 @@ export class DynamicBatcher implements Executor {
     try {
       const probs = await this.#context.run(data, total);
       const computeUs = nowUs() - startUs;
-      recorder.executed(total, computeUs / 1e6);
+      recorder.executed(total, computeUs / 1e6, batch.length);
       const classes = probs.length / total;
       let row = 0;
       for (const w of batch) {

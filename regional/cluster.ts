@@ -2,12 +2,13 @@ import cluster, { type Worker } from "node:cluster";
 import type { Logger } from "./log.ts";
 import { aggregateMetrics, type Metrics, type MetricsJson } from "./metrics.ts";
 import { type ControlOp, clusterControl, type ModelControl, type Settled, settle } from "./model-control.ts";
+import { type ModelStatistics, sumStatistics } from "./model-stats.ts";
 
 /**
  * node:cluster for `--workers N`: the primary forks N workers that share the port (it accepts connections and
  * hands them out round-robin), forwards SIGTERM/SIGINT/SIGHUP to them, replaces a worker that dies after it
  * started, and answers `/metrics` with every worker's metrics summed, so a scrape does not depend on which
- * worker happened to take the connection. Model control (loads, unloads, rollouts) is relayed the same way:
+ * worker happened to take the connection; Triton's statistics (`/v2/models/stats`) are summed with them. Model control (loads, unloads, rollouts) is relayed the same way:
  * the worker that takes an admin call asks the primary to run it in every worker and answers with all their
  * results combined, and the primary replays the latest of them per model to a worker that replaces a dead one.
  */
@@ -19,8 +20,10 @@ type Message =
   | { type: "edgecascade:pool-ready"; ready: number; workers: number }
   | { type: "edgecascade:metrics-request"; id: number }
   | { type: "edgecascade:metrics-text"; id: number; text: string }
+  | { type: "edgecascade:stats-request"; id: number }
+  | { type: "edgecascade:stats"; id: number; stats: ModelStatistics[] }
   | { type: "edgecascade:metrics-collect"; id: number }
-  | { type: "edgecascade:metrics-json"; id: number; metrics: MetricsJson }
+  | { type: "edgecascade:metrics-json"; id: number; metrics: MetricsJson; stats: ModelStatistics[] }
   | { type: "edgecascade:control-request"; id: number; op: ControlOp; args: unknown[] }
   | { type: "edgecascade:control-run"; id: number; op: ControlOp; args: unknown[] }
   | { type: "edgecascade:control-result"; id: number; result: Settled<unknown> }
@@ -47,7 +50,8 @@ export function runPrimary(workers: number, log: Logger): Promise<number> {
     const started = new Set<number>();
     const ready = new Set<number>();
     let nextCollect = 0;
-    const collections = new Map<number, { got: MetricsJson[]; waiting: number; done: () => void }>();
+    type Collected = { metrics: MetricsJson; stats: ModelStatistics[] };
+    const collections = new Map<number, { got: Collected[]; waiting: number; done: () => void }>();
     let nextControl = 0;
     const controls = new Map<
       number,
@@ -85,10 +89,10 @@ export function runPrimary(workers: number, log: Logger): Promise<number> {
       for (const w of Object.values(cluster.workers ?? {})) w?.process.kill("SIGHUP");
     });
 
-    const collect = async (): Promise<string> => {
+    const collect = async (): Promise<Collected[]> => {
       const id = nextCollect++;
       const live = Object.values(cluster.workers ?? {}).filter((w): w is Worker => !!w?.isConnected());
-      const got: MetricsJson[] = [];
+      const got: Collected[] = [];
       await new Promise<void>((done) => {
         const timer = setTimeout(done, COLLECT_TIMEOUT_MS);
         collections.set(id, {
@@ -103,7 +107,7 @@ export function runPrimary(workers: number, log: Logger): Promise<number> {
         if (live.length === 0) collections.get(id)!.done();
       });
       collections.delete(id);
-      return aggregateMetrics(got);
+      return got;
     };
 
     /**
@@ -200,15 +204,24 @@ export function runPrimary(workers: number, log: Logger): Promise<number> {
           }
           break;
         case "edgecascade:metrics-request":
-          void collect().then((text) => {
+          void collect()
+            .then((got) => aggregateMetrics(got.map((g) => g.metrics)))
+            .then((text) => {
+              if (worker.isConnected())
+                worker.send({ type: "edgecascade:metrics-text", id: message.id, text } satisfies Message);
+            });
+          break;
+        case "edgecascade:stats-request":
+          void collect().then((got) => {
+            const stats = sumStatistics(got.map((g) => g.stats));
             if (worker.isConnected())
-              worker.send({ type: "edgecascade:metrics-text", id: message.id, text } satisfies Message);
+              worker.send({ type: "edgecascade:stats", id: message.id, stats } satisfies Message);
           });
           break;
         case "edgecascade:metrics-json": {
           const c = collections.get(message.id);
           if (!c) break;
-          c.got.push(message.metrics);
+          c.got.push({ metrics: message.metrics, stats: message.stats });
           if (--c.waiting === 0) c.done();
           break;
         }
@@ -269,6 +282,8 @@ export function workerChannel(local: Metrics): {
   listening(url: string, port: number): void;
   ready(): void;
   metricsText(): Promise<string>;
+  /** Every worker's statistics, summed by the primary. */
+  statistics(): Promise<ModelStatistics[]>;
   /** Serve relayed control calls with `here`, and return the control every admin call goes through. */
   control(here: ModelControl): ModelControl;
   /** Why the pool is not ready as a whole (undefined once the primary saw every worker ready). */
@@ -277,6 +292,7 @@ export function workerChannel(local: Metrics): {
   let pool: { ready: number; workers: number } | undefined;
   let nextId = 0;
   const waiting = new Map<number, (text: string) => void>();
+  const waitingStats = new Map<number, (stats: ModelStatistics[]) => void>();
   const relayed = new Map<number, (results: Settled<unknown>[]) => void>();
   let here: ModelControl | undefined;
   const send = (m: Message) => process.send?.(m);
@@ -293,10 +309,17 @@ export function workerChannel(local: Metrics): {
     } else if (message.type === "edgecascade:pool-ready") {
       pool = { ready: message.ready, workers: message.workers };
     } else if (message.type === "edgecascade:metrics-collect") {
-      void local.json().then((metrics) => send({ type: "edgecascade:metrics-json", id: message.id, metrics }));
+      void local
+        .json()
+        .then((metrics) =>
+          send({ type: "edgecascade:metrics-json", id: message.id, metrics, stats: local.statistics() }),
+        );
     } else if (message.type === "edgecascade:metrics-text") {
       waiting.get(message.id)?.(message.text);
       waiting.delete(message.id);
+    } else if (message.type === "edgecascade:stats") {
+      waitingStats.get(message.id)?.(message.stats);
+      waitingStats.delete(message.id);
     }
   });
   return {
@@ -319,6 +342,20 @@ export function workerChannel(local: Metrics): {
           resolve(text);
         });
         send({ type: "edgecascade:metrics-request", id });
+      }),
+    statistics: () =>
+      new Promise((resolve) => {
+        const id = nextId++;
+        // As for metricsText: past the primary's timeout, this worker's own numbers rather than nothing.
+        const fallback = setTimeout(() => {
+          waitingStats.delete(id);
+          resolve(local.statistics());
+        }, COLLECT_TIMEOUT_MS * 2);
+        waitingStats.set(id, (stats) => {
+          clearTimeout(fallback);
+          resolve(stats);
+        });
+        send({ type: "edgecascade:stats-request", id });
       }),
     control(local) {
       here = local;

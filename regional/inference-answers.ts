@@ -1,9 +1,10 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { encodeInferResponse, readInferBody, wantsBinaryOutput } from "../protocol/binary-tensor.ts";
 import { parseClassifyRequest, readClassifyInputs } from "../protocol/classify-request.ts";
+import { decodeBody, requestCoding } from "../protocol/content-coding.ts";
 import { ServingError } from "../protocol/errors.ts";
 import { MODEL_VERSION_HEADER, ROLLOUT_HEADER, SERVED_BY_HEADER } from "../protocol/headers.ts";
-import { parseInferRequest, readInferInputs } from "../protocol/infer-request.ts";
+import { checkNamedModel, parseInferRequest, readInferInputs } from "../protocol/infer-request.ts";
 import { parseJsonBody } from "../protocol/json-body.ts";
 import { toInferResponse, toPredictions } from "../protocol/responses.ts";
 import { formatRolloutHeader } from "../protocol/rollout/header.ts";
@@ -20,8 +21,10 @@ export interface InferenceInput {
   contentType: string | undefined;
   /** `Inference-Header-Content-Length` (v2 with binary tensor data, protocol/binary-tensor.ts). */
   jsonLength: string | undefined;
-  /** The whole body. */
+  /** The whole body, as received. */
   body: Uint8Array;
+  /** `Content-Encoding` of the body (gzip, deflate or identity; protocol/content-coding.ts). Default identity. */
+  contentEncoding?: string;
   /** When the pool received the request, on the `nowUs` clock. */
   receivedUs: number;
   /** When its caller stops waiting, on the same clock; `Infinity` for none. */
@@ -93,9 +96,20 @@ export function inferenceAnswers(deps: AppDeps) {
     }
   }
 
+  /**
+   * The body decoded from its Content-Encoding, within the body limit once decoded (413 past it). A plain body,
+   * nearly every one, is handed back as it is, without a promise on the way.
+   */
+  const decoded = (input: InferenceInput): Uint8Array | Promise<Uint8Array> => {
+    const coding = requestCoding(input.contentEncoding);
+    return coding === "identity" ? input.body : decodeBody(input.body, coding, limits.maxBodyBytes);
+  };
+
   return {
     async classify(input: InferenceInput): Promise<InferenceAnswer> {
-      const call = parseClassifyRequest(parseJsonBody(input.body, input.contentType));
+      const raw = decoded(input);
+      const body = raw instanceof Uint8Array ? raw : await raw;
+      const call = parseClassifyRequest(parseJsonBody(body, input.contentType));
       const acquired = repository.acquire(call.model, call.version);
       let lease = acquired;
       try {
@@ -118,8 +132,11 @@ export function inferenceAnswers(deps: AppDeps) {
     },
 
     async infer(input: InferenceInput, model: string, version?: string): Promise<InferenceAnswer> {
-      const { json, binary } = readInferBody(input.body, input.jsonLength, input.contentType);
+      const raw = decoded(input);
+      const body = raw instanceof Uint8Array ? raw : await raw;
+      const { json, binary } = readInferBody(body, input.jsonLength, input.contentType);
       const call = parseInferRequest(json);
+      checkNamedModel(call, model, version);
       const acquired = repository.acquire(model, version);
       let lease = acquired;
       try {

@@ -74,6 +74,7 @@ async function main(): Promise<number | undefined> {
             return channel.metricsText;
           },
           // Called after metricsText: the channel exists.
+          statistics: () => channel!.statistics,
           control: (local) => channel!.control(local),
           poolNotReady: () => (channel ? channel.poolNotReady() : "this worker has not joined its pool yet"),
         }

@@ -37,7 +37,7 @@ describe("per-version gauges", () => {
   it("a disposed version's gauges disappear; its counters stay", async () => {
     const metrics = createMetrics();
     const v1 = metrics.recorder.model("digits", "1");
-    v1.executed(4, 0.001);
+    v1.executed(4, 0.001, 2);
     const v2 = metrics.recorder.model("digits", "2");
     v1.dispose();
     for (const name of ["edgecascade_inference_pending_requests", "edgecascade_inference_queue_depth"]) {
@@ -69,7 +69,7 @@ describe("histograms", () => {
   it("count each observation in the first bucket whose bound holds it, cumulatively, with sum and count", async () => {
     const metrics = createMetrics();
     const model = metrics.recorder.model("digits", "1");
-    for (const rows of [1, 2, 3, 64, 65, 1000]) model.executed(rows, 0.0001);
+    for (const rows of [1, 2, 3, 64, 65, 1000]) model.executed(rows, 0.0001, 1);
     const name = "edgecascade_inference_batch_size";
     const series = (await metrics.text()).split("\n").filter((l) => l.startsWith(name));
     const bucket = (le: string) => series.find((l) => l.includes(`le="${le}"`))?.split(" ")[1];

@@ -8,6 +8,7 @@ import {
   type Metric,
   Registry,
 } from "prom-client";
+import { type ModelStatistics, sumStatistics, VersionStatistics } from "./model-stats.ts";
 import type { InferenceOutcome, ModelRecorder, Recorder, RolloutRecorder } from "./recorder.ts";
 
 /** One process's metrics as `Registry.getMetricsAsJSON()` returns them. */
@@ -24,6 +25,8 @@ export interface Metrics {
   text(): Promise<string>;
   /** This process's metrics as JSON, for a cluster primary to aggregate. */
   json(): Promise<MetricsJson>;
+  /** Triton's statistics of every model version this process has served (model-stats.ts). */
+  statistics(): ModelStatistics[];
   contentType: string;
 }
 
@@ -309,9 +312,18 @@ export function createMetrics(): Metrics {
   });
 
   const httpCells = new Map<string, Cell>();
+  // One per model version for the life of the process, like the counters: a reloaded version keeps counting.
+  const statistics = new Map<string, VersionStatistics>();
   const recorder: Recorder = {
     model(model, version): ModelRecorder {
       const labels = { model, version };
+      const key = `${model}\u0000${version}`;
+      let stats = statistics.get(key);
+      if (!stats) {
+        stats = new VersionStatistics(model, version);
+        statistics.set(key, stats);
+      }
+      const st = stats;
       const outcomes = new Map<InferenceOutcome, Cell>();
       const outcome = (o: InferenceOutcome) => {
         let cell = outcomes.get(o);
@@ -337,16 +349,21 @@ export function createMetrics(): Metrics {
         queueDepth: (n) => {
           depth.value = n;
         },
-        queued: (s) => qd.observe(s),
-        executed(n, s) {
+        queued(s) {
+          qd.observe(s);
+          st.queued(s);
+        },
+        executed(n, s, requests) {
           r.value += n;
           e.value += 1;
           bs.observe(n);
           cd.observe(s);
+          st.executed(n, s, requests);
         },
         request(o, s) {
           outcome(o).value += 1;
           rd.observe(s);
+          st.request(o, s, Date.now());
         },
         ready: (yes) => {
           ready.value = yes ? 1 : 0;
@@ -397,6 +414,7 @@ export function createMetrics(): Metrics {
     recorder,
     text: () => registry.metrics(),
     json: () => registry.getMetricsAsJSON(),
+    statistics: () => sumStatistics([[...statistics.values()].map((s) => s.snapshot())]),
     contentType: registry.contentType,
   };
 }

@@ -14,8 +14,8 @@ export interface ModelRecorder {
   queueDepth(depth: number): void;
   /** A request left the queue for a run after waiting `seconds`. */
   queued(seconds: number): void;
-  /** One `session.run` of `rows` rows took `seconds`. */
-  executed(rows: number, seconds: number): void;
+  /** One `session.run` of `rows` rows, gathered from `requests` requests, took `seconds`. */
+  executed(rows: number, seconds: number, requests: number): void;
   /** A request ended, `seconds` after the pool received it. */
   request(outcome: InferenceOutcome, seconds: number): void;
   /** Whether this version serves. */

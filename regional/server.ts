@@ -15,6 +15,7 @@ import type { Logger } from "./log.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
 import { inferenceAdmission } from "./middleware/admit-in-time.ts";
 import { localControl, type ModelControl } from "./model-control.ts";
+import type { ModelStatistics } from "./model-stats.ts";
 import type { RegionalOptions } from "./options.ts";
 import { type LoadReport, ModelRepository, type RepositoryOptions } from "./repository.ts";
 import { Rollouts } from "./rollout/rollouts.ts";
@@ -25,6 +26,8 @@ export interface ServerHooks {
   log: Logger;
   /** What `/metrics` answers; default: this process's metrics. A cluster worker aggregates all workers'. */
   metricsText?: (local: Metrics) => () => Promise<string>;
+  /** What `/v2/models/stats` answers; default: this process's statistics. A cluster worker sums all workers'. */
+  statistics?: (local: Metrics) => () => Promise<ModelStatistics[]>;
   /** Default: the dynamic batcher. Benchmarks swap in their baselines. */
   executor?: ExecutorFactory;
   /** What admin calls go through; default: this process's. A cluster worker relays them to every worker. */
@@ -172,11 +175,13 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
     provider: decision.provider,
     modelSigningKey: publicKey?.id,
     metricsText,
+    statistics: hooks.statistics?.(metrics) ?? (async () => metrics.statistics()),
     metricsContentType: metrics.contentType,
     draining: () => draining,
     poolNotReady: hooks.poolNotReady ?? (() => undefined),
     log,
     limits: DEFAULT_LIMITS,
+    maxQueueDelayUs: options.maxQueueDelayUs,
     delayMs: options.delayMs,
     admission: inferenceAdmission({ minInFlight: options.maxBatch, refuse: overloadedError(options.queueFullStatus) }),
     sharedSecret: options.sharedSecret,

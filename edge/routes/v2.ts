@@ -6,12 +6,16 @@ import {
   readInferBody,
   wantsBinaryOutput,
 } from "../../protocol/binary-tensor.ts";
+import { decodeBody, requestCoding } from "../../protocol/content-coding.ts";
+import { ServingError } from "../../protocol/errors.ts";
 import { refuseOtherMethods } from "../../protocol/http-errors.ts";
-import { parseInferRequest, readInferInputs } from "../../protocol/infer-request.ts";
+import { checkNamedModel, parseInferRequest, readInferInputs } from "../../protocol/infer-request.ts";
 import { DEFAULT_LIMITS } from "../../protocol/limits.ts";
 import { toInferResponse } from "../../protocol/responses.ts";
+import { tritonModelConfig } from "../../protocol/triton-config.ts";
 import type { ModelMetadata, ServerMetadata } from "../../protocol/types.ts";
 import type { AppEnv } from "../app-env.ts";
+import { tritonAnswerEncoding } from "../middleware/answer-encoding.ts";
 import { limitBody } from "../middleware/body-limit.ts";
 import type { ServedModel } from "../models/served-model.ts";
 import { locate } from "../regions/locate.ts";
@@ -20,14 +24,20 @@ import { mayCall } from "../tenants/keys.ts";
 import { lookupModel } from "./lookup.ts";
 import { applyServed } from "./served-headers.ts";
 
-/** Open Inference Protocol v2 (KServe), REST: server and model metadata, health, inference. */
+/**
+ * Open Inference Protocol v2 (KServe), REST: server and model metadata, health, inference, Triton's model
+ * configuration; answers compressed by Triton's rule (middleware/answer-encoding.ts).
+ */
 export const v2 = new Hono<AppEnv>();
+
+v2.use("*", tritonAnswerEncoding());
 
 v2.get("/", async (c) =>
   c.json({
     name: "edgecascade-edge",
     version: pkg.version,
-    extensions: ["binary_tensor_data"],
+    // Not "statistics": those are the pools' (GET /v2/models/stats below says so).
+    extensions: ["binary_tensor_data", "model_configuration"],
     // Said where operators look: a Worker without MODEL_PUBLIC_KEY loads unsigned edge models.
     modelSignatures: await c.get("runtime").modelSignatures(),
   } satisfies ServerMetadata & Record<string, unknown>),
@@ -82,10 +92,12 @@ v2.post("/repository/index", (c) => {
 /** Inference, with JSON or binary tensor data in and out (protocol/binary-tensor.ts). */
 const infer = async (c: Context<AppEnv>) => {
   const rt = c.get("runtime");
-  const body = new Uint8Array(await c.req.arrayBuffer());
+  const coding = requestCoding(c.req.header("content-encoding"));
+  const body = await decodeBody(new Uint8Array(await c.req.arrayBuffer()), coding, DEFAULT_LIMITS.maxBodyBytes);
   const { json, binary } = readInferBody(body, c.req.header(INFERENCE_HEADER_LENGTH), c.req.header("content-type"));
   const call = parseInferRequest(json);
   const version = c.req.param("version");
+  checkNamedModel(call, c.req.param("model")!, version);
   const model = lookupModel(c, c.req.param("model")!, version);
   const rows = readInferInputs(call, model.signature, DEFAULT_LIMITS, binary);
   const binaryOutput = wantsBinaryOutput(call.request, model.signature.outputName);
@@ -111,10 +123,41 @@ const infer = async (c: Context<AppEnv>) => {
   return c.body(answer.body, 200, answer.headers);
 };
 
+/**
+ * Triton's model configuration of a model as this edge serves it: its config.json, the request batch limit, no
+ * dynamic batching (rows the edge forwards are batched at the pools: their `/config` says how).
+ */
+const config = (c: Context<AppEnv>) => {
+  const model = lookupModel(c, c.req.param("model")!, c.req.param("version"));
+  return c.json(
+    tritonModelConfig(model.config, {
+      maxBatchSize: Math.min(DEFAULT_LIMITS.maxBatch, model.signature.maxBatchSize),
+      kind: "KIND_CPU",
+      version: model.servedVersion,
+    }),
+  );
+};
+
+/**
+ * Triton's statistics stay with the pools, which count every run of the full models: an isolate's own counts
+ * are one of many (per data centre, per isolate) and are in `/status`. A 501 that says where to ask, rather than
+ * a 404 that reads like a missing model.
+ */
+const statistics = () => {
+  throw new ServingError(
+    501,
+    "not_implemented",
+    "inference statistics are the regional pools': GET /v2/models/stats on a pool (the edge's own counts are in /status)",
+  );
+};
+v2.get("/models/stats", statistics);
+
 const bases = ["/models/:model", "/models/:model/versions/:version"];
 for (const base of bases) {
   v2.get(base, metadata);
   v2.get(`${base}/ready`, modelReady);
+  v2.get(`${base}/config`, config);
+  v2.get(`${base}/stats`, statistics);
   v2.post(`${base}/infer`, limitBody(), infer);
 }
 refuseOtherMethods(v2, {
@@ -122,10 +165,13 @@ refuseOtherMethods(v2, {
   "/health/live": ["GET"],
   "/health/ready": ["GET"],
   "/repository/index": ["POST"],
+  "/models/stats": ["GET"],
   ...Object.fromEntries(
     bases.flatMap((b) => [
       [b, ["GET"]],
       [`${b}/ready`, ["GET"]],
+      [`${b}/config`, ["GET"]],
+      [`${b}/stats`, ["GET"]],
       [`${b}/infer`, ["POST"]],
     ]),
   ),

@@ -64,6 +64,7 @@ export function inferenceFastPath({ deps, answers, fallback }: FastPathOptions):
         contentType: header(req, "content-type"),
         jsonLength: header(req, INFERENCE_HEADER_LENGTH),
         body,
+        contentEncoding: header(req, "content-encoding"),
         receivedUs,
         deadlineUs,
       };

@@ -19,7 +19,7 @@ export function healthRoutes(deps: AppDeps): Hono<RegionalEnv> {
     c.json({
       name: "edgecascade-regional",
       version: PACKAGE.version,
-      extensions: ["model_repository", "binary_tensor_data"],
+      extensions: ["model_repository", "binary_tensor_data", "model_configuration", "statistics"],
       region: deps.region,
       executionProvider: deps.provider,
       // Said where operators look: a deployment without a public key serves unsigned models.

@@ -36,6 +36,7 @@ export function inferenceRoutes(deps: AppDeps, answers: InferenceAnswers): Hono<
     contentType: c.req.header("content-type"),
     jsonLength: c.req.header(INFERENCE_HEADER_LENGTH),
     body: new Uint8Array(await c.req.arrayBuffer()),
+    contentEncoding: c.req.header("content-encoding"),
     // c.get, not c.var: Hono builds a fresh object of every variable on each c.var access.
     receivedUs: c.get("receivedUs"),
     deadlineUs: c.get("deadlineUs"),

@@ -19,7 +19,7 @@ const MODES: Record<string, ExecutorFactory> = {
       const started = nowUs();
       const probs = await context.run(rows.data, rows.batch);
       const computeUs = nowUs() - started;
-      context.recorder.executed(rows.batch, computeUs / 1e6);
+      context.recorder.executed(rows.batch, computeUs / 1e6, 1);
       return { probs, queueMs: 0, computeMs: computeUs / 1000, batchRows: rows.batch };
     },
   }),

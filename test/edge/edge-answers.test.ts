@@ -80,7 +80,7 @@ describe("edge inference in workerd", () => {
   it("serves the Open Inference Protocol v2", async () => {
     expect((await getJson(worker, "/v2")).body).toMatchObject({
       name: "edgecascade-edge",
-      extensions: ["binary_tensor_data"],
+      extensions: ["binary_tensor_data", "model_configuration"],
     });
     const meta = await getJson(worker, "/v2/models/digits");
     expect(meta.body).toEqual({

@@ -27,7 +27,7 @@ describe("server and model metadata (Open Inference Protocol v2)", () => {
     expect(res.body).toEqual({
       name: "edgecascade-regional",
       version: expect.stringMatching(/^\d+\.\d+\.\d+/),
-      extensions: ["model_repository", "binary_tensor_data"],
+      extensions: ["model_repository", "binary_tensor_data", "model_configuration", "statistics"],
       region: "eu",
       executionProvider: expect.stringMatching(/^(cpu|cuda)$/),
       modelSignatures: { required: false },

@@ -314,6 +314,11 @@ describe("--workers 2", () => {
     // Each worker loaded digits once: the sum shows both workers' metrics are in one answer.
     expect(metric(text, "edgecascade_model_loads_total", { model: "digits", outcome: "success" })).toBe(2);
     expect(metric(text, "edgecascade_inference_requests_total", { model: "digits", outcome: "success" })).toBe(20);
+    // Triton's statistics are summed the same way (regional/model-stats.ts).
+    const stats = (await get(`${p.url}/v2/models/digits/stats`, { connection: "close" })).body;
+    expect(stats.model_stats).toHaveLength(1);
+    expect(stats.model_stats[0]).toMatchObject({ name: "digits", version: "1", inference_count: 20 });
+    expect(stats.model_stats[0].inference_stats.success.count).toBe(20);
 
     stop(p.pid);
     expect(await p.exited).toBe(0);

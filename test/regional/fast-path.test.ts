@@ -124,11 +124,13 @@ describe("inferenceFastPath", () => {
       recorder: server.metrics.recorder,
       provider: "cpu" as const,
       metricsText: server.metrics.text,
+      statistics: async () => server.metrics.statistics(),
       metricsContentType: server.metrics.contentType,
       draining: () => false,
       poolNotReady: () => undefined,
       log: () => {},
       limits: DEFAULT_LIMITS,
+      maxQueueDelayUs: 0,
       delayMs: 0,
       admission: inferenceAdmission({ minInFlight: 64, refuse: () => new RateLimited("overloaded", 1) }),
     };
