@@ -308,7 +308,15 @@ export function createMetrics(): Metrics {
     ...common,
   });
 
+  const grpc = deferredCounter({
+    name: "edgecascade_grpc_responses_total",
+    help: "gRPC calls answered, by method and status code.",
+    labelNames: ["method", "code"],
+    ...common,
+  });
+
   const httpCells = new Map<string, Cell>();
+  const grpcCells = new Map<string, Cell>();
   const recorder: Recorder = {
     model(model, version): ModelRecorder {
       const labels = { model, version };
@@ -388,6 +396,15 @@ export function createMetrics(): Metrics {
       if (!cell) {
         cell = http({ method, route, status: String(status) });
         httpCells.set(key, cell);
+      }
+      cell.value += 1;
+    },
+    grpcResponse(method, code) {
+      const key = `${method} ${code}`;
+      let cell = grpcCells.get(key);
+      if (!cell) {
+        cell = grpc({ method, code });
+        grpcCells.set(key, cell);
       }
       cell.value += 1;
     },

@@ -1,0 +1,27 @@
+import type { AppDeps } from "./app-context.ts";
+
+/** The pool's readiness, or why not. */
+export type PoolReadiness = { ready: true } | { ready: false; reasons: string[] };
+
+/**
+ * Whether the pool serves, as `/v2/health/ready`, gRPC `ServerReady` and the gRPC health service report it:
+ * not while draining; then every wanted model serving, and in a cluster every worker (readiness is the pod's).
+ * Like every readiness check, it also starts the load of any wanted model that is neither serving nor loading.
+ */
+export function poolReadiness(deps: Pick<AppDeps, "draining" | "repository" | "poolNotReady">): PoolReadiness {
+  const { repository } = deps;
+  if (deps.draining()) return { ready: false, reasons: ["draining"] };
+  repository.ensureLoading();
+  const pool = deps.poolNotReady();
+  if (repository.ready() && !pool) return { ready: true };
+  return {
+    ready: false,
+    reasons: [...(repository.ready() ? [] : repository.notReadyReasons()), ...(pool ? [pool] : [])],
+  };
+}
+
+/** Whether `name` (at `version`, if given) serves, starting its load if needed; 404 for an unknown model. */
+export function modelReadiness(repository: AppDeps["repository"], name: string, version: string | undefined): boolean {
+  repository.ensureLoading(name);
+  return repository.modelReady(name, version);
+}
