@@ -160,7 +160,7 @@ const DOCS: readonly OptionDoc[] = [
 
 export const HELP = `Usage: npm run regional -- [options]
 
-The regional inference pool: /v1/classify, Open Inference Protocol v2, /metrics.
+The regional inference pool: /v1/classify, Open Inference Protocol v2 (HTTP, and gRPC on --grpc-port), /metrics.
 
 Options (each also settable by the environment variable shown; flags win):
 ${DOCS.map((d) => `  --${`${d.flag} ${d.value}`.padEnd(28)} ${d.env.padEnd(28)} ${d.help}`).join("\n")}

@@ -51,7 +51,7 @@ export interface RegionalServer {
   /** SIGHUP: reload every model from disk. */
   reload(): Promise<PromiseSettledResult<LoadReport>[]>;
   /**
-   * SIGTERM: readiness turns false, after `shutdownDelayMs` the listener closes, every accepted request is
+   * SIGTERM: readiness turns false, after `shutdownDelayMs` the listeners (HTTP, gRPC) close, every accepted request is
    * answered, then the sessions are released. Idempotent.
    */
   shutdown(): Promise<void>;

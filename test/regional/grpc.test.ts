@@ -79,6 +79,15 @@ describe("health and metadata", () => {
     expect(await check("")).toMatchObject({ ok: true, value: { status: 1 } });
     expect(await check("inference.GRPCInferenceService")).toMatchObject({ ok: true, value: { status: 1 } });
     expect(await check("other.Service")).toMatchObject({ ok: false, error: { code: status.NOT_FOUND } });
+    expect(await client.call("List", {}, { service: "health" })).toMatchObject({
+      ok: true,
+      value: { statuses: { "": { status: 1 }, "inference.GRPCInferenceService": { status: 1 } } },
+    });
+    const watch = await client.stream("Watch", { service: "" });
+    expect(watch).toMatchObject({
+      code: status.UNIMPLEMENTED,
+      details: expect.stringMatching(/Check the health instead/),
+    });
   });
 });
 
@@ -125,7 +134,7 @@ describe("ModelInfer", () => {
     expect(values).toEqual(await httpJson(100, 64));
   });
 
-  it("concurrent calls share the dynamic batcher with HTTP and each gets its own rows back", async () => {
+  it("concurrent calls go through the dynamic batcher and each gets its own rows back", async () => {
     const answers = await Promise.all(
       [0, 1, 2, 3, 4, 5, 6, 7].map((i) => client.call("ModelInfer", rawRequest(i * 5, 1))),
     );
@@ -280,7 +289,11 @@ describe("auth, deadline and drain", () => {
 
   it("shutdown: readiness turns false, the call in flight is answered, then the port closes", async () => {
     const inFlight = secure.call("ModelInfer", rawRequest(3, 2), bearer(grpcToken(SECRET)));
-    await new Promise((r) => setTimeout(r, 50));
+    // Shut down once the pool holds the call (it counts it pending before its 300 ms wait).
+    const pending = /edgecascade_inference_pending_requests\{model="digits",version="1"\} 1/;
+    for (let i = 0; i < 100 && !pending.test(await (await fetch(`${secured.url}/metrics`)).text()); i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
     const stopped = secured.shutdown();
     expect(await secure.call("ServerReady", {})).toMatchObject({ ok: true, value: { ready: false } });
     expect(await secure.call("Check", { service: "" }, { service: "health" })).toMatchObject({ value: { status: 2 } });

@@ -1,6 +1,7 @@
 import {
   type CallOptions,
   type Client,
+  type ClientReadableStream,
   type ClientUnaryCall,
   credentials,
   Metadata,
@@ -24,6 +25,8 @@ export interface GrpcTestClient {
     request: object,
     options?: { metadata?: Record<string, string>; deadlineMs?: number; service?: "inference" | "health" },
   ): Promise<GrpcResult<Message>>;
+  /** A server-streaming method of grpc.health.v1.Health (Watch): the status it ends with. */
+  stream(method: string, request: object): Promise<ServiceError | undefined>;
   /** A method the .proto does not declare (Triton's extras, e.g. ModelConfig), with an empty message. */
   callUndeclared(path: string): Promise<GrpcResult<Buffer>>;
   close(): void;
@@ -58,6 +61,15 @@ export function grpcClient(port: number): GrpcTestClient {
       for (const [k, v] of Object.entries(options.metadata ?? {})) metadata.set(k, v);
       const callOptions: CallOptions = options.deadlineMs ? { deadline: Date.now() + options.deadlineMs } : {};
       return settle((done) => client[method]!.call(client, request, metadata, callOptions, done));
+    },
+    stream(method, request) {
+      const client = clients.health as unknown as Record<string, (request: object) => ClientReadableStream<unknown>>;
+      const call = client[method]!.call(clients.health, request);
+      return new Promise((resolve) => {
+        call.on("data", () => {});
+        call.on("error", (err: ServiceError) => resolve(err));
+        call.on("end", () => resolve(undefined));
+      });
     },
     callUndeclared(path) {
       return settle<Buffer>((done) =>
