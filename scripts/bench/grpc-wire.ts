@@ -71,11 +71,12 @@ async function closedLoop(send: (i: number) => Promise<boolean>, concurrency: nu
 
 const quantile = (sorted: number[], q: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? 0;
-const median = (xs: number[]) =>
-  quantile(
-    [...xs].sort((a, b) => a - b),
-    0.5,
-  );
+/** The middle value; the mean of the middle two for an even count. */
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+};
 const round2 = (x: number) => Math.round(x * 100) / 100;
 
 export async function measureGrpcWire(o: GrpcWireOptions) {
