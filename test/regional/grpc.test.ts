@@ -253,6 +253,7 @@ describe("auth, deadline and drain", () => {
     secured = await startTestServer(
       testOptions(["--grpc-port", "0", "--delay-ms", "300", "--shutdown-delay-ms", "200"], {
         REGIONAL_SHARED_SECRET: SECRET,
+        ADMIN_TOKEN: "grpc-admin",
       }),
     );
     secure = grpcClient(secured.grpcPort!);
@@ -285,6 +286,26 @@ describe("auth, deadline and drain", () => {
     }
     expect(text).toMatch(/edgecascade_inference_requests_total\{model="digits",version="1",outcome="expired"\} 1/);
     expect(text).toMatch(/edgecascade_grpc_responses_total\{method="ModelInfer",code="DEADLINE_EXCEEDED"\} 1/);
+  });
+
+  it("a model that is not loaded is UNAVAILABLE, as HTTP answers 503", async () => {
+    const unload = await fetch(`${secured.url}/v2/repository/models/breast-cancer/unload`, {
+      method: "POST",
+      headers: { authorization: "Bearer grpc-admin" },
+    });
+    expect(unload.status).toBe(200);
+    const answer = await secure.call(
+      "ModelInfer",
+      {
+        model_name: "breast-cancer",
+        inputs: [{ name: "features", datatype: "FP32", shape: [1, 30] }],
+        raw_input_contents: [new Uint8Array(120)],
+      },
+      bearer(grpcToken(SECRET)),
+    );
+    expect(answer).toMatchObject({ ok: false, error: { code: status.UNAVAILABLE } });
+    if (!answer.ok) expect(answer.error.metadata.get("edgecascade-error-code")).toEqual(["not_ready"]);
+    expect(await secure.call("ModelReady", { name: "breast-cancer" })).toMatchObject({ value: { ready: false } });
   });
 
   it("shutdown: readiness turns false, the call in flight is answered, then the port closes", async () => {
