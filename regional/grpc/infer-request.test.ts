@@ -96,6 +96,20 @@ describe("grpcInferCall", () => {
       { inputs: [{ name: "pixels", datatype: "FP32", shape: [1, 2], contents: { fp64_contents: [1, 2] } }] },
       /FP32 but its values are in "contents.fp64_contents"; FP32 goes in "contents.fp32_contents"/,
     ],
+    [
+      "HTTP's binary_data_size without raw contents",
+      {
+        inputs: [
+          {
+            name: "pixels",
+            datatype: "FP32",
+            shape: [1, 2],
+            parameters: { binary_data_size: { parameter_choice: "int64_param", int64_param: 8 } },
+          },
+        ],
+      },
+      /over gRPC send the bytes in "raw_input_contents"/,
+    ],
     ["no inputs (the HTTP schema's own check)", { inputs: [] }, /must hold at least one tensor/],
   ])("%s: 400 naming the field", (_, over, message) => {
     expect(() => grpcInferCall(request(over as Partial<GrpcModelInferRequest>))).toThrow(BadRequest);

@@ -84,6 +84,11 @@ export function grpcInferCall(request: GrpcModelInferRequest): GrpcInferCall {
       out.parameters = { ...own, binary_data_size: bytes.length };
       return out;
     }
+    if (own?.binary_data_size !== undefined) {
+      throw new BadRequest(
+        `${where} has "parameters.binary_data_size", HTTP's binary tensor extension; over gRPC send the bytes in "raw_input_contents"`,
+      );
+    }
     if (own) out.parameters = own;
     const field = CONTENTS_FIELD[tensor.datatype];
     if (field && filled.includes(field)) out.data = tensor.contents![field];
