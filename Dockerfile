@@ -45,7 +45,8 @@ COPY --from=app /app ./
 ENV NODE_ENV=production
 # Numeric, so that Kubernetes' runAsNonRoot can verify it.
 USER 1000:1000
-EXPOSE 8000
+# HTTP, and the Open Inference Protocol's gRPC service (--grpc-port).
+EXPOSE 8000 8001
 ENTRYPOINT ["/usr/bin/tini", "--", "node", "regional/main.ts"]
 # Exit rather than serve slowly on the CPU when CUDA does not load.
 CMD ["--ep", "cuda"]
@@ -60,5 +61,6 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY --from=app /app ./
 ENV NODE_ENV=production
 USER 1000:1000
-EXPOSE 8000
+# HTTP, and the Open Inference Protocol's gRPC service (--grpc-port).
+EXPOSE 8000 8001
 ENTRYPOINT ["/usr/bin/tini", "--", "node", "regional/main.ts"]

@@ -4,8 +4,9 @@ import { parseClassifyRequest, readClassifyInputs } from "../protocol/classify-r
 import { decodeBody, requestCoding } from "../protocol/content-coding.ts";
 import { ServingError } from "../protocol/errors.ts";
 import { MODEL_VERSION_HEADER, ROLLOUT_HEADER, SERVED_BY_HEADER } from "../protocol/headers.ts";
-import { checkNamedModel, parseInferRequest, readInferInputs } from "../protocol/infer-request.ts";
+import { checkNamedModel, type InferCall, parseInferRequest, readInferInputs } from "../protocol/infer-request.ts";
 import { parseJsonBody } from "../protocol/json-body.ts";
+import type { ModelSignature } from "../protocol/model-config.ts";
 import { toInferResponse, toPredictions } from "../protocol/responses.ts";
 import { formatRolloutHeader } from "../protocol/rollout/header.ts";
 import type { InputRows } from "../protocol/tensor.ts";
@@ -29,6 +30,23 @@ export interface InferenceInput {
   receivedUs: number;
   /** When its caller stops waiting, on the same clock; `Infinity` for none. */
   deadlineUs: number;
+}
+
+/** When a request arrived and when its caller stops waiting: all the answering code needs of its transport. */
+export type InferenceClock = Pick<InferenceInput, "receivedUs" | "deadlineUs">;
+
+/** A v2 call's answer before encoding: the output `outputName` is `probs`, `[batch, classes]` row-major. */
+export interface InferResult<T = undefined> {
+  model: string;
+  version: string;
+  outputName: string;
+  batch: number;
+  classes: number;
+  probs: Float32Array;
+  /** Server-Timing, served-by, model version and rollout (names lower case). */
+  headers: Record<string, string>;
+  /** What `prepare` returned. */
+  prepared: T;
 }
 
 /** A 200 answer: its headers (names lower case) and body. */
@@ -60,7 +78,7 @@ export function inferenceAnswers(deps: AppDeps) {
    * CPU as serializing the answer (profiled at ~10k req/s).
    */
   async function run(
-    input: InferenceInput,
+    input: InferenceClock,
     lease: Lease,
     rows: InputRows,
   ): Promise<{ result: Executed; headers: Record<string, string> }> {
@@ -105,6 +123,44 @@ export function inferenceAnswers(deps: AppDeps) {
     return coding === "identity" ? input.body : decodeBody(input.body, coding, limits.maxBodyBytes);
   };
 
+  /**
+   * A v2 call checked by `parseInferRequest`, run on `model`: lease, validate the rows against the version
+   * (with `binary`, the bytes of inputs sent as binary data), rollout seam, batcher. `prepare` runs on the
+   * version's signature before the rows are queued, so a request it refuses never runs; its result comes back
+   * as `prepared`. Each protocol encodes the result its own way: HTTP JSON or binary (`infer`), gRPC
+   * (regional/grpc/).
+   */
+  async function inferRows<T>(
+    clock: InferenceClock,
+    call: InferCall,
+    binary: Uint8Array,
+    model: string,
+    version: string | undefined,
+    prepare: (signature: ModelSignature) => T,
+  ): Promise<InferResult<T>> {
+    const acquired = repository.acquire(model, version);
+    let lease = acquired;
+    try {
+      const rows = readInferInputs(call, acquired.model.signature, limits, binary);
+      lease = rollouts.route(acquired, rows, version !== undefined);
+      const { signature } = lease.model;
+      const prepared = prepare(signature);
+      const { result, headers } = await run(clock, lease, rows);
+      return {
+        model,
+        version: lease.model.version,
+        outputName: signature.outputName,
+        batch: rows.batch,
+        classes: signature.classes,
+        probs: result.probs,
+        headers,
+        prepared,
+      };
+    } finally {
+      lease.release();
+    }
+  }
+
   return {
     async classify(input: InferenceInput): Promise<InferenceAnswer> {
       const raw = decoded(input);
@@ -137,30 +193,16 @@ export function inferenceAnswers(deps: AppDeps) {
       const { json, binary } = readInferBody(body, input.jsonLength, input.contentType);
       const call = parseInferRequest(json);
       checkNamedModel(call, model, version);
-      const acquired = repository.acquire(model, version);
-      let lease = acquired;
-      try {
-        const rows = readInferInputs(call, acquired.model.signature, limits, binary);
-        lease = rollouts.route(acquired, rows, version !== undefined);
-        const { signature } = lease.model;
-        const binaryOutput = wantsBinaryOutput(call.request, signature.outputName);
-        const { result, headers } = await run(input, lease, rows);
-        const response = toInferResponse({
-          model,
-          version: lease.model.version,
-          id: call.request.id,
-          outputName: signature.outputName,
-          probs: result.probs,
-          batch: rows.batch,
-          classes: signature.classes,
-          binary: binaryOutput,
-        });
-        const encoded = encodeInferResponse(response, result.probs, binaryOutput);
-        return { headers: { ...encoded.headers, ...headers }, body: encoded.body };
-      } finally {
-        lease.release();
-      }
+      const answered = await inferRows(input, call, binary, model, version, (signature) =>
+        wantsBinaryOutput(call.request, signature.outputName),
+      );
+      const binaryOutput = answered.prepared;
+      const response = toInferResponse({ ...answered, id: call.request.id, binary: binaryOutput });
+      const encoded = encodeInferResponse(response, answered.probs, binaryOutput);
+      return { headers: { ...encoded.headers, ...answered.headers }, body: encoded.body };
     },
+
+    inferRows,
   };
 }
 

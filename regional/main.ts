@@ -81,9 +81,11 @@ async function main(): Promise<number | undefined> {
       : {}),
   });
   server = running;
-  const { url, port } = running;
+  const { url, port, grpcPort } = running;
   channel?.listening(url, port);
-  void running.firstReady.then(() => (channel ? channel.ready() : log("info", "ready", { url, port, workers: 1 })));
+  void running.firstReady.then(() =>
+    channel ? channel.ready() : log("info", "ready", { url, port, grpcPort, workers: 1 }),
+  );
 
   return undefined;
 }

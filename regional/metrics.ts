@@ -311,9 +311,17 @@ export function createMetrics(): Metrics {
     ...common,
   });
 
+  const grpc = deferredCounter({
+    name: "edgecascade_grpc_responses_total",
+    help: "gRPC calls answered, by method and status code.",
+    labelNames: ["method", "code"],
+    ...common,
+  });
+
   const httpCells = new Map<string, Cell>();
   // One per model version for the life of the process, like the counters: a reloaded version keeps counting.
   const statistics = new Map<string, VersionStatistics>();
+  const grpcCells = new Map<string, Cell>();
   const recorder: Recorder = {
     model(model, version): ModelRecorder {
       const labels = { model, version };
@@ -405,6 +413,15 @@ export function createMetrics(): Metrics {
       if (!cell) {
         cell = http({ method, route, status: String(status) });
         httpCells.set(key, cell);
+      }
+      cell.value += 1;
+    },
+    grpcResponse(method, code) {
+      const key = `${method} ${code}`;
+      let cell = grpcCells.get(key);
+      if (!cell) {
+        cell = grpc({ method, code });
+        grpcCells.set(key, cell);
       }
       cell.value += 1;
     },

@@ -16,6 +16,7 @@ describe("parseCommandLine", () => {
     const o = options([]);
     expect(o).toMatchObject({
       port: 8000,
+      grpcPort: 8001,
       host: "0.0.0.0",
       region: "local",
       workers: availableParallelism(),
@@ -37,6 +38,7 @@ describe("parseCommandLine", () => {
   it("reads every option from the environment, and flags win over it", () => {
     const env = {
       REGIONAL_PORT: "9001",
+      REGIONAL_GRPC_PORT: "9101",
       REGIONAL_HOST: "127.0.0.1",
       REGIONAL_REGION: "eu",
       REGIONAL_MODELS: "/srv/models",
@@ -55,6 +57,7 @@ describe("parseCommandLine", () => {
     };
     expect(options([], env)).toEqual({
       port: 9001,
+      grpcPort: 9101,
       host: "127.0.0.1",
       region: "eu",
       modelsDir: "/srv/models",
@@ -88,7 +91,20 @@ describe("parseCommandLine", () => {
     });
   });
 
+  it("--grpc-port: 0 picks a free port, off serves no gRPC", () => {
+    expect(options(["--grpc-port", "0"]).grpcPort).toBe(0);
+    expect(options(["--grpc-port", "off"]).grpcPort).toBeUndefined();
+    expect(options([], { REGIONAL_GRPC_PORT: "off" }).grpcPort).toBeUndefined();
+    expect(options(["--port", "0", "--grpc-port", "0"])).toMatchObject({ port: 0, grpcPort: 0 });
+  });
+
   it.each([
+    [["--grpc-port", "none"], '--grpc-port (REGIONAL_GRPC_PORT) must be a port from 0 to 65535, or off, got "none"'],
+    [["--grpc-port", "70000"], '--grpc-port (REGIONAL_GRPC_PORT) must be a port from 0 to 65535, or off, got "70000"'],
+    [
+      ["--grpc-port", "9000", "--port", "9000"],
+      "--grpc-port (REGIONAL_GRPC_PORT) must differ from --port (REGIONAL_PORT): both are 9000",
+    ],
     [["--port", "65536"], '--port (REGIONAL_PORT) must be an integer from 0 to 65535, got "65536"'],
     [["--port", "80.5"], '--port (REGIONAL_PORT) must be an integer from 0 to 65535, got "80.5"'],
     [["--max-batch", "0"], '--max-batch (REGIONAL_MAX_BATCH) must be an integer from 1 to 4096, got "0"'],

@@ -11,6 +11,12 @@ export type ExecutionProviderChoice = (typeof EXECUTION_PROVIDERS)[number];
 export interface RegionalOptions {
   /** TCP port; 0 picks a free one. Default 8000 (Triton's HTTP port). */
   port: number;
+  /**
+   * Port of the gRPC service (Open Inference Protocol `inference.GRPCInferenceService` and
+   * `grpc.health.v1.Health`), on the same interface; 0 picks a free one, undefined (`off`) serves no gRPC.
+   * Default 8001 (Triton's gRPC port).
+   */
+  grpcPort: number | undefined;
   /** Interface to listen on. Default `0.0.0.0` (all IPv4 interfaces, as a container needs). */
   host: string;
   /** Region name, answered as `servedBy: "regional:<region>"`. Default `local`. */
@@ -71,6 +77,12 @@ interface OptionDoc {
 /** Flags and environment variables, in `--help` order. Secrets have no flag: flags show up in `ps`. */
 const DOCS: readonly OptionDoc[] = [
   { flag: "port", env: "REGIONAL_PORT", value: "P", help: "TCP port; 0 picks a free one (default 8000)" },
+  {
+    flag: "grpc-port",
+    env: "REGIONAL_GRPC_PORT",
+    value: "P|off",
+    help: "gRPC port (Open Inference Protocol); 0 picks a free one, off serves no gRPC (default 8001)",
+  },
   { flag: "host", env: "REGIONAL_HOST", value: "ADDR", help: "interface to listen on (default 0.0.0.0)" },
   {
     flag: "region",
@@ -148,14 +160,16 @@ const DOCS: readonly OptionDoc[] = [
 
 export const HELP = `Usage: npm run regional -- [options]
 
-The regional inference pool: /v1/classify, Open Inference Protocol v2, /metrics.
+The regional inference pool: /v1/classify, Open Inference Protocol v2 (HTTP, and gRPC on --grpc-port), /metrics.
 
 Options (each also settable by the environment variable shown; flags win):
 ${DOCS.map((d) => `  --${`${d.flag} ${d.value}`.padEnd(28)} ${d.env.padEnd(28)} ${d.help}`).join("\n")}
   --help${" ".repeat(54)}print this and exit
 
 Environment only:
-  REGIONAL_SHARED_SECRET       inference endpoints require the edge's HMAC signature (401 without)
+  REGIONAL_SHARED_SECRET       inference endpoints require the edge's HMAC signature (401 without); gRPC
+                               inference requires "authorization: Bearer <token>" metadata, the token
+                               being hex HMAC-SHA256("edgecascade-grpc-v1") with the secret (UNAUTHENTICATED without)
   ADMIN_TOKEN                  model control requires "Authorization: Bearer <token>" (refused when unset)
 
 Signals: SIGHUP reloads every model from disk; SIGTERM/SIGINT drain and exit.
@@ -256,8 +270,21 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   const [epDoc, epRaw] = read("ep");
   const [statusDoc, statusRaw] = read("queue-full-status");
   const modelsDir = text("models", REPO_MODELS, /\S/, "a directory");
+  const port = int("port", 8000, 0, 65535);
+  const [grpcDoc, grpcRaw] = read("grpc-port");
+  let grpcPort: number | undefined = 8001;
+  if (grpcRaw !== undefined) {
+    const n = /^\d{1,5}$/.test(grpcRaw.trim()) ? Number(grpcRaw) : Number.NaN;
+    if (grpcRaw.trim() === "off") grpcPort = undefined;
+    else if (n <= 65535) grpcPort = n;
+    else throw new OptionError(`${fieldName(grpcDoc)} must be a port from 0 to 65535, or off, got "${grpcRaw}"`);
+  }
+  if (grpcPort !== undefined && grpcPort !== 0 && grpcPort === port) {
+    throw new OptionError(`${fieldName(grpcDoc)} must differ from --port (REGIONAL_PORT): both are ${port}`);
+  }
   const options: RegionalOptions = {
-    port: int("port", 8000, 0, 65535),
+    port,
+    grpcPort,
     host: text("host", "0.0.0.0", /^[\w.:-]+$/, "a host name or IP address"),
     region: text("region", "local", /^[a-z0-9][a-z0-9-]{0,62}$/, "lowercase letters, digits and '-' (e.g. us-east)"),
     modelsDir,

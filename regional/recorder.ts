@@ -38,6 +38,8 @@ export interface Recorder {
   executionProvider(provider: string): void;
   /** Any HTTP response, by the route pattern that answered it. */
   httpResponse(method: string, route: string, status: number): void;
+  /** Any gRPC call answered, by method (`ModelInfer`, `Check`, ...) and status code name (`OK`, `NOT_FOUND`). */
+  grpcResponse(method: string, code: string): void;
 }
 
 /** Reports of one model's rollouts (only metrics.ts knows they become `edgecascade_rollout_*` series). */

@@ -10,6 +10,7 @@ import { type AppDeps, createRegionalApp } from "./app.ts";
 import { chooseProvider } from "./execution-provider.ts";
 import type { ExecutorFactory } from "./executor.ts";
 import { inferenceFastPath } from "./fast-path/listener.ts";
+import { type GrpcListener, listenGrpc } from "./grpc/server.ts";
 import { inferenceAnswers } from "./inference-answers.ts";
 import type { Logger } from "./log.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
@@ -41,6 +42,8 @@ export interface ServerHooks {
 export interface RegionalServer {
   url: string;
   port: number;
+  /** The gRPC service's port; undefined when `--grpc-port off`. */
+  grpcPort: number | undefined;
   repository: ModelRepository;
   rollouts: Rollouts;
   metrics: Metrics;
@@ -51,7 +54,7 @@ export interface RegionalServer {
   /** SIGHUP: reload every model from disk. */
   reload(): Promise<PromiseSettledResult<LoadReport>[]>;
   /**
-   * SIGTERM: readiness turns false, after `shutdownDelayMs` the listener closes, every accepted request is
+   * SIGTERM: readiness turns false, after `shutdownDelayMs` the listeners (HTTP, gRPC) close, every accepted request is
    * answered, then the sessions are released. Idempotent.
    */
   shutdown(): Promise<void>;
@@ -213,7 +216,15 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
   const { port } = server.address() as AddressInfo;
   const host = options.host === "0.0.0.0" || options.host === "::" ? "127.0.0.1" : options.host;
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
-  log("info", "listening", { url, port, region: options.region });
+  let grpc: GrpcListener | undefined;
+  if (options.grpcPort !== undefined) {
+    const listen = { host: options.host, port: options.grpcPort, maxMessageBytes: deps.limits.maxBodyBytes };
+    grpc = await listenGrpc(listen, { deps, answers }).catch((err: Error) => {
+      server.close();
+      throw new Error(`gRPC port ${options.grpcPort}: ${err.message}`);
+    });
+  }
+  log("info", "listening", { url, port, grpcPort: grpc?.port, region: options.region });
 
   const loaded = repository.loadAll();
   let stopping: Promise<void> | undefined;
@@ -221,6 +232,7 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
   return {
     url,
     port,
+    grpcPort: grpc?.port,
     repository,
     rollouts,
     metrics,
@@ -232,10 +244,13 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
         draining = true;
         log("info", "draining: readiness is false", { shutdownDelayMs: options.shutdownDelayMs });
         if (options.shutdownDelayMs > 0) await sleep(options.shutdownDelayMs);
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeIdleConnections();
-        });
+        await Promise.all([
+          new Promise<void>((resolve) => {
+            server.close(() => resolve());
+            server.closeIdleConnections();
+          }),
+          grpc?.drain(),
+        ]);
         await repository.close();
         log("info", "drained: every accepted request was answered");
       })();

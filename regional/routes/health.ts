@@ -1,10 +1,9 @@
-import { readFileSync } from "node:fs";
 import { Hono } from "hono";
 import { refuseOtherMethods } from "../../protocol/http-errors.ts";
 import type { ServerMetadata } from "../../protocol/types.ts";
 import type { AppDeps, RegionalEnv } from "../app-context.ts";
-
-const PACKAGE = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+import { modelReadiness, poolReadiness } from "../readiness.ts";
+import { SERVER_NAME, SERVER_VERSION } from "../server-info.ts";
 
 /**
  * Server and model metadata, liveness and readiness (open to everyone, like /metrics: probes and scrapers
@@ -17,8 +16,8 @@ export function healthRoutes(deps: AppDeps): Hono<RegionalEnv> {
 
   app.get("/v2", (c) =>
     c.json({
-      name: "edgecascade-regional",
-      version: PACKAGE.version,
+      name: SERVER_NAME,
+      version: SERVER_VERSION,
       extensions: ["model_repository", "binary_tensor_data", "model_configuration", "statistics"],
       region: deps.region,
       executionProvider: deps.provider,
@@ -30,23 +29,12 @@ export function healthRoutes(deps: AppDeps): Hono<RegionalEnv> {
   app.get("/v2/health/live", (c) => c.json({ live: true }));
 
   app.get("/v2/health/ready", (c) => {
-    if (deps.draining()) return c.json({ ready: false, reasons: ["draining"] }, 503);
-    repository.ensureLoading();
-    // In a cluster every worker answers for the pod: ready only once all of them are.
-    const pool = deps.poolNotReady();
-    if (repository.ready() && !pool) {
-      // Ready for the models that serve; those whose load failed are named, with why (repository.ts `ready`).
-      const failed = repository.failedModels();
-      return c.json(failed.length > 0 ? { ready: true, failed } : { ready: true });
-    }
-    const reasons = [...(repository.ready() ? [] : repository.notReadyReasons()), ...(pool ? [pool] : [])];
-    return c.json({ ready: false, reasons }, 503);
+    // Ready for the models that serve; those whose load failed are named, with why (repository.ts `ready`).
+    const readiness = poolReadiness(deps);
+    return readiness.ready ? c.json(readiness) : c.json(readiness, 503);
   });
 
-  const modelReady = (name: string, version: string | undefined) => {
-    repository.ensureLoading(name);
-    return repository.modelReady(name, version);
-  };
+  const modelReady = (name: string, version: string | undefined) => modelReadiness(repository, name, version);
   app.get("/v2/models/:model/ready", (c) => {
     const name = c.req.param("model");
     if (modelReady(name, undefined)) return c.json({ name, ready: true });

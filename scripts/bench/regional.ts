@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { probeTarget } from "../probe/target.ts";
 import { type RegionalPool, startRegionalPool } from "../stack/regional-pool.ts";
+import { measureGrpcWire } from "./grpc-wire.ts";
 import { holdBenchLock } from "./lock.ts";
 import { cpuSeconds } from "./process-cpu.ts";
 import { haveWrk, type WrkRequest, type WrkResult, wrk, wrkScript } from "./wrk.ts";
@@ -24,7 +25,8 @@ import { haveWrk, type WrkRequest, type WrkResult, wrk, wrkScript } from "./wrk.
  * wrk rather than a Node generator: in C it leaves more of the cores to the server. It is closed-loop: its
  * latencies are those at the throughput it reached.
  * Then the wire formats, on the pool alone: v2 infer with JSON data against Triton's binary tensor data
- * (little-endian FP32 in and out), at 1 and 64 rows per request (`--wire-rounds` rounds).
+ * (little-endian FP32 in and out), at 1 and 64 rows per request (`--wire-rounds` rounds); then the same
+ * against gRPC, from one Node generator for all three (scripts/bench/grpc-wire.ts; wrk speaks no gRPC).
  * Takes about (rounds x servers + wire-rounds x 4) x (warmup + duration) plus a few seconds per server start:
  * with the defaults, (9 x 3 + 3 x 4) x 5 s, about 3.5 minutes.
  */
@@ -297,6 +299,17 @@ const wire = Object.fromEntries(
     ];
   }),
 );
+const grpcWire = await measureGrpcWire({
+  pool: common,
+  model,
+  inputName: input.name,
+  rows: heldout.rows.map((r) => r.input),
+  concurrency: connections,
+  durationS,
+  warmupS,
+  rounds: wireRounds,
+  log: (line) => process.stdout.write(line),
+});
 /** Binary over JSON, per batch size: median of the rounds' own ratios of rows/s. */
 const binaryOverJson = Object.fromEntries(
   [1, 64].map((batch) => [
@@ -355,7 +368,9 @@ const met = {
   aOverB: ratios.aOverB >= TARGETS.aOverB,
   aOverC: ratios.aOverC >= TARGETS.aOverC,
   p99: summary.a.p99Ms <= TARGETS.p99Ms,
-  noErrors: SERVERS.every((s) => summary[s.key].errors === 0) && Object.values(wire).every((w) => w.errors === 0),
+  noErrors:
+    SERVERS.every((s) => summary[s.key].errors === 0) &&
+    [...Object.values(wire), ...Object.values(grpcWire.loads)].every((w) => w.errors === 0),
 };
 
 const flags = [...(suffix ? ["--model", model] : []), ...(args["own-stack"] ? ["--own-stack"] : [])];
@@ -380,6 +395,7 @@ const report = {
   targets: TARGETS,
   met,
   wire: { rounds: wireRounds, loads: wire, binaryOverJson, raw: wireRaw },
+  grpc: { generator: grpcWire.generator, loads: grpcWire.loads, grpcOver: grpcWire.grpcOver, raw: grpcWire.raw },
   rounds: raw,
   ratiosPerRound: perRound.map((r) => ({ aOverB: round2(r.aOverB), aOverC: round2(r.aOverC) })),
 };
@@ -435,7 +451,8 @@ ${Object.values(wire)
 Binary over JSON, rows/s (median of the rounds' own ratios): ${binaryOverJson[1]}× at 1 row per request,
 ${binaryOverJson[64]}× at 64.
 
-Per round: \`bench/regional${suffix}.json\` (\`rounds\`, \`ratiosPerRound\`, \`wire.raw\`).
+${grpcWire.markdown}
+Per round: \`bench/regional${suffix}.json\` (\`rounds\`, \`ratiosPerRound\`, \`wire.raw\`, \`grpc.raw\`).
 `;
 const outDir = resolve(ROOT, args.out!);
 mkdirSync(outDir, { recursive: true });
@@ -443,6 +460,8 @@ writeFileSync(join(outDir, `regional${suffix}.json`), `${JSON.stringify(report, 
 writeFileSync(join(outDir, `regional${suffix}.md`), markdown);
 process.stdout.write(
   `\n${table}\n\na/b ${ratios.aOverB}  a/c ${ratios.aOverC}  (targets ≥ ${TARGETS.aOverB}, ≥ ${TARGETS.aOverC}, p99 ≤ ${TARGETS.p99Ms} ms)\n` +
-    `binary/JSON rows/s: ${binaryOverJson[1]}× at 1 row, ${binaryOverJson[64]}× at 64 rows; took ${tookS} s\n`,
+    `binary/JSON rows/s: ${binaryOverJson[1]}× at 1 row, ${binaryOverJson[64]}× at 64 rows\n` +
+    `gRPC/JSON rows/s: ${grpcWire.grpcOver.json[1]}× at 1 row, ${grpcWire.grpcOver.json[64]}× at 64; ` +
+    `gRPC/binary: ${grpcWire.grpcOver.binary[1]}×, ${grpcWire.grpcOver.binary[64]}×; took ${tookS} s\n`,
 );
 process.exitCode = met.noErrors ? 0 : 1;

@@ -12,7 +12,7 @@ export interface RegionalPoolOptions {
   workers?: number;
   /** Added to this process's environment (e.g. REGIONAL_SHARED_SECRET, ADMIN_TOKEN, REGIONAL_DELAY_MS). */
   env?: Record<string, string>;
-  /** More CLI flags, e.g. `["--delay-ms", "20"]`. */
+  /** More CLI flags, e.g. `["--delay-ms", "20"]`. The pool serves no gRPC unless they hold `--grpc-port`. */
   extraArgs?: string[];
   /** Milliseconds to wait for the pool to be ready. Default 60000. */
   readyTimeoutMs?: number;
@@ -51,7 +51,8 @@ async function exited(child: ChildProcess): Promise<number | null> {
 export async function startRegionalPool(opts: RegionalPoolOptions): Promise<RegionalPool> {
   const { region, port = 0, modelsDir, workers = 1, env = {}, extraArgs = [], readyTimeoutMs = 60_000 } = opts;
   const args = [opts.script ?? MAIN, "--region", region, "--port", String(port), "--host", "127.0.0.1"];
-  args.push("--workers", String(workers));
+  // Off unless asked for: several pools on one machine would all want the default gRPC port.
+  args.push("--workers", String(workers), "--grpc-port", "off");
   if (modelsDir) args.push("--models", modelsDir);
   args.push(...extraArgs);
   const child = spawn(process.execPath, args, {

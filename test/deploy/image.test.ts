@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { signatureHeaders } from "../../protocol/signing.ts";
+import { grpcToken } from "../../regional/grpc/auth.ts";
 import { parseCommandLine } from "../../regional/options.ts";
 import { ROOT } from "../../scripts/stack/build-edge.ts";
 import {
@@ -16,6 +17,7 @@ import {
   replay,
   type Stage,
 } from "../support/dockerfile.ts";
+import { fromRawFloat32, grpcClient, rawFloat32 } from "../support/grpc-client.ts";
 import { heldout } from "../support/heldout.ts";
 import { freePort } from "../support/processes.ts";
 import { until } from "../support/regional-process.ts";
@@ -113,6 +115,7 @@ describe("Dockerfile", () => {
     expect(readdirSync(join(app, "regional")).filter((f) => f.endsWith(".test.ts"))).toEqual([]);
 
     const port = await freePort();
+    const grpcPort = await freePort();
     const secret = "image-test-secret";
     const [uid, gid] = image.user!.split(":").map(Number);
     const [program, ...args] = [...image.entrypoint, ...image.cmd];
@@ -127,7 +130,11 @@ describe("Dockerfile", () => {
     // a Deployment passes, the secret from the environment.
     const pool = spawn(
       program!,
-      [...args, "--port", String(port), "--host", "127.0.0.1", "--workers", "2", "--region", "image"],
+      [
+        ...args,
+        ...["--port", String(port), "--grpc-port", String(grpcPort), "--host", "127.0.0.1"],
+        ...["--workers", "2", "--region", "image"],
+      ],
       {
         cwd: app,
         env: { PATH: `${nodeDir}:${process.env.PATH}`, ...image.env, REGIONAL_SHARED_SECRET: secret },
@@ -179,6 +186,22 @@ describe("Dockerfile", () => {
       body,
     });
     expect(unsigned.status).toBe(401);
+    // The gRPC service, from both workers on their shared port, with the token derived from the secret.
+    const grpc = grpcClient(grpcPort);
+    const request = {
+      model_name: "digits",
+      inputs: [{ name: "pixels", datatype: "FP32", shape: [1, 64] }],
+      raw_input_contents: [rawFloat32(row.input)],
+    };
+    const inferred = await grpc.call("ModelInfer", request, {
+      metadata: { authorization: `Bearer ${grpcToken(secret)}` },
+    });
+    grpc.close();
+    expect(inferred.ok).toBe(true);
+    if (inferred.ok) {
+      const probs = fromRawFloat32(inferred.value.raw_output_contents[0]);
+      expect(probs.indexOf(Math.max(...probs))).toBe(row.label);
+    }
 
     // tini passes SIGTERM to Node, which drains (readiness false, requests answered) and exits 0.
     const exited = new Promise<number | null>((resolve) => pool.once("exit", (code) => resolve(code)));

@@ -119,17 +119,23 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
     const port = container.ports.find((p: Obj) => p.name === "http");
     expect(port.containerPort).toBe(options.port);
     expect(options.host).toBe("0.0.0.0");
-    for (const probe of ["startupProbe", "readinessProbe", "livenessProbe"]) {
+    const grpcPort = container.ports.find((p: Obj) => p.name === "grpc");
+    expect(grpcPort.containerPort).toBe(options.grpcPort);
+    for (const probe of ["startupProbe", "livenessProbe"]) {
       expect(container[probe].httpGet.port, probe).toBe("http");
     }
     expect(container.startupProbe.httpGet.path).toBe("/v2/health/ready");
-    expect(container.readinessProbe.httpGet.path).toBe("/v2/health/ready");
     expect(container.livenessProbe.httpGet.path).toBe("/v2/health/live");
+    // Readiness through grpc.health.v1 on the gRPC port (a number: native grpc probes take no port names).
+    expect(container.readinessProbe.grpc).toEqual({ port: options.grpcPort });
     const annotations = deployment.spec.template.metadata.annotations;
     expect(annotations["prometheus.io/port"]).toBe(String(options.port));
     expect(annotations["prometheus.io/path"]).toBe("/metrics");
     const service = byKind(objects, "Service");
-    expect(service.spec.ports[0].targetPort).toBe("http");
+    expect(service.spec.ports.map((p: Obj) => [p.name, p.targetPort])).toEqual([
+      ["http", "http"],
+      ["grpc", "grpc"],
+    ]);
     expect(service.spec.selector).toEqual(deployment.spec.selector.matchLabels);
     expect(pod.containers).toHaveLength(1);
     expect(options.region).toBe(region ?? "local");
@@ -185,12 +191,15 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
     });
   });
 
-  it("lets only the Gateway's Envoy proxies and Prometheus reach the pool's port", () => {
+  it("lets only the Gateway's Envoy proxies and Prometheus reach the pool's ports", () => {
     const policy = byKind(objects, "NetworkPolicy");
     expect(policy.spec.podSelector.matchLabels).toEqual(deployment.spec.selector.matchLabels);
     expect(policy.spec.policyTypes).toEqual(["Ingress"]);
     const [rule] = policy.spec.ingress;
-    expect(rule.ports).toEqual([{ port: "http", protocol: "TCP" }]);
+    expect(rule.ports).toEqual([
+      { port: "http", protocol: "TCP" },
+      { port: "grpc", protocol: "TCP" },
+    ]);
     expect(rule.from.map((f: Obj) => f.namespaceSelector.matchLabels["kubernetes.io/metadata.name"])).toEqual([
       "envoy-gateway-system",
       "monitoring",

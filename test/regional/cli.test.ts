@@ -45,6 +45,7 @@ describe("command line", () => {
     expect(res.status).toBe(0);
     for (const [flag, env] of [
       ["--port", "REGIONAL_PORT"],
+      ["--grpc-port", "REGIONAL_GRPC_PORT"],
       ["--region", "REGIONAL_REGION"],
       ["--models", "REGIONAL_MODELS"],
       ["--workers", "REGIONAL_WORKERS"],
@@ -110,13 +111,13 @@ describe.skipIf(cudaLoads)("execution provider on a host without the CUDA provid
   });
 
   it("--ep cuda refuses to start rather than quietly serving from the CPU", () => {
-    const res = cli(["--ep", "cuda", "--workers", "1", "--port", "0"]);
+    const res = cli(["--ep", "cuda", "--workers", "1", "--port", "0", "--grpc-port", "off"]);
     expect(res.status).toBe(1);
     expect(res.stderr).toMatch(/--ep cuda: no execution provider could create a session \(cuda: .+\)/);
   });
 
   it("with workers, a worker that cannot start stops the pool (exit 1) instead of being restarted in a loop", () => {
-    const res = cli(["--ep", "cuda", "--workers", "2", "--port", "0"]);
+    const res = cli(["--ep", "cuda", "--workers", "2", "--port", "0", "--grpc-port", "off"]);
     expect(res.status).toBe(1);
     const lines = res.stdout
       .split("\n")
@@ -266,7 +267,10 @@ describe("--workers 2", () => {
   it("SIGTERM while the workers start up still ends with exit 0 and no worker left", async () => {
     const primary = spawn(
       process.execPath,
-      ["regional/main.ts", "--workers", "2", "--port", "0", "--host", "127.0.0.1", "--ep", "cpu", "--region", "x"],
+      [
+        ...["regional/main.ts", "--workers", "2", "--port", "0", "--grpc-port", "off"],
+        ...["--host", "127.0.0.1", "--ep", "cpu", "--region", "x"],
+      ],
       { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] },
     );
     let workers: number[] = [];

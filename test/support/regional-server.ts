@@ -22,12 +22,12 @@ export interface TestServer extends RegionalServer {
 }
 
 /**
- * Options as the CLI would parse them from `flags` and `env`, after these defaults: port 0 on 127.0.0.1, one
- * worker, and the CPU provider, whose outputs the fixture's tolerances are for (test/regional/cli.test.ts
+ * Options as the CLI would parse them from `flags` and `env`, after these defaults: port 0 on 127.0.0.1, no
+ * gRPC (`--grpc-port 0` turns it on, on a free port), one worker, and the CPU provider, whose outputs the fixture's tolerances are for (test/regional/cli.test.ts
  * covers `--ep auto`). Later flags win.
  */
 export function testOptions(flags: string[] = [], env: Record<string, string> = {}): RegionalOptions {
-  const defaults = ["--port", "0", "--host", "127.0.0.1", "--workers", "1", "--ep", "cpu"];
+  const defaults = ["--port", "0", "--grpc-port", "off", "--host", "127.0.0.1", "--workers", "1", "--ep", "cpu"];
   const parsed = parseCommandLine([...defaults, ...flags], env);
   if (parsed.help) throw new Error("unexpected --help");
   return parsed.options;
