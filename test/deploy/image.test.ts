@@ -60,7 +60,8 @@ describe("Dockerfile", () => {
       // Numeric and not root, so that runAsNonRoot can check it.
       expect(last(s, "USER")).toMatch(/^[1-9]\d*:[1-9]\d*$/);
       expect(envPairs(last(s, "ENV")!).NODE_ENV).toBe("production");
-      expect(Number(last(s, "EXPOSE"))).toBe(parseOptions([]).port);
+      const defaults = parseOptions([]);
+      expect(last(s, "EXPOSE")).toBe(`${defaults.port} ${defaults.grpcPort}`);
       expect(ops(s, "COPY").map((c) => `${c.flags.from} ${c.args}`)).toEqual(
         expect.arrayContaining([
           `deps${target === "gpu" ? "-gpu" : ""} /app/node_modules ./node_modules`,
