@@ -44,6 +44,17 @@ async function must(what: string, ran: Promise<{ code: number; output: string }>
   return output;
 }
 
+/**
+ * A cached file's sha256 when the file and `<file>.sha256` are both there and agree; null otherwise (missing,
+ * cut short, altered), and the caller makes it again.
+ */
+export async function verifiedCacheEntry(path: string): Promise<string | null> {
+  if (!existsSync(path) || !existsSync(`${path}.sha256`)) return null;
+  const expected = (await readFile(`${path}.sha256`, "utf8")).trim();
+  const actual = await sha256(path);
+  return actual === expected ? actual : null;
+}
+
 export interface DebianTarball {
   path: string;
   sha256: string;
@@ -58,15 +69,12 @@ export interface DebianTarball {
 export async function debianTarball(spec: LocalBaseSpec, log: (line: string) => void): Promise<DebianTarball> {
   const dir = join(CACHE_DIR, "debian");
   const path = join(dir, debianTarballName(spec));
-  if (existsSync(path) && existsSync(`${path}.sha256`)) {
-    const expected = (await readFile(`${path}.sha256`, "utf8")).trim();
-    const actual = await sha256(path);
-    if (actual === expected) {
-      log(`image: Debian ${spec.suite} minbase from the cache (${path}, sha256 ${actual.slice(0, 12)} verified)`);
-      return { path, sha256: actual, cached: true };
-    }
-    log(`image: the cached ${path} does not match its sha256: making it again`);
+  const verified = await verifiedCacheEntry(path);
+  if (verified) {
+    log(`image: Debian ${spec.suite} minbase from the cache (${path}, sha256 ${verified.slice(0, 12)} verified)`);
+    return { path, sha256: verified, cached: true };
   }
+  if (existsSync(path)) log(`image: the cached ${path} does not match its sha256: making it again`);
   await mkdir(dir, { recursive: true });
   const rootfs = await mkdtemp(join(dir, ".rootfs-"));
   const partial = `${path}.${process.pid}.partial`;
