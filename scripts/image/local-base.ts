@@ -132,6 +132,23 @@ async function imageExists(ref: string): Promise<boolean> {
   return code === 0;
 }
 
+/**
+ * Last week's bases (and those for another Node or npm) go once a new one is made, so that a CI machine keeps
+ * one. An image still used by a container stays (buildah refuses), and goes next time.
+ */
+async function removeOtherBases(keep: string, log: (line: string) => void): Promise<void> {
+  const listed = await runStreaming(
+    "buildah",
+    ["images", "--format", "{{.Name}}:{{.Tag}}", "--filter", `reference=${keep.slice(0, keep.lastIndexOf(":"))}`],
+    { prefix: "", print: () => {} },
+  );
+  for (const old of listed.output.split("\n").map((l) => l.trim())) {
+    if (!old || old === keep) continue;
+    const removed = await runStreaming("buildah", ["rmi", old], { prefix: "", print: () => {} });
+    if (removed.code === 0) log(`image: removed the older local base ${old}`);
+  }
+}
+
 /** The local base image's name, made (from the cached tarball) when buildah's storage lacks it. */
 export async function localBase(log: (line: string) => void, now = new Date()): Promise<string> {
   const spec: LocalBaseSpec = {
@@ -177,6 +194,7 @@ export async function localBase(log: (line: string) => void, now = new Date()): 
       "buildah bud (local base)",
       runStreaming("buildah", ["bud", "--isolation", "chroot", "--tag", tag, context], { prefix: "  base" }),
     );
+    await removeOtherBases(tag, log);
     return tag;
   } finally {
     await rm(context, { recursive: true, force: true });
