@@ -129,6 +129,13 @@ describe("the Dockerfile", () => {
     expect(text).toMatch(/^FROM \$\{BASE\} AS node$/m);
   });
 
+  it("starts the gpu target with --ep cuda (exit rather than serve from the CPU), on the CUDA image", () => {
+    const gpu = text.slice(text.indexOf("AS gpu\n"), text.indexOf("AS cpu\n"));
+    expect(text).toMatch(/^FROM \$\{CUDA_IMAGE\} AS gpu$/m);
+    expect(gpu).toMatch(/^COPY --from=deps-gpu \/app\/node_modules \.\/node_modules$/m);
+    expect(gpu).toMatch(/^CMD \["--ep", "cuda"\]$/m);
+  });
+
   it("reads only the ARGs before the first FROM", () => {
     expect(dockerfileArgs("ARG A=1\nFROM x\nARG B=2\n")).toEqual({ A: "1" });
   });

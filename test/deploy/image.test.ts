@@ -10,6 +10,7 @@ import { Agent, request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { argmax } from "../../protocol/heldout.ts";
 import { signatureHeaders } from "../../protocol/signing.ts";
+import { parseCommandLine } from "../../regional/options.ts";
 import { ROOT } from "../../scripts/stack/build-edge.ts";
 import { imageConfig, runReadOnly } from "../support/container.ts";
 import { heldoutOf } from "../support/heldout.ts";
@@ -153,16 +154,23 @@ describe.skipIf(!isRoot)("the cpu image, built with buildah and run read-only as
       for (const pid of childPids(pool.pid!)) process.kill(pid, "SIGKILL");
     }
     if (container) execFileSync("buildah", ["rm", container], { stdio: "ignore" });
-    // The tags, then the intermediate layers this test's builds made (never the local base: the next run's).
-    const baseId = base ? sh("buildah", ["images", "--noheading", "--no-trunc", "--format", "{{.ID}}", base]) : "";
-    const layers = [...new Set([fresh, rebuilt].flatMap((b) => (b ? layerIds(b.output) : [])))].reverse();
-    for (const ref of [tag, gpuTag, ...layers.filter((id) => !baseId.includes(id))]) {
+    // The tags, then the intermediate layers this test's builds made that no tag holds any more: never a tagged
+    // image such as the local base (the next run's), whose ID the builds print too.
+    const rmi = (ref: string) => {
       try {
         execFileSync("buildah", ["rmi", ref], { stdio: "ignore" });
       } catch {
         // Not built, or already gone with its tag.
       }
-    }
+    };
+    rmi(tag);
+    rmi(gpuTag);
+    const layers = [...new Set([fresh, rebuilt].flatMap((b) => (b ? layerIds(b.output) : [])))].reverse();
+    const untagged = sh("buildah", ["images", "--all", "--no-trunc", "--format", "{{.ID}}|{{.Name}}"])
+      .split("\n")
+      .filter((line) => line.endsWith("|<none>"))
+      .map((line) => line.replace(/^sha256:/, "").split("|")[0]!);
+    for (const id of layers) if (untagged.some((full) => full.startsWith(id))) rmi(id);
     if (context) rmSync(context, { recursive: true, force: true });
   });
 
@@ -198,6 +206,17 @@ describe.skipIf(!isRoot)("the cpu image, built with buildah and run read-only as
     for (const path of [".dev.vars", ".env", ".git", "node_modules/.bin/vitest"]) {
       expect(existsSync(join(app, path)), path).toBe(false);
     }
+  });
+
+  it("declares what a Deployment relies on: tini, uid 1000, NODE_ENV=production, the pool's default port", () => {
+    const config = imageConfig(tag);
+    expect(config.entrypoint).toEqual(["/usr/bin/tini", "--", "node", "regional/main.ts"]);
+    expect(config.user).toBe("1000:1000");
+    expect(config.workdir).toBe("/app");
+    expect(config.env).toContain("NODE_ENV=production");
+    const defaults = parseCommandLine([], {});
+    if (defaults.help) throw new Error("no options parsed");
+    expect(config.exposedPorts).toContain(`${defaults.options.port}/tcp`);
   });
 
   it("runs tini as PID 1 and Node as uid 1000 on a read-only root", () => {

@@ -17,6 +17,8 @@ export interface ImageConfig {
   user: string;
   workdir: string;
   env: string[];
+  /** `EXPOSE`d ports, as `8000/tcp`. */
+  exposedPorts: string[];
 }
 
 /** The image's run configuration, from `buildah inspect`. */
@@ -29,6 +31,7 @@ export function imageConfig(ref: string): ImageConfig {
     user: config.User ?? "0:0",
     workdir: config.WorkingDir || "/",
     env: config.Env ?? [],
+    exposedPorts: Object.keys(config.ExposedPorts ?? {}),
   };
 }
 
