@@ -7,7 +7,16 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { localBase } from "./image/local-base.ts";
-import { budArgs, chooseBase, dockerfileArgs, gpuStage, parseImageArgs, registryHost, USAGE } from "./image/plan.ts";
+import {
+  budArgs,
+  chooseBase,
+  dockerfileArgs,
+  gpuStage,
+  parseImageArgs,
+  registryHost,
+  transientBuildFailure,
+  USAGE,
+} from "./image/plan.ts";
 import { runStreaming } from "./image/run.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -82,7 +91,12 @@ const build = budArgs({
 });
 log(`image: buildah ${build.join(" ")}`);
 const buildStarted = Date.now();
-const { code } = await runStreaming("buildah", build, { prefix: "  build" });
+let { code, output } = await runStreaming("buildah", build, { prefix: "  build" });
+const transient = code !== 0 && transientBuildFailure(output);
+if (transient) {
+  log(`image: ${transient}; building once more`);
+  ({ code, output } = await runStreaming("buildah", build, { prefix: "  build" }));
+}
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 if (code !== 0) fail(`the build failed (buildah exit ${code}) after ${seconds(Date.now() - started)}; see above`);
 

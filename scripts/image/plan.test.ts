@@ -10,6 +10,7 @@ import {
   localBaseTag,
   parseImageArgs,
   registryHost,
+  transientBuildFailure,
 } from "./plan.ts";
 
 const ROOT = "/repo/";
@@ -145,5 +146,13 @@ describe("the Dockerfile", () => {
     expect(gpuStage(false).stage).toBe("deps-gpu");
     expect(gpuStage(false).note).toMatch(/cannot reach/);
     expect(text).toMatch(/^FROM deps AS deps-gpu$/m);
+  });
+});
+
+describe("transientBuildFailure", () => {
+  it("retries only buildah's EBUSY on its memfd copy, never a failed step", () => {
+    expect(transientBuildFailure("  build Close_Fd sealing memfd copy: Device or resource busy\n")).toMatch(/EBUSY/);
+    expect(transientBuildFailure('Error: building at STEP "RUN npm ci": exit status 1')).toBeNull();
+    expect(transientBuildFailure("deps-gpu: could not download onnxruntime-node's CUDA 12 provider")).toBeNull();
   });
 });

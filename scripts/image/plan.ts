@@ -171,3 +171,14 @@ export function gpuStage(cudaRegistryAnswers: boolean): { stage: string; note?: 
         note: "the gpu target's base (CUDA_IMAGE) is on a registry this machine cannot reach: building up to the CUDA provider's install (stage deps-gpu) only",
       };
 }
+
+/**
+ * A build failure that says nothing about the Dockerfile, worth one more try: buildah's re-executed helper
+ * (runc's cloned-binary code, vendored) sometimes gets EBUSY sealing its memfd copy of itself on this
+ * machine's kernel (once in about ten builds here, in a RUN step). Returns what to log, or null.
+ */
+export function transientBuildFailure(output: string): string | null {
+  return /sealing memfd copy: Device or resource busy/.test(output)
+    ? "buildah's helper could not seal its memfd copy (EBUSY, a transient kernel condition)"
+    : null;
+}
