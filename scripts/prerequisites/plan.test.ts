@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { PREREQUISITES, prerequisitePlan } from "./plan.ts";
 
-const [chromium, promtool] = PREREQUISITES.test;
+const [chromium, promtool, buildah, debootstrap] = PREREQUISITES.test;
 const [wrk] = PREREQUISITES.bench;
 
 describe("prerequisitePlan", () => {
@@ -33,5 +33,18 @@ describe("prerequisitePlan", () => {
       action: "ask",
       message: expect.stringContaining("Install the packages chromium with your system's package manager"),
     });
+  });
+
+  it("installs what only root needs (the image test's buildah and debootstrap) as root, and never asks others for it", () => {
+    expect(prerequisitePlan([buildah!, debootstrap!], { isRoot: true, hasApt: true })).toEqual({
+      action: "install",
+      packages: ["buildah", "debootstrap"],
+      command: ["apt-get", "install", "-y", "--no-install-recommends", "buildah", "debootstrap"],
+    });
+    expect(prerequisitePlan([buildah!, debootstrap!], { isRoot: false, hasApt: true })).toEqual({ action: "none" });
+    const plan = prerequisitePlan([buildah!, promtool!], { isRoot: false, hasApt: true });
+    const message = plan.action === "ask" ? plan.message : "";
+    expect(message).toMatch(/apt-get install -y --no-install-recommends prometheus$/);
+    expect(message).not.toContain("buildah");
   });
 });

@@ -6,6 +6,8 @@ export interface Prerequisite {
   debianPackage: string;
   /** Which suites need it, for the message. */
   usedBy: string;
+  /** Needed only when running as root (what uses it skips otherwise), so never asked of other users. */
+  rootOnly?: boolean;
 }
 
 /** What each command needs beyond Node and npm (README, Testing and Benchmarks). */
@@ -13,7 +15,9 @@ export const PREREQUISITES = {
   test: [
     { command: "chromium", debianPackage: "chromium", usedBy: "the demo page end-to-end test (headless)" },
     { command: "promtool", debianPackage: "prometheus", usedBy: "the metrics format and alerting rule tests" },
-    { command: "tini", debianPackage: "tini", usedBy: "the container image test (the image's init)" },
+    // The image test builds and runs the image with buildah and namespaces: as root only.
+    { command: "buildah", debianPackage: "buildah", usedBy: "the container image test", rootOnly: true },
+    { command: "debootstrap", debianPackage: "debootstrap", usedBy: "the image test's local base", rootOnly: true },
   ],
   bench: [{ command: "wrk", debianPackage: "wrk", usedBy: "npm run bench:regional" }],
   probe: [{ command: "hey", debianPackage: "hey", usedBy: "npm run validate:probe (the reference client)" }],
@@ -27,12 +31,14 @@ export type PrerequisitePlan =
 
 /**
  * Decide from what is missing and who we are: nothing to do; install with apt when root on Debian; otherwise
- * a message that names every missing program and the one command that installs them all.
+ * a message that names every missing program (but those needed only as root) and the one command that installs
+ * them all.
  */
 export function prerequisitePlan(
-  missing: readonly Prerequisite[],
+  allMissing: readonly Prerequisite[],
   host: { isRoot: boolean; hasApt: boolean },
 ): PrerequisitePlan {
+  const missing = allMissing.filter((p) => host.isRoot || !p.rootOnly);
   if (missing.length === 0) return { action: "none" };
   const packages = [...new Set(missing.map((p) => p.debianPackage))];
   const aptInstall = ["apt-get", "install", "-y", "--no-install-recommends", ...packages];

@@ -1,264 +1,344 @@
+// The container image, built for real (buildah, chroot isolation, from a local Debian base, as
+// `npm run image -- --base local` builds it where no registry is reachable) and run as Kubernetes runs it:
+// uid 1000, read-only root filesystem, tmpfs /tmp, tini as PID 1. Needs root (buildah, namespaces); CI runs
+// as root, and `npm test` installs buildah and debootstrap there (scripts/prerequisites/plan.ts).
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { Agent, request } from "undici";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { argmax } from "../../protocol/heldout.ts";
 import { signatureHeaders } from "../../protocol/signing.ts";
-import { grpcToken } from "../../regional/grpc/auth.ts";
 import { parseCommandLine } from "../../regional/options.ts";
 import { ROOT } from "../../scripts/stack/build-edge.ts";
-import {
-  APT,
-  commandOf,
-  dockerignorePatterns,
-  envPairs,
-  isIgnored,
-  parseDockerfile,
-  replay,
-  type Stage,
-} from "../support/dockerfile.ts";
-import { fromRawFloat32, grpcClient, rawFloat32 } from "../support/grpc-client.ts";
-import { heldout } from "../support/heldout.ts";
-import { freePort } from "../support/processes.ts";
+import { imageConfig, runReadOnly } from "../support/container.ts";
+import { heldoutOf } from "../support/heldout.ts";
+import { childPids, freePort } from "../support/processes.ts";
 import { until } from "../support/regional-process.ts";
+import { metric } from "../support/regional-server.ts";
 
-const dockerfile = parseDockerfile(readFileSync(join(ROOT, "Dockerfile"), "utf8"));
-const ignore = dockerignorePatterns(readFileSync(join(ROOT, ".dockerignore"), "utf8"));
-const stage = (name: string): Stage => {
-  const found = dockerfile.stages.find((s) => s.name === name);
-  if (!found) throw new Error(`Dockerfile has no stage ${name}`);
-  return found;
-};
-const ops = (s: Stage, op: string) => s.instructions.filter((i) => i.op === op);
-const last = (s: Stage, op: string) => ops(s, op).at(-1)?.args;
+const isRoot = process.getuid?.() === 0;
+/** What the Dockerfile's COPY lines take from the context, with the build files. */
+const CONTEXT = [
+  "Dockerfile",
+  ".dockerignore",
+  "package.json",
+  "package-lock.json",
+  ".npmrc",
+  "protocol",
+  "regional",
+  "models",
+];
+const SECRET = "image-test-secret";
+const DELAY_MS = 1500;
 
-function installed(pkg: string): boolean {
-  try {
-    // dpkg-query's own format syntax, not a template placeholder.
-    const format = "-f=$" + "{Status}";
-    return execFileSync("dpkg-query", ["-W", format, pkg], { encoding: "utf8" }).includes("ok installed");
-  } catch {
-    return false;
-  }
+interface Build {
+  code: number;
+  output: string;
+  seconds: number;
 }
 
-const tmp = mkdtempSync(join(tmpdir(), "edgecascade-image-"));
-chmodSync(tmp, 0o755);
-const children: ChildProcess[] = [];
-afterAll(() => {
-  for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");
-  rmSync(tmp, { recursive: true, force: true });
-});
-
-describe("Dockerfile", () => {
-  it("builds cpu by default (the last stage) and gpu as a target, both running the pool under tini", () => {
-    expect(dockerfile.stages.at(-1)!.name).toBe("cpu");
-    for (const target of ["cpu", "gpu"]) {
-      const s = stage(target);
-      expect(commandOf(last(s, "ENTRYPOINT")!)).toEqual(["/usr/bin/tini", "--", "node", "regional/main.ts"]);
-      expect(ops(s, "RUN").some((r) => APT.exec(r.args)?.[1]?.split(/\s+/).includes("tini"))).toBe(true);
-      // Numeric and not root, so that runAsNonRoot can check it.
-      expect(last(s, "USER")).toMatch(/^[1-9]\d*:[1-9]\d*$/);
-      expect(envPairs(last(s, "ENV")!).NODE_ENV).toBe("production");
-      const defaults = parseOptions([]);
-      expect(last(s, "EXPOSE")).toBe(`${defaults.port} ${defaults.grpcPort}`);
-      expect(ops(s, "COPY").map((c) => `${c.flags.from} ${c.args}`)).toEqual(
-        expect.arrayContaining([
-          `deps${target === "gpu" ? "-gpu" : ""} /app/node_modules ./node_modules`,
-          "app /app ./",
-        ]),
-      );
-    }
-    expect(dockerfile.globalArgs.NODE_IMAGE).toMatch(/^node:24-/);
+/** `npm run image` itself, as a user runs it. */
+function image(args: string[]): Promise<Build> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(ROOT, "scripts/image.ts"), ...args], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout.on("data", (d) => {
+      output += d;
+    });
+    child.stderr.on("data", (d) => {
+      output += d;
+    });
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code: code ?? 1, output, seconds: (Date.now() - started) / 1000 }));
   });
+}
 
-  it("gives the gpu target onnxruntime-node's CUDA provider and --ep cuda, and otherwise the same install", () => {
-    const cpuRuns = ops(stage("deps"), "RUN").map((r) => r.args);
-    const gpuRuns = ops(stage("deps-gpu"), "RUN").map((r) => r.args);
-    expect(gpuRuns[0]).toBe(`ONNXRUNTIME_NODE_INSTALL=cuda12 ${cpuRuns[0]}`);
-    expect(gpuRuns[1]).toMatch(/test -f .*libonnxruntime_providers_cuda\.so$/);
-    expect(gpuRuns.slice(2)).toEqual(cpuRuns.slice(1));
-    expect(parseOptions(commandOf(last(stage("gpu"), "CMD")!)).ep).toBe("cuda");
-    expect(dockerfile.globalArgs.CUDA_IMAGE).toMatch(/^nvidia\/cuda:12\.[\d.]+-cudnn-runtime-/);
-  });
+/** Every image ID a build printed (`--> 1a2b…`, `--> Using cache 1a2b…`): the layers it made or reused. */
+function layerIds(output: string): string[] {
+  return [...output.matchAll(/^\s*build --> (?:Using cache )?([0-9a-f]{11,64})$/gm)].map((m) => m[1]!);
+}
 
-  it("sends only what the image needs: no tests, secrets, node_modules or git", () => {
-    for (const path of ["regional/main.ts", "protocol/signing.ts", "models/digits/config.json", "package-lock.json"]) {
-      expect(isIgnored(path, ignore), path).toBe(false);
-    }
-    for (const path of [
-      "regional/options.test.ts",
-      ".dev.vars",
-      ".env",
-      "node_modules/hono/package.json",
-      ".git/HEAD",
-    ]) {
-      expect(isIgnored(path, ignore), path).toBe(true);
-    }
-  });
+/** For each buildah STEP line, whether the next `-->` line says it came from the cache. */
+function steps(output: string): { step: string; cached: boolean }[] {
+  const lines = output.split("\n").map((l) => l.replace(/^\s*build /, ""));
+  const found: { step: string; cached: boolean }[] = [];
+  for (const line of lines) {
+    const step = line.match(/STEP \d+\/\d+: (.*)$/)?.[1];
+    if (step) found.push({ step, cached: false });
+    else if (/^--> Using cache /.test(line) && found.length) found.at(-1)!.cached = true;
+  }
+  return found;
+}
 
-  it("replayed here (production install, then start as the image's user): ready, answers, drains on SIGTERM", async () => {
-    const image = replay(dockerfile, "cpu", { context: ROOT, ignore, into: tmp });
-    const app = join(image.root, image.workdir);
-    for (const pkg of image.systemPackages) {
-      expect(installed(pkg), `Debian package ${pkg} (the image installs it; .ci/run does here)`).toBe(true);
-    }
+const sh = (cmd: string, args: string[]) => execFileSync(cmd, args, { encoding: "utf8" }).trim();
 
-    // Production dependencies only, and none of the pruned binaries.
-    const modules = new Set(readdirSync(join(app, "node_modules")));
-    for (const dep of ["onnxruntime-node", "hono", "@hono", "prom-client", "valibot"]) expect(modules).toContain(dep);
-    // (typescript is there: valibot declares it as a peer dependency.)
-    for (const dev of ["vitest", "wrangler", "tsx", "@biomejs", "miniflare", "@install-binary", "onnxruntime-web"]) {
-      expect(modules).not.toContain(dev);
-    }
-    expect(readdirSync(join(app, "node_modules/onnxruntime-node/bin/napi-v6"))).toEqual(["linux"]);
-    expect(readdirSync(app).sort()).toEqual(["models", "node_modules", "package.json", "protocol", "regional"]);
-    expect(readdirSync(join(app, "regional")).filter((f) => f.endsWith(".test.ts"))).toEqual([]);
+describe.skipIf(!isRoot)("the cpu image, built with buildah and run read-only as uid 1000", () => {
+  let context = "";
+  const tag = `localhost/edgecascade-test/regional:${process.pid}`;
+  const gpuTag = `${tag}-gpu`;
+  let fresh: Build;
+  let rebuilt: Build;
+  let container = "";
+  let rootfs = "";
+  let pool: ChildProcess | undefined;
+  let exited: Promise<number | null>;
+  let log = "";
+  let base = "";
+  let readySeconds = 0;
 
+  beforeAll(async () => {
+    context = mkdtempSync(join(tmpdir(), "edgecascade-image-context-"));
+    for (const entry of CONTEXT) cpSync(join(ROOT, entry), join(context, entry), { recursive: true });
+    fresh = await image(["--base", "local", "--no-cache", "--context", context, "--tag", tag]);
+    if (fresh.code !== 0) throw new Error(`npm run image failed:\n${fresh.output}`);
+    // A code-only change: the next build must take every dependency layer from the cache.
+    appendFileSync(join(context, "regional/main.ts"), "// changed by test/deploy/image.test.ts\n");
+    rebuilt = await image(["--base", "local", "--context", context, "--tag", tag]);
+    if (rebuilt.code !== 0) throw new Error(`the rebuild failed:\n${rebuilt.output}`);
+
+    container = sh("buildah", ["from", tag]);
+    rootfs = sh("buildah", ["mount", container]);
     const port = await freePort();
-    const grpcPort = await freePort();
-    const secret = "image-test-secret";
-    const [uid, gid] = image.user!.split(":").map(Number);
-    const [program, ...args] = [...image.entrypoint, ...image.cmd];
-    // The image's node (its base image's /usr/local/bin/node) is the one running this test: a copy, as the
-    // test's own may sit where the image's user cannot reach it (root's cache of scripts/node-toolchain.sh),
-    // and a PATH lookup would then quietly find another (the system's older) node.
-    const nodeDir = join(image.root, "usr/local/bin");
-    mkdirSync(nodeDir, { recursive: true });
-    copyFileSync(process.execPath, join(nodeDir, "node"));
-    chmodSync(join(nodeDir, "node"), 0o755);
-    // As the container would run: the image's user (when this test may switch to it), no flags but the ones
-    // a Deployment passes, the secret from the environment.
-    const pool = spawn(
-      program!,
+    const started = Date.now();
+    // A Deployment's flags, plus a simulated delay so that requests are in flight when SIGTERM comes.
+    pool = runReadOnly(
+      rootfs,
+      imageConfig(tag),
       [
-        ...args,
-        ...["--port", String(port), "--grpc-port", String(grpcPort), "--host", "127.0.0.1"],
-        ...["--workers", "2", "--region", "image"],
+        "--port",
+        String(port),
+        "--host",
+        "127.0.0.1",
+        "--workers",
+        "2",
+        "--region",
+        "image",
+        "--delay-ms",
+        String(DELAY_MS),
       ],
-      {
-        cwd: app,
-        env: { PATH: `${nodeDir}:${process.env.PATH}`, ...image.env, REGIONAL_SHARED_SECRET: secret },
-        stdio: ["ignore", "pipe", "pipe"],
-        ...(process.getuid?.() === 0 ? { uid, gid } : {}),
-      },
+      { REGIONAL_SHARED_SECRET: SECRET },
     );
-    children.push(pool);
-    let log = "";
+    exited = new Promise((resolve) => pool!.once("exit", (code) => resolve(code)));
     pool.stdout!.on("data", (d) => {
       log += d;
     });
     pool.stderr!.on("data", (d) => {
       log += d;
     });
-    const base = `http://127.0.0.1:${port}`;
-    // Ready as docs/regional.md defines it: the primary's "ready" line (every worker ready), and the endpoint.
+    url = `http://127.0.0.1:${port}`;
     await until(
-      "the pool to be ready",
+      "the pool in the image to be ready",
       () =>
-        pool.exitCode === null
+        pool!.exitCode === null
           ? /"msg":"ready"/.test(log) &&
-            fetch(`${base}/v2/health/ready`).then(
+            fetch(`${url}/v2/health/ready`).then(
               (r) => r.status === 200,
               () => false,
             )
-          : Promise.reject(new Error(`the pool exited ${pool.exitCode}:\n${log}`)),
-      90_000,
+          : Promise.reject(new Error(`the container exited ${pool!.exitCode}:\n${log}`)),
+      120_000,
     );
+    readySeconds = (Date.now() - started) / 1000;
+    base = fresh.output.match(/base (localhost\/edgecascade\/base:\S+),/)?.[1] ?? "";
+  }, 900_000);
 
-    const row = heldout.rows.find((r) => r.label === 7)!;
-    const body = JSON.stringify({ model: "digits", inputs: row.input });
-    const answer = await fetch(`${base}/v1/classify`, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        ...(await signatureHeaders(secret, { method: "POST", path: "/v1/classify", body })),
-      },
-      body,
+  let url = "";
+
+  afterAll(() => {
+    if (pool && pool.exitCode === null) {
+      for (const pid of childPids(pool.pid!)) process.kill(pid, "SIGKILL");
+    }
+    if (container) execFileSync("buildah", ["rm", container], { stdio: "ignore" });
+    // The tags, then the intermediate layers this test's builds made that no tag holds any more: never a tagged
+    // image such as the local base (the next run's), whose ID the builds print too.
+    const rmi = (ref: string) => {
+      try {
+        execFileSync("buildah", ["rmi", ref], { stdio: "ignore" });
+      } catch {
+        // Not built, or already gone with its tag.
+      }
+    };
+    rmi(tag);
+    rmi(gpuTag);
+    const layers = [...new Set([fresh, rebuilt].flatMap((b) => (b ? layerIds(b.output) : [])))].reverse();
+    const untagged = sh("buildah", ["images", "--all", "--no-trunc", "--format", "{{.ID}}|{{.Name}}"])
+      .split("\n")
+      .filter((line) => line.endsWith("|<none>"))
+      .map((line) => line.replace(/^sha256:/, "").split("|")[0]!);
+    for (const id of layers) if (untagged.some((full) => full.startsWith(id))) rmi(id);
+    if (context) rmSync(context, { recursive: true, force: true });
+  });
+
+  it("builds from scratch on the local base, and a code-only change rebuilds only the code's layers", () => {
+    const size = sh("buildah", ["images", "--format", "{{.Size}}", tag]);
+    const buildSeconds = (b: Build) => b.output.match(/^image: built .* in ([\d.]+) s \(/m)?.[1];
+    console.log(
+      `image: ${tag} ${size}; from scratch ${buildSeconds(fresh)} s (${fresh.seconds.toFixed(1)} s with the base ` +
+        `${base}), code-only rebuild ${buildSeconds(rebuilt)} s, start to ready ${readySeconds.toFixed(1)} s`,
+    );
+    expect(base).not.toBe("");
+    expect(steps(fresh.output).filter((s) => s.cached)).toEqual([]);
+    const again = steps(rebuilt.output);
+    const cached = (pattern: RegExp) => again.filter((s) => pattern.test(s.step)).map((s) => s.cached);
+    expect(cached(/npm ci --omit=dev/)).toEqual([true]);
+    expect(cached(/apt-get install -y --no-install-recommends tini/)).toEqual([true]);
+    expect(cached(/^COPY --from=deps /)).toEqual([true]);
+    expect(cached(/^COPY regional /)).toEqual([false]);
+    expect(cached(/^COPY --from=app /)).toEqual([false]);
+  });
+
+  it("holds production dependencies only, the code without tests, and is owned so that uid 1000 can read it", () => {
+    const app = join(rootfs, "app");
+    const modules = new Set(readdirSync(join(app, "node_modules")));
+    for (const dep of ["onnxruntime-node", "hono", "@hono", "prom-client", "valibot"]) expect(modules).toContain(dep);
+    for (const dev of ["vitest", "wrangler", "@biomejs", "miniflare", "onnxruntime-web"])
+      expect(modules).not.toContain(dev);
+    expect(readdirSync(join(app, "node_modules/onnxruntime-node/bin/napi-v6"))).toEqual(["linux"]);
+    expect(readdirSync(app).sort()).toEqual(["models", "node_modules", "package.json", "protocol", "regional"]);
+    expect(readdirSync(join(app, "regional")).filter((f) => f.endsWith(".test.ts"))).toEqual([]);
+    // The changed file is the one in the image.
+    expect(readFileSync(join(app, "regional/main.ts"), "utf8")).toMatch(/changed by test\/deploy\/image\.test\.ts\n$/);
+    for (const path of [".dev.vars", ".env", ".git", "node_modules/.bin/vitest"]) {
+      expect(existsSync(join(app, path)), path).toBe(false);
+    }
+  });
+
+  it("declares what a Deployment relies on: tini, uid 1000, NODE_ENV=production, the pool's default port", () => {
+    const config = imageConfig(tag);
+    expect(config.entrypoint).toEqual(["/usr/bin/tini", "--", "node", "regional/main.ts"]);
+    expect(config.user).toBe("1000:1000");
+    expect(config.workdir).toBe("/app");
+    expect(config.env).toContain("NODE_ENV=production");
+    const defaults = parseCommandLine([], {});
+    if (defaults.help) throw new Error("no options parsed");
+    expect(config.exposedPorts).toContain(`${defaults.options.port}/tcp`);
+  });
+
+  it("runs tini as PID 1 and Node as uid 1000 on a read-only root", () => {
+    const [init] = childPids(pool!.pid!);
+    expect(readFileSync(`/proc/${init}/cmdline`, "utf8").split("\0").slice(0, 3)).toEqual([
+      "/usr/bin/tini",
+      "--",
+      "node",
+    ]);
+    expect(readFileSync(`/proc/${init}/status`, "utf8")).toMatch(/^NSpid:\s+\d+\s+1$/m);
+    expect(readFileSync(`/proc/${init}/status`, "utf8")).toMatch(/^Uid:\s+1000\s+1000\s+1000\s+1000$/m);
+    const root = readFileSync(`/proc/${init}/mountinfo`, "utf8")
+      .split("\n")
+      .map((l) => l.split(" "))
+      .filter((f) => f[4] === "/");
+    expect(root.length).toBeGreaterThan(0);
+    expect(root.at(-1)![5]!.split(",")).toContain("ro");
+  });
+
+  it("answers a held-out row of every bundled model correctly, signed with the secret from its environment", async () => {
+    const models = readdirSync(join(rootfs, "app/models")).filter((m) =>
+      existsSync(join(rootfs, "app/models", m, "config.json")),
+    );
+    expect(models.sort()).toEqual(["breast-cancer", "breast-cancer-edge", "digits", "digits-edge"]);
+    const answers = models.map(async (model) => {
+      const row = heldoutOf(model, `${join(rootfs, "app/models")}/`).rows.find(
+        (r) => argmax(r.expected[model]!) === r.label,
+      )!;
+      const body = JSON.stringify({ model, inputs: row.input });
+      const res = await request(`${url}/v1/classify`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          ...(await signatureHeaders(SECRET, { method: "POST", path: "/v1/classify", body })),
+        },
+        body,
+      });
+      const json = (await res.body.json()) as { predictions: { class: number }[]; servedBy: string };
+      return {
+        model,
+        status: res.statusCode,
+        class: json.predictions?.[0]?.class,
+        label: row.label,
+        by: json.servedBy,
+      };
     });
-    expect(answer.status).toBe(200);
-    const json = (await answer.json()) as { predictions: { class: number }[]; servedBy: string };
-    expect(json.predictions[0]!.class).toBe(row.label);
-    expect(json.servedBy).toBe("regional:image");
-    // The secret from the environment is enforced.
-    const unsigned = await fetch(`${base}/v1/classify`, {
+    for (const a of await Promise.all(answers)) {
+      expect(a, a.model).toEqual({ ...a, status: 200, class: a.label, by: "regional:image" });
+    }
+    const unsigned = await request(`${url}/v1/classify`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body,
+      body: JSON.stringify({ model: "digits", inputs: heldoutOf("digits").rows[0]!.input }),
     });
-    expect(unsigned.status).toBe(401);
-    // The gRPC service, from both workers on their shared port, with the token derived from the secret.
-    const grpc = grpcClient(grpcPort);
-    const request = {
-      model_name: "digits",
-      inputs: [{ name: "pixels", datatype: "FP32", shape: [1, 64] }],
-      raw_input_contents: [rawFloat32(row.input)],
-    };
-    const inferred = await grpc.call("ModelInfer", request, {
-      metadata: { authorization: `Bearer ${grpcToken(secret)}` },
-    });
-    grpc.close();
-    expect(inferred.ok).toBe(true);
-    if (inferred.ok) {
-      const probs = fromRawFloat32(inferred.value.raw_output_contents[0]);
-      expect(probs.indexOf(Math.max(...probs))).toBe(row.label);
-    }
+    expect(unsigned.statusCode).toBe(401);
+    await unsigned.body.dump();
+  });
 
-    // tini passes SIGTERM to Node, which drains (readiness false, requests answered) and exits 0.
-    const exited = new Promise<number | null>((resolve) => pool.once("exit", (code) => resolve(code)));
-    pool.kill("SIGTERM");
+  it("exposes /metrics in Prometheus' text format", async () => {
+    const res = await request(`${url}/metrics`);
+    expect(res.statusCode).toBe(200);
+    expect(res.headers["content-type"]).toMatch(/^text\/plain/);
+    const text = await res.body.text();
+    expect(metric(text, "edgecascade_execution_provider", { provider: "cpu" })).toBeGreaterThan(0);
+    expect(text).toMatch(/^edgecascade_\w+\{[^}]*model="breast-cancer"/m);
+  });
+
+  it("drains on SIGTERM to PID 1: every request in flight is answered, then exit 0", async () => {
+    const agent = new Agent({ connections: 8 });
+    const rows = heldoutOf("digits").rows.slice(0, 6);
+    const inFlight = rows.map(async (row) => {
+      const body = JSON.stringify({ model: "digits", inputs: row.input });
+      const res = await request(`${url}/v1/classify`, {
+        method: "POST",
+        dispatcher: agent,
+        headers: {
+          "content-type": "application/json",
+          ...(await signatureHeaders(SECRET, { method: "POST", path: "/v1/classify", body })),
+        },
+        body,
+      });
+      return { status: res.statusCode, body: (await res.body.json()) as { predictions: { class: number }[] } };
+    });
+    const pending = async () =>
+      metric(await request(`${url}/metrics`).then((r) => r.body.text()), "edgecascade_inference_pending_requests", {
+        model: "digits",
+      });
+    await until(`${rows.length} requests in flight`, async () => (await pending()) === rows.length, 30_000);
+    const [init] = childPids(pool!.pid!);
+    process.kill(init!, "SIGTERM");
+    const answers = await Promise.all(inFlight);
+    expect(answers.map((a) => a.status)).toEqual(rows.map(() => 200));
+    expect(answers.map((a) => a.body.predictions[0]!.class)).toEqual(rows.map((r) => argmax(r.expected.digits!)));
     expect(await exited, log).toBe(0);
     expect(log).toMatch(/"msg":"drained/);
+    await agent.close();
   });
-});
 
-function parseOptions(argv: string[]) {
-  const parsed = parseCommandLine(argv, {});
-  if (parsed.help) throw new Error("--help");
-  return parsed.options;
-}
-
-describe("Dockerfile reader", () => {
-  it("joins continuations, drops comments, substitutes global ARGs and reads flags", () => {
-    const file = parseDockerfile(
-      [
-        "# syntax=docker/dockerfile:1",
-        "ARG BASE=node:24-slim",
-        // biome-ignore lint/suspicious/noTemplateCurlyInString: Dockerfile syntax, not a template
-        "FROM ${BASE} AS build",
-        "RUN apt-get update \\",
-        "    # a comment inside a continuation",
-        "    && apt-get install -y tini",
-        "COPY --from=build --chown=1000:1000 /app/x ./y",
-        'ENV A=1 B="two words"',
-        "FROM build",
-        'CMD ["--ep", "cuda"]',
-      ].join("\n"),
+  it("gpu: builds up to onnxruntime-node's CUDA download, and says what it fetches when NuGet is out of reach", async () => {
+    const nuget = await fetch("https://api.nuget.org/v3/index.json", { signal: AbortSignal.timeout(5000) }).then(
+      () => true,
+      () => false,
     );
-    expect(file.globalArgs).toEqual({ BASE: "node:24-slim" });
-    expect(file.stages.map((s) => [s.name, s.from])).toEqual([
-      ["build", "node:24-slim"],
-      ["1", "build"],
-    ]);
-    const [run, copy, env] = file.stages[0]!.instructions;
-    expect(run).toEqual({ op: "RUN", args: "apt-get update && apt-get install -y tini", flags: {} });
-    expect(copy).toEqual({ op: "COPY", args: "/app/x ./y", flags: { from: "build", chown: "1000:1000" } });
-    expect(envPairs(env!.args)).toEqual({ A: "1", B: "two words" });
-    expect(commandOf(file.stages[1]!.instructions[0]!.args)).toEqual(["--ep", "cuda"]);
-    expect(commandOf("npm ci")).toEqual(["/bin/sh", "-c", "npm ci"]);
-    expect(() => parseDockerfile("RUN true")).toThrow(/RUN before the first FROM/);
-  });
-
-  it("matches .dockerignore patterns as Docker does: last match wins, parents count, dot files too", () => {
-    const patterns = ["**", "!src", "!src/**", "**/*.test.ts", "src/tmp?", "!src/tmp1"];
-    expect(isIgnored("src/a.ts", patterns)).toBe(false);
-    expect(isIgnored("src/deep/a.ts", patterns)).toBe(false);
-    expect(isIgnored("src/deep/a.test.ts", patterns)).toBe(true);
-    expect(isIgnored("src/tmp2/file", patterns)).toBe(true);
-    expect(isIgnored("src/tmp1/file", patterns)).toBe(false);
-    expect(isIgnored(".env", patterns)).toBe(true);
-    expect(isIgnored("other/a.ts", patterns)).toBe(true);
-    expect(isIgnored("a.ts", ["*.ts"])).toBe(true);
-    expect(isIgnored("dir/a.ts", ["*.ts"])).toBe(false);
+    const gpu = await image(["--target", "gpu", "--base", "local", "--context", context, "--tag", gpuTag]);
+    console.log(
+      `image (gpu, NuGet ${nuget ? "reachable" : "unreachable"}):\n${gpu.output.trim().split("\n").slice(-4).join("\n")}`,
+    );
+    const ran = steps(gpu.output);
+    // The production install is the cpu image's, from the cache: only the CUDA step is new.
+    expect(ran.filter((s) => /npm ci --omit=dev/.test(s.step)).map((s) => s.cached)).toEqual([true]);
+    expect(ran.some((s) => /script\/install\.js/.test(s.step))).toBe(true);
+    if (nuget) {
+      expect(gpu.output).toMatch(/Extracting runtimes\/linux-x64\/native\/libonnxruntime_providers_cuda\.so/);
+    } else {
+      expect(gpu.code).toBe(1);
+      const version = JSON.parse(
+        readFileSync(join(ROOT, "node_modules/onnxruntime-node/package.json"), "utf8"),
+      ).version;
+      expect(gpu.output).toContain(
+        `deps-gpu: could not download onnxruntime-node's CUDA 12 provider from NuGet: this step fetches https://api.nuget.org/v3/index.json and https://api.nuget.org/v3-flatcontainer/microsoft.ml.onnxruntime.gpu.linux/${version}/microsoft.ml.onnxruntime.gpu.linux.${version}.nupkg`,
+      );
+      expect(gpu.output).toMatch(/image: the build failed/);
+    }
   });
 });
