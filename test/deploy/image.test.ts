@@ -10,9 +10,11 @@ import { Agent, request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { argmax } from "../../protocol/heldout.ts";
 import { signatureHeaders } from "../../protocol/signing.ts";
+import { grpcToken } from "../../regional/grpc/auth.ts";
 import { parseCommandLine } from "../../regional/options.ts";
 import { ROOT } from "../../scripts/stack/build-edge.ts";
 import { imageConfig, runReadOnly } from "../support/container.ts";
+import { fromRawFloat32, grpcClient, rawFloat32 } from "../support/grpc-client.ts";
 import { heldoutOf } from "../support/heldout.ts";
 import { childPids, freePort } from "../support/processes.ts";
 import { until } from "../support/regional-process.ts";
@@ -104,6 +106,7 @@ describe.skipIf(!isRoot)("the cpu image, built with buildah and run read-only as
     container = sh("buildah", ["from", tag]);
     rootfs = sh("buildah", ["mount", container]);
     const port = await freePort();
+    grpcPort = await freePort();
     const started = Date.now();
     // A Deployment's flags, plus a simulated delay so that requests are in flight when SIGTERM comes.
     pool = runReadOnly(
@@ -112,6 +115,8 @@ describe.skipIf(!isRoot)("the cpu image, built with buildah and run read-only as
       [
         "--port",
         String(port),
+        "--grpc-port",
+        String(grpcPort),
         "--host",
         "127.0.0.1",
         "--workers",
@@ -148,6 +153,7 @@ describe.skipIf(!isRoot)("the cpu image, built with buildah and run read-only as
   }, 900_000);
 
   let url = "";
+  let grpcPort = 0;
 
   afterAll(() => {
     if (pool && pool.exitCode === null) {
@@ -273,6 +279,30 @@ describe.skipIf(!isRoot)("the cpu image, built with buildah and run read-only as
     });
     expect(unsigned.statusCode).toBe(401);
     await unsigned.body.dump();
+  });
+
+  it("serves the gRPC service from both workers, with the token derived from the secret in its environment", async () => {
+    const row = heldoutOf("digits", `${join(rootfs, "app/models")}/`).rows.find(
+      (r) => argmax(r.expected.digits!) === r.label,
+    )!;
+    const grpc = grpcClient(grpcPort);
+    try {
+      const request = {
+        model_name: "digits",
+        inputs: [{ name: "pixels", datatype: "FP32", shape: [1, 64] }],
+        raw_input_contents: [rawFloat32(row.input)],
+      };
+      const refused = await grpc.call("ModelInfer", request);
+      expect(refused.ok).toBe(false);
+      const inferred = await grpc.call("ModelInfer", request, {
+        metadata: { authorization: `Bearer ${grpcToken(SECRET)}` },
+      });
+      if (!inferred.ok) throw new Error(`ModelInfer failed: ${JSON.stringify(inferred.error)}`);
+      const probs = fromRawFloat32(inferred.value.raw_output_contents[0]);
+      expect(probs.indexOf(Math.max(...probs))).toBe(row.label);
+    } finally {
+      grpc.close();
+    }
   });
 
   it("exposes /metrics in Prometheus' text format", async () => {
