@@ -135,7 +135,7 @@ describe("edge inference in workerd", () => {
 
   it("writes each FP32 score as its shortest decimal: the float32 the binary answer carries", async () => {
     const rows = unsureRows.slice(0, 8).map((r) => r.input);
-    const send = (path: string, body: BodyInit, headers: Record<string, string>) =>
+    const send = (path: string, body: string | Uint8Array, headers: Record<string, string>) =>
       worker.dispatchFetch(`${worker.url}${path}`, { method: "POST", headers, body });
     const binary = binaryInferBody(rows, { parameters: { binary_data_output: true } });
     const bytes = new Uint8Array(
