@@ -432,7 +432,10 @@ Load: ${report.load.generator}, ${connections} connections, ${durationS} s per m
 warm-up, ${rounds} rounds interleaving the servers; medians. Each server is one process on 127.0.0.1, started
 once and running for the whole comparison (idle while another is measured), sharing the cores with the
 generator. ${report.load.request}. (b) and (c) are the baselines a user would write: plain
-\`node:http\`, nothing of the pool's stack (\`scripts/bench/plain-servers.ts\`).
+\`node:http\`, nothing of the pool's stack (\`scripts/bench/plain-servers.ts\`); they set Content-Length, as a careful
+user's server does. A load average above 2 means other work shared the machine's ${report.machine.cpus} cores during the
+run: it moves a round's servers together, which is why the ratios are taken within each round, but it does not
+hit them alike (a server that answers in batches loses more to being descheduled).
 
 ${table}
 
