@@ -70,6 +70,15 @@ describe("shortestFloat32", () => {
     expect(String(shortestFloat32(1e11))).toBe("100000000000");
   });
 
+  it.each([
+    [17.99, 17.99],
+    [Math.fround(17.99), 17.99],
+    [0.003601, 0.003601],
+    [16, 16],
+  ])("%d -> %d (held-out fixtures keep the features as written)", (x, shortest) => {
+    expect(shortestFloat32(x)).toBe(shortest);
+  });
+
   it("keeps the values that have no digits", () => {
     expect(shortestFloat32(0)).toBe(0);
     expect(Object.is(shortestFloat32(-0), -0)).toBe(true);
