@@ -1,6 +1,6 @@
 import { type AnswerKey, answerKey } from "../protocol/cache-key.ts";
 import { BadRequest, NotReady } from "../protocol/errors.ts";
-import { topClass } from "../protocol/responses.ts";
+import { float32Data, topClass } from "../protocol/responses.ts";
 import type { InputRows } from "../protocol/tensor.ts";
 import type { CascadeMode, ServedBy } from "../protocol/types.ts";
 import type { CacheTier } from "./cache/response-cache.ts";
@@ -102,7 +102,7 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
     const confidences = Array.from({ length: rows.batch }, (_, r) => topClass(edgeProbs, r, classes).confidence);
     if (cascadeDecision(confidences, rt.threshold(served)!, mode) === "edge") {
       const pending = key
-        ? rt.cache.put(key, { version: edgeVersion, probs: Array.from(edgeProbs) }, startedAt)
+        ? rt.cache.put(key, { version: edgeVersion, probs: float32Data(edgeProbs) }, startedAt)
         : undefined;
       return { probs: edgeProbs, batch: rows.batch, version: edgeVersion, servedBy: "edge", trace, pending };
     }
@@ -145,7 +145,7 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
   if (key) {
     // Stored under the version that answered, which a newer region may have raised past the lookup's.
     const stored = answer.version === edgeVersion ? key : answerKey(served.name, answer.version, rows.data);
-    pending = rt.cache.put(stored, { version: answer.version, probs: Array.from(answer.probs) }, startedAt);
+    pending = rt.cache.put(stored, { version: answer.version, probs: float32Data(answer.probs) }, startedAt);
   }
   return {
     probs: answer.probs,

@@ -19,13 +19,23 @@ describe("responses", () => {
     expect(predictions[1]!.scores).toEqual([0.5, 0.25, 0.25]);
   });
 
+  it("writes each FP32 score as its shortest decimal, which reads back to the same float32", () => {
+    const [first, second] = toPredictions(probs, 2, labels);
+    expect(JSON.stringify(first)).toBe('{"class":1,"label":"b","confidence":0.7,"scores":[0.1,0.7,0.2]}');
+    expect(JSON.stringify(second)).toBe('{"class":0,"label":"a","confidence":0.5,"scores":[0.5,0.25,0.25]}');
+    expect(Float32Array.from([...first!.scores, ...second!.scores])).toEqual(probs);
+    expect(Math.fround(first!.confidence)).toBe(probs[1]);
+  });
+
   it("builds a v2 response with the id only when given", () => {
     const response = toInferResponse({ model: "digits", version: "1", outputName: "p", probs, batch: 2, classes: 3 });
     expect(response).toEqual({
       model_name: "digits",
       model_version: "1",
-      outputs: [{ name: "p", shape: [2, 3], datatype: "FP32", data: Array.from(probs) }],
+      outputs: [{ name: "p", shape: [2, 3], datatype: "FP32", data: [0.1, 0.7, 0.2, 0.5, 0.25, 0.25] }],
     });
+    expect(JSON.stringify(response.outputs[0]!.data)).toBe("[0.1,0.7,0.2,0.5,0.25,0.25]");
+    expect(Float32Array.from(response.outputs[0]!.data as number[])).toEqual(probs);
     expect(
       toInferResponse({ model: "m", version: "1", id: "x", outputName: "p", probs, batch: 2, classes: 3 }).id,
     ).toBe("x");

@@ -1,3 +1,4 @@
+import { shortestFloat32 } from "./float32-decimal.ts";
 import type { InferResponse, Prediction } from "./types.ts";
 
 /** Top class per row of `probs` (`batch x classes`, row-major). */
@@ -18,22 +19,32 @@ export function topClass(
   return { index, confidence };
 }
 
-/** `/v1/classify` predictions from a probability matrix. */
+/**
+ * `/v1/classify` predictions from a probability matrix (FP32 values). Each score is the shortest decimal that
+ * reads back to the same float32 (`shortestFloat32`): `0.1`, not `0.10000000149011612`.
+ */
 export function toPredictions(probs: ArrayLike<number>, batch: number, labels: readonly string[]): Prediction[] {
   const classes = labels.length;
   const out: Prediction[] = new Array(batch);
   for (let r = 0; r < batch; r++) {
-    const { index, confidence } = topClass(probs, r, classes);
+    const { index } = topClass(probs, r, classes);
     // A plain loop: Array.from with a map function was a third of this function's time in the pool's profile.
     const scores = new Array<number>(classes);
-    for (let c = 0; c < classes; c++) scores[c] = probs[r * classes + c]!;
-    out[r] = { class: index, label: labels[index]!, confidence, scores };
+    for (let c = 0; c < classes; c++) scores[c] = shortestFloat32(probs[r * classes + c]!);
+    out[r] = { class: index, label: labels[index]!, confidence: scores[index]!, scores };
   }
   return out;
 }
 
+/** FP32 values as the numbers to write: each the shortest decimal that reads back to the same float32. */
+export function float32Data(values: ArrayLike<number>): number[] {
+  const out = new Array<number>(values.length);
+  for (let i = 0; i < values.length; i++) out[i] = shortestFloat32(values[i]!);
+  return out;
+}
+
 /**
- * A v2 infer response carrying one FP32 output `[batch, classes]`: its values in `data`, or, for a binary
+ * A v2 infer response carrying one FP32 output `[batch, classes]`: its values in `data` (`float32Data`), or, for a binary
  * answer (protocol/binary-tensor.ts), their size in `parameters.binary_data_size` (the bytes follow the JSON).
  */
 export function toInferResponse(options: {
@@ -57,7 +68,7 @@ export function toInferResponse(options: {
     outputs: [
       binary
         ? { name: outputName, shape, datatype: "FP32", parameters: { binary_data_size: batch * classes * 4 } }
-        : { name: outputName, shape, datatype: "FP32", data: Array.from(probs) },
+        : { name: outputName, shape, datatype: "FP32", data: float32Data(probs) },
     ],
   };
 }

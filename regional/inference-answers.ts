@@ -16,6 +16,7 @@ import { nowUs } from "./clock.ts";
 import type { Executed } from "./executor.ts";
 import type { Lease } from "./model-version.ts";
 import type { InferenceOutcome } from "./recorder.ts";
+import { regionalServerTiming } from "./server-timing.ts";
 
 /** An inference request as the answering code needs it, whichever HTTP layer read it. */
 export interface InferenceInput {
@@ -74,8 +75,8 @@ export function inferenceAnswers(deps: AppDeps) {
 
   /**
    * Run `rows` on the leased version; counts the outcome and returns the answer's headers. Server-Timing is
-   * written by hand rather than by hono/timing, whose per-metric quoting and bookkeeping cost about as much
-   * CPU as serializing the answer (profiled at ~10k req/s).
+   * written by hand (`regionalServerTiming`) rather than by hono/timing, whose per-metric quoting and
+   * bookkeeping cost about as much CPU as serializing the answer (profiled at ~10k req/s).
    */
   async function run(
     input: InferenceClock,
@@ -92,12 +93,10 @@ export function inferenceAnswers(deps: AppDeps) {
       outcome = "success";
       // The rollout's seam: count the answer and hand a copy to the shadow runner (which runs later).
       rollouts.afterAnswer(lease.model, rows, true);
+      const { queueMs, computeMs, batchRows } = result;
       const totalMs = (nowUs() - receivedUs) / 1000;
       const headers: Record<string, string> = {
-        "server-timing":
-          `${delayTiming}queue;dur=${result.queueMs.toFixed(3)}, ` +
-          `compute;dur=${result.computeMs.toFixed(3)};desc="batch of ${result.batchRows}", ` +
-          `total;dur=${totalMs.toFixed(3)};desc="regional"`,
+        "server-timing": regionalServerTiming(delayTiming, { queueMs, computeMs, batchRows, totalMs }),
         [SERVED_BY_HEADER]: servedBy,
         [MODEL_VERSION_HEADER]: version,
       };

@@ -145,6 +145,25 @@ async function measure(server: Server, pool: RegionalPool, script: string): Prom
   };
 }
 
+/** Mean size of an answer, body and header block (status line and headers as received), in bytes. */
+interface AnswerBytes {
+  body: number;
+  headers: number;
+}
+
+/** The answer to each held-out row sent once (POST `path`, one row per request), averaged. */
+async function answerBytes(url: string, bodies: readonly string[]): Promise<AnswerBytes> {
+  let body = 0;
+  let headers = 0;
+  for (const sent of bodies) {
+    const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: sent });
+    body += (await res.arrayBuffer()).byteLength;
+    headers += `HTTP/1.1 ${res.status} ${res.statusText}\r\n\r\n`.length;
+    for (const [name, value] of res.headers) headers += `${name}: ${value}\r\n`.length;
+  }
+  return { body: Math.round(body / bodies.length), headers: Math.round(headers / bodies.length) };
+}
+
 const median = (xs: number[]) => {
   const s = [...xs].sort((x, y) => x - y);
   const mid = Math.floor(s.length / 2);
@@ -162,6 +181,7 @@ const dir = mkdtempSync(join(tmpdir(), "edgecascade-bench-"));
 const script = join(dir, "rows.lua");
 writeFileSync(script, wrkScript(requests));
 const raw = Object.fromEntries(SERVERS.map((s) => [s.key, [] as Measurement[]])) as Record<Key, Measurement[]>;
+const bytes = {} as Record<Key, AnswerBytes>;
 const startedAt = Date.now();
 // Every server runs for the whole comparison (an idle one takes no CPU), so that a round (one short
 // measurement of each) spans seconds, not minutes: load from elsewhere on a shared machine then hits a
@@ -169,6 +189,12 @@ const startedAt = Date.now();
 const running: RegionalPool[] = [];
 try {
   for (const server of SERVERS) running.push(await server.start());
+  for (const [i, server] of SERVERS.entries()) {
+    bytes[server.key] = await answerBytes(
+      `${running[i]!.url}/v1/classify`,
+      requests.map((r) => r.body as string),
+    );
+  }
   for (let round = 1; round <= rounds; round++) {
     for (const [i, server] of SERVERS.entries()) {
       const m = await measure(server, running[i]!, script);
@@ -331,6 +357,8 @@ interface Summary {
   meanBatch: number | null;
   userUsPerRequest: number;
   kernelUsPerRequest: number;
+  /** Mean bytes of an answer to one held-out row. */
+  answerBytes: AnswerBytes;
 }
 function summarize(server: Server): Summary {
   const ms = raw[server.key];
@@ -345,6 +373,7 @@ function summarize(server: Server): Summary {
     meanBatch: ms[0]!.meanBatch === null ? null : round2(med((m) => m.meanBatch ?? 0)),
     userUsPerRequest: Math.round(med((m) => m.userUsPerRequest)),
     kernelUsPerRequest: Math.round(med((m) => m.kernelUsPerRequest)),
+    answerBytes: bytes[server.key],
   };
 }
 const summary = Object.fromEntries(SERVERS.map((s) => [s.key, summarize(s)])) as Record<Key, Summary>;
@@ -401,12 +430,13 @@ const report = {
 };
 
 const table = [
-  "| server | req/s | p50 ms | p95 ms | p99 ms | rows per run | server CPU per request (user + kernel) | errors |",
-  "|---|---:|---:|---:|---:|---:|---:|---:|",
+  "| server | req/s | p50 ms | p95 ms | p99 ms | rows per run | server CPU per request (user + kernel) | answer bytes (body + headers) | errors |",
+  "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
   ...SERVERS.map((s) => {
     const r = summary[s.key];
     const cpuText = `${r.userUsPerRequest} + ${r.kernelUsPerRequest} µs`;
-    return `| (${s.key}) ${r.name} | ${r.reqPerSec} | ${r.p50Ms} | ${r.p95Ms} | ${r.p99Ms} | ${r.meanBatch ?? "–"} | ${cpuText} | ${r.errors} |`;
+    const bytesText = `${r.answerBytes.body} + ${r.answerBytes.headers}`;
+    return `| (${s.key}) ${r.name} | ${r.reqPerSec} | ${r.p50Ms} | ${r.p95Ms} | ${r.p99Ms} | ${r.meanBatch ?? "–"} | ${cpuText} | ${bytesText} | ${r.errors} |`;
   }),
 ].join("\n");
 const yes = (ok: boolean) => (ok ? "yes" : "**no**");
@@ -418,7 +448,10 @@ Load: ${report.load.generator}, ${connections} connections, ${durationS} s per m
 warm-up, ${rounds} rounds interleaving the servers; medians. Each server is one process on 127.0.0.1, started
 once and running for the whole comparison (idle while another is measured), sharing the cores with the
 generator. ${report.load.request}. (b) and (c) are the baselines a user would write: plain
-\`node:http\`, nothing of the pool's stack (\`scripts/bench/plain-servers.ts\`).
+\`node:http\`, nothing of the pool's stack (\`scripts/bench/plain-servers.ts\`); they set Content-Length, as a careful
+user's server does. A load average above 2 means other work shared the machine's ${report.machine.cpus} cores during the
+run: it moves a round's servers together, which is why the ratios are taken within each round, but it does not
+hit them alike (a server that answers in batches loses more to being descheduled).
 
 ${table}
 
@@ -432,6 +465,9 @@ Server CPU per request is the server process's user and kernel time during the m
 requests answered: the per-request server spends ${cpuPerRequest.bOverA}× the pool's, the constant server
 ${cpuPerRequest.cOverA}×. It moves less than req/s when something else runs on the machine (contention still
 inflates it). Most of the kernel part, for every server alike, is the socket write of each answer.
+Answer bytes: the mean size of the answer to each held-out row sent once, its body and its status line and
+headers as received. (c) answers ten copies of \`0.1\`, shorter than any model's scores; (a) writes each FP32
+score as the shortest decimal that reads back to the same float32 (\`protocol/float32-decimal.ts\`).
 
 ## Wire formats: JSON against binary tensor data
 

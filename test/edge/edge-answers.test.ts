@@ -132,6 +132,43 @@ describe("edge inference in workerd", () => {
     const expected = rows.flatMap((r) => r.expected["digits-edge"]!);
     for (const [i, p] of expected.entries()) expect(Math.abs(values[i]! - p)).toBeLessThanOrEqual(TOLERANCE);
   });
+
+  it("writes each FP32 score as its shortest decimal: the float32 the binary answer carries", async () => {
+    const rows = unsureRows.slice(0, 8).map((r) => r.input);
+    const send = (path: string, body: string | Uint8Array, headers: Record<string, string>) =>
+      worker.dispatchFetch(`${worker.url}${path}`, { method: "POST", headers, body });
+    const binary = binaryInferBody(rows, { parameters: { binary_data_output: true } });
+    const bytes = new Uint8Array(
+      await (await send("/v2/models/digits/infer", binary.body, binary.headers)).arrayBuffer(),
+    );
+    const length = bytes.length - rows.length * 10 * 4;
+    const values = float32FromBytes(bytes.subarray(length));
+    const json = { "content-type": "application/json" };
+    const inferText = await (
+      await send(
+        "/v2/models/digits/infer",
+        JSON.stringify({ inputs: [{ name: "pixels", shape: [8, 64], datatype: "FP32", data: rows }] }),
+        json,
+      )
+    ).text();
+    const classifyText = await (
+      await send(
+        "/v1/classify",
+        JSON.stringify({ model: "digits", inputs: rows, parameters: { cascade: "edge" } }),
+        json,
+      )
+    ).text();
+    const written = [
+      ...[...inferText.matchAll(/"data":\[([^\]]*)\]/g)].flatMap((m) => m[1]!.split(",")),
+      ...[...classifyText.matchAll(/"scores":\[([^\]]*)\]/g)].flatMap((m) => m[1]!.split(",")),
+    ];
+    expect(written).toHaveLength(160);
+    expect(Float32Array.from(written.slice(0, 80).map(Number))).toEqual(values);
+    expect(Float32Array.from(written.slice(80).map(Number))).toEqual(values);
+    const significant = (t: string) =>
+      t.replace(/e.*$/, "").replace(/[-.]/g, "").replace(/^0+/, "").replace(/0+$/, "").length;
+    expect(Math.max(...written.map(significant))).toBeLessThanOrEqual(9);
+  });
 });
 
 describe("response cache in workerd", () => {

@@ -13,6 +13,9 @@ const rows = (from: number, n: number) => heldout.rows.slice(from, from + n).map
 const expected = (from: number, n: number) => heldout.rows.slice(from, from + n).flatMap((r) => r.expected.digits!);
 const worst = (got: number[], want: number[]) => Math.max(...got.map((g, i) => Math.abs(g - want[i]!)));
 const json = { "content-type": "application/json" };
+/** Significant digits of a number as written in JSON ("0.00012" → 2, "1.5e-7" → 2). */
+const significantDigits = (text: string) =>
+  text.replace(/e.*$/, "").replace(/[-.]/g, "").replace(/^0+/, "").replace(/0+$/, "").length;
 
 // Both the node:http fast path and, with a query string, the Hono route (regional/fast-path/route.ts).
 describe.each(["", "?via=hono"])("binary tensor data (Triton's extension)%s", (query) => {
@@ -52,6 +55,34 @@ describe.each(["", "?via=hono"])("binary tensor data (Triton's extension)%s", (q
     expect(answer.values).toHaveLength(640);
     expect(worst(answer.values!, expected(100, 64))).toBeLessThanOrEqual(TOLERANCE);
     expect(answer.headers["x-served-by"]).toBe("regional:eu");
+  });
+
+  it("JSON answers write each FP32 value as its shortest decimal: the same float32 as the binary answer", async () => {
+    const sent = rows(200, 16);
+    const asJson = await postInfer(
+      url(),
+      JSON.stringify({ inputs: [{ name: "pixels", shape: [16, 64], datatype: "FP32", data: sent }] }),
+      json,
+    );
+    const { body, headers } = binaryInferBody(sent, { parameters: { binary_data_output: true } });
+    const asBinary = await postInfer(url(), body, headers);
+    const classify = await fetch(`${server.url}/v1/classify${query}`, {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ model: "digits", inputs: sent }),
+    });
+    const text = await classify.text();
+    const data = asJson.json.outputs[0].data as number[];
+    // Same float32 values, each read back from the text; no score with more than 9 significant digits.
+    expect(Float32Array.from(data)).toEqual(Float32Array.from(asBinary.values!));
+    const scores = (JSON.parse(text) as { predictions: { scores: number[] }[] }).predictions.flatMap((p) => p.scores);
+    expect(Float32Array.from(scores)).toEqual(Float32Array.from(asBinary.values!));
+    const written = [...text.matchAll(/"scores":\[([^\]]*)\]/g)].flatMap((m) => m[1]!.split(","));
+    expect(written).toHaveLength(160);
+    expect(Math.max(...written.map(significantDigits))).toBeLessThanOrEqual(9);
+    expect(written.map(Number)).toEqual(scores);
+    // A parsed number prints as the text it was read from when that text was the shortest.
+    expect(Math.max(...data.map((d) => significantDigits(String(d))))).toBeLessThanOrEqual(9);
   });
 
   it.each([

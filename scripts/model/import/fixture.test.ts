@@ -1,19 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { heldoutFixture, shortestFloat32 } from "./fixture.ts";
-
-describe("shortestFloat32", () => {
-  it.each([
-    [17.99, 17.99],
-    [Math.fround(17.99), 17.99],
-    [0.003601, 0.003601],
-    [1 / 3, 0.33333334],
-    [0, 0],
-    [16, 16],
-  ])("%d -> %d, the same float32", (x, shortest) => {
-    expect(shortestFloat32(x)).toBe(shortest);
-    expect(Math.fround(shortestFloat32(x))).toBe(Math.fround(x));
-  });
-});
+import { heldoutFixture } from "./fixture.ts";
 
 describe("heldoutFixture", () => {
   it("holds the held-out rows with labels and each model's expected output", () => {

@@ -1,14 +1,5 @@
+import { shortestFloat32 } from "../../../protocol/float32-decimal.ts";
 import type { HeldoutSet } from "../../../protocol/heldout.ts";
-
-/** The shortest decimal that reads back as the same float32 (so 17.99 stays 17.99, not 17.9899997711). */
-export function shortestFloat32(x: number): number {
-  const f = Math.fround(x);
-  for (let digits = 1; digits < 9; digits++) {
-    const candidate = Number(f.toPrecision(digits));
-    if (Math.fround(candidate) === f) return candidate;
-  }
-  return Number(f.toPrecision(9));
-}
 
 export interface FixtureModel {
   name: string;
