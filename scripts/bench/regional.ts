@@ -49,7 +49,7 @@ const durationS = Number(args.duration);
 const warmupS = Number(args.warmup);
 const rounds = Number(args.rounds);
 const wireRounds = Number(args["wire-rounds"]);
-const TARGETS = { aOverB: 1.5, aOverC: 0.7, p99Ms: 10 };
+const TARGETS = { aOverB: 1.5, aOverC: 0.85, p99Ms: 10 };
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const PLAIN = fileURLToPath(new URL("./plain-servers.ts", import.meta.url));
