@@ -10,6 +10,7 @@ import type { ExecutionProvider } from "./execution-provider.ts";
 import type { ExecutorFactory } from "./executor.ts";
 import { FixtureCache } from "./heldout-fixture.ts";
 import type { Logger } from "./log.ts";
+import { failedReason, loadDue, type ModelAvailability, poolReady, whyNotServing } from "./model-availability.ts";
 import { discoverModels, isModelDir, readModelConfig } from "./model-discovery.ts";
 import { type Lease, ModelVersion } from "./model-version.ts";
 import type { Recorder } from "./recorder.ts";
@@ -164,22 +165,18 @@ export class ModelRepository {
   ensureLoading(name?: string): void {
     const now = performance.now();
     for (const entry of name ? [this.#get(name)] : this.#entries.values()) {
-      if (entry.wanted && !entry.serving && !entry.loading && now >= entry.retryAtMs) {
+      if (loadDue(availability(entry), now)) {
         this.load(entry.name).catch(() => {});
       }
     }
   }
 
   /**
-   * The pod's readiness: at least one wanted model serves, and every other wanted model has settled: it serves,
-   * or its load failed (listed by `failedModels()`, with the reason; readiness checks retry it with backoff).
-   * One model that cannot load never takes the others down: a pod held unready for it would stop serving every
-   * model. Until each model's first load has ended the pod is not ready (a pod must not take traffic before
-   * the models it can serve do).
+   * The pod's readiness (`poolReady`): one wanted model serves and every other has served or failed (listed by
+   * `failedModels()`, with the reason; readiness checks retry it with backoff).
    */
   ready(): boolean {
-    const wanted = [...this.#entries.values()].filter((e) => e.wanted);
-    return wanted.some((e) => e.serving) && wanted.every((e) => e.serving || e.failures > 0);
+    return poolReady([...this.#entries.values()].map(availability));
   }
 
   /** Why the repository is not ready, one line per model. */
@@ -192,9 +189,11 @@ export class ModelRepository {
   /** Wanted models that do not serve because their last load failed, with why (the pod is ready without them). */
   failedModels(): { model: string; reason: string }[] {
     return [...this.#entries.values()]
-      .filter((e) => e.wanted && !e.serving && e.failures > 0)
       .sort((a, b) => a.name.localeCompare(b.name))
-      .map((e) => ({ model: e.name, reason: e.lastError ?? why(e) }));
+      .flatMap((e) => {
+        const reason = failedReason(availability(e));
+        return reason === undefined ? [] : [{ model: e.name, reason }];
+      });
   }
 
   /** Why `name` does not serve (undefined when it does); 404 for an unknown model. */
@@ -557,9 +556,13 @@ export class ModelRepository {
   }
 }
 
+/** What the readiness policies (model-availability.ts) read of an entry. */
+function availability(entry: Entry): ModelAvailability {
+  const { wanted, lastError, failures, retryAtMs } = entry;
+  return { wanted, serving: !!entry.serving, loading: !!entry.loading, lastError, failures, retryAtMs };
+}
+
 /** Why a model does not serve, for readiness bodies, 503s and the index. */
 function why(entry: Entry): string {
-  if (!entry.wanted) return "unloaded";
-  if (entry.loading) return entry.lastError ? `loading; the last attempt failed: ${entry.lastError}` : "loading";
-  return entry.lastError ?? "not loaded";
+  return whyNotServing(availability(entry));
 }
