@@ -1,27 +1,22 @@
-import { readdir, readFile, stat } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { sha256Hex } from "../protocol/digest.ts";
 import { Conflict, NotFound, NotReady, ServingError } from "../protocol/errors.ts";
 import { heldoutPath } from "../protocol/heldout.ts";
-import {
-  describeModel,
-  type ModelConfig,
-  type ModelSignature,
-  parseModelConfig,
-  signatureOf,
-} from "../protocol/model-config.ts";
-import { type ModelPublicKey, signatureProblem } from "../protocol/model-signature.ts";
+import { describeModel, type ModelConfig } from "../protocol/model-config.ts";
+import type { ModelPublicKey } from "../protocol/model-signature.ts";
 import type { ModelMetadata } from "../protocol/types.ts";
 import { DynamicBatcher } from "./batcher.ts";
 import type { ExecutionProvider } from "./execution-provider.ts";
 import type { ExecutorFactory } from "./executor.ts";
-import { checkFixtureOutputs } from "./fixture-check.ts";
-import { type Fixture, FixtureCache } from "./heldout-fixture.ts";
+import { FixtureCache } from "./heldout-fixture.ts";
 import type { Logger } from "./log.ts";
+import { failedReason, loadDue, type ModelAvailability, poolReady, whyNotServing } from "./model-availability.ts";
+import { discoverModels, isModelDir, readModelConfig } from "./model-discovery.ts";
 import { type Lease, ModelVersion } from "./model-version.ts";
 import type { Recorder } from "./recorder.ts";
 import { DEFAULT_RETRY_BACKOFF, type RetryBackoff, retryDelayMs } from "./retry-backoff.ts";
-import { createOnnxModel, type OnnxModel } from "./session.ts";
+import { createOnnxModel } from "./session.ts";
+import { type CheckedVersion, checkVersion, type VersionSources } from "./version-check.ts";
 
 export interface RepositoryOptions {
   /** Triton layout: `<name>/config.json`, `<name>/<version>/<file>`. */
@@ -87,18 +82,8 @@ export class LoadFailed extends ServingError {
   }
 }
 
-const WARMUP_ATTEMPTS = 3;
-/** Directory names a model may have: no path separators, never `.` or `..`. */
-const MODEL_NAME = /^[A-Za-z0-9_][\w.-]*$/;
-
 /** A version that passed every check, ready to swap in. */
-interface Checked {
-  config: ModelConfig;
-  version: string;
-  signature: ModelSignature;
-  session: OnnxModel;
-  checks: Pick<LoadReport, "sha256" | "warmupMs" | "fixture">;
-}
+type Checked = CheckedVersion & { config: ModelConfig };
 
 interface Entry {
   name: string;
@@ -123,9 +108,11 @@ interface Entry {
 }
 
 /**
- * The model repository: finds models, loads versions (checksum, session, warm-up, fixture check, atomic
- * swap), unloads them, and hands out leases so that a swapped-out version finishes its requests before its
- * session is released.
+ * The model repository's lifecycle, as Triton's ModelLifeCycle: per model, loads one after another (identical
+ * concurrent loads share one attempt), the atomic swap, a rollout's candidate beside the serving version,
+ * retirement behind leases (a swapped-out version finishes its requests before its session is released), and
+ * readiness with a reason for every model that does not serve. Which models exist is discovery's
+ * (model-discovery.ts); whether a version may serve is verification's (version-check.ts).
  */
 export class ModelRepository {
   readonly #options: RepositoryOptions & {
@@ -138,6 +125,15 @@ export class ModelRepository {
   readonly #entries = new Map<string, Entry>();
   /** Each version is checked on its held-out fixture (`models/<name>/<version>/heldout.json`) before it serves. */
   readonly #fixtures = new FixtureCache();
+  /** Where version checks read model files and fixtures, and how they open sessions. */
+  readonly #sources: VersionSources = {
+    modelBytes: (name, version, file) =>
+      readFile(join(this.#options.modelsDir, name, version, file)).catch((err: Error) => {
+        throw new Error(`cannot read ${name}/${version}/${file}: ${err.message}`);
+      }),
+    createSession: (bytes, signature, weights) => createOnnxModel(bytes, signature, this.#options.provider, weights),
+    fixture: (config, version) => this.#fixtures.read(join(this.#options.modelsDir, heldoutPath(config, version))),
+  };
   #announced = false;
   /** After `close()`: no more loads. */
   #closed = false;
@@ -150,7 +146,7 @@ export class ModelRepository {
 
   /** Find the model directories; throws when the repository is missing or holds no model. */
   async discover(): Promise<string[]> {
-    const names = await this.#discover();
+    const names = await discoverModels(this.#options.modelsDir);
     if (names.length === 0) throw new Error(`model repository ${this.#options.modelsDir}: no <name>/config.json found`);
     for (const name of names) this.#entryFor(name);
     return names;
@@ -169,22 +165,18 @@ export class ModelRepository {
   ensureLoading(name?: string): void {
     const now = performance.now();
     for (const entry of name ? [this.#get(name)] : this.#entries.values()) {
-      if (entry.wanted && !entry.serving && !entry.loading && now >= entry.retryAtMs) {
+      if (loadDue(availability(entry), now)) {
         this.load(entry.name).catch(() => {});
       }
     }
   }
 
   /**
-   * The pod's readiness: at least one wanted model serves, and every other wanted model has settled: it serves,
-   * or its load failed (listed by `failedModels()`, with the reason; readiness checks retry it with backoff).
-   * One model that cannot load never takes the others down: a pod held unready for it would stop serving every
-   * model. Until each model's first load has ended the pod is not ready (a pod must not take traffic before
-   * the models it can serve do).
+   * The pod's readiness (`poolReady`): one wanted model serves and every other has served or failed (listed by
+   * `failedModels()`, with the reason; readiness checks retry it with backoff).
    */
   ready(): boolean {
-    const wanted = [...this.#entries.values()].filter((e) => e.wanted);
-    return wanted.some((e) => e.serving) && wanted.every((e) => e.serving || e.failures > 0);
+    return poolReady([...this.#entries.values()].map(availability));
   }
 
   /** Why the repository is not ready, one line per model. */
@@ -197,9 +189,11 @@ export class ModelRepository {
   /** Wanted models that do not serve because their last load failed, with why (the pod is ready without them). */
   failedModels(): { model: string; reason: string }[] {
     return [...this.#entries.values()]
-      .filter((e) => e.wanted && !e.serving && e.failures > 0)
       .sort((a, b) => a.name.localeCompare(b.name))
-      .map((e) => ({ model: e.name, reason: e.lastError ?? why(e) }));
+      .flatMap((e) => {
+        const reason = failedReason(availability(e));
+        return reason === undefined ? [] : [{ model: e.name, reason }];
+      });
   }
 
   /** Why `name` does not serve (undefined when it does); 404 for an unknown model. */
@@ -312,7 +306,7 @@ export class ModelRepository {
   /** `name`'s config.json as it is on disk now (rollouts read the gates' records from it). */
   async configOnDisk(name: string): Promise<ModelConfig> {
     this.#get(name);
-    return this.#readConfig(name);
+    return readModelConfig(this.#options.modelsDir, name);
   }
 
   /** Whether the candidate of `name` answers clients (a canary above 0%), so that requests may pin it. */
@@ -366,7 +360,7 @@ export class ModelRepository {
 
   /** SIGHUP: load every wanted model again from disk, including directories added since start. */
   async reloadAll(): Promise<PromiseSettledResult<LoadReport>[]> {
-    for (const name of await this.#discover()) this.#entryFor(name);
+    for (const name of await discoverModels(this.#options.modelsDir)) this.#entryFor(name);
     const inRollout = [...this.#entries.values()].filter((e) => e.wanted && e.candidate);
     for (const e of inRollout) {
       this.#log("info", "SIGHUP: not reloading a model in a rollout", {
@@ -431,30 +425,11 @@ export class ModelRepository {
     return entry;
   }
 
-  /** Names of the directories holding a config.json. */
-  async #discover(): Promise<string[]> {
-    const dirents = await readdir(this.#options.modelsDir, { withFileTypes: true }).catch((err: Error) => {
-      throw new Error(`model repository ${this.#options.modelsDir}: ${err.message}`);
-    });
-    const names: string[] = [];
-    for (const d of dirents) {
-      if (d.isDirectory() && MODEL_NAME.test(d.name) && (await this.#hasConfig(d.name))) names.push(d.name);
-    }
-    return names.sort();
-  }
-
-  async #hasConfig(name: string): Promise<boolean> {
-    return stat(join(this.#options.modelsDir, name, "config.json")).then(
-      (s) => s.isFile(),
-      () => false,
-    );
-  }
-
   /** The entry for `name`, adding a model directory created since start (Triton's explicit model control). */
   async #discoverOne(name: string): Promise<Entry> {
     const known = this.#entries.get(name);
     if (known) return known;
-    if (!MODEL_NAME.test(name) || !(await this.#hasConfig(name))) throw this.#unknown(name);
+    if (!(await isModelDir(this.#options.modelsDir, name))) throw this.#unknown(name);
     return this.#entryFor(name);
   }
 
@@ -549,47 +524,17 @@ export class ModelRepository {
   }
 
   /**
-   * Steps 1 to 5 of a load: config, checksum, session, warm-up, fixture check. On failure the session is
-   * released, the failure logged and counted, and `LoadFailed` thrown.
+   * Read the config and verify the version (version-check.ts). On failure the failure is logged and counted
+   * and `LoadFailed` thrown.
    */
   async #check(entry: Entry, requested: string | undefined): Promise<Checked> {
     const { name } = entry;
-    let session: OnnxModel | undefined;
     let version = requested;
     try {
-      const config = await this.#readConfig(name);
+      const config = await readModelConfig(this.#options.modelsDir, name);
       version = requested ?? config.version;
-      const listed = config.versions[version];
-      if (!listed) throw new Error(`version ${version} is not listed in config.json`);
-      const file = join(this.#options.modelsDir, name, version, listed.file);
-      const bytes = await readFile(file).catch((err: Error) => {
-        throw new Error(`cannot read ${name}/${version}/${listed.file}: ${err.message}`);
-      });
-      const sha256 = await sha256Hex(bytes);
-      if (sha256 !== listed.sha256 || bytes.length !== listed.bytes) {
-        throw new Error(
-          `checksum mismatch: ${name}/${version}/${listed.file} has sha256 ${sha256} (${bytes.length} bytes), ` +
-            `config.json says ${listed.sha256} (${listed.bytes} bytes); the file will not be served`,
-        );
-      }
-      const { publicKey } = this.#options;
-      if (publicKey) {
-        const file = { model: name, version, sha256, bytes: bytes.length };
-        const problem = await signatureProblem(publicKey, file, listed.signature);
-        if (problem) throw new Error(`signature refused: ${problem}; the file will not be served`);
-      }
-      const signature = signatureOf(config);
-      session = await createOnnxModel(bytes, signature, this.#options.provider, listed.weights).catch((err: Error) => {
-        throw new Error(`cannot create a session: ${err.message}`);
-      });
-      const fixture = await this.#fixtures.read(join(this.#options.modelsDir, heldoutPath(config, version)));
-      const warmupMs = await this.#warmUp(session, fixture, signature);
-      const required = Math.max(0, listed.accuracy.test - this.#options.accuracyTolerance);
-      const accuracy = await this.#checkFixture(session, fixture, signature, config, required);
-      const checks = { sha256, warmupMs, fixture: { rows: fixture.labels.length, accuracy, required } };
-      return { config, version, signature, session, checks };
+      return { config, ...(await checkVersion(config, version, this.#sources, this.#options)) };
     } catch (err) {
-      await session?.release();
       const reason = (err as Error).message;
       entry.lastError = reason;
       entry.failures++;
@@ -609,70 +554,15 @@ export class ModelRepository {
       );
     }
   }
+}
 
-  async #readConfig(name: string): Promise<ModelConfig> {
-    const source = `${name}/config.json`;
-    const text = await readFile(join(this.#options.modelsDir, name, "config.json"), "utf8").catch((err: Error) => {
-      throw new Error(`cannot read ${source}: ${err.message}`);
-    });
-    let raw: unknown;
-    try {
-      raw = JSON.parse(text);
-    } catch (err) {
-      throw new Error(`${source}: invalid JSON: ${(err as Error).message}`);
-    }
-    const config = parseModelConfig(raw, source);
-    if (config.name !== name) throw new Error(`${source} names the model "${config.name}", not "${name}"`);
-    return config;
-  }
-
-  /** Milliseconds of the fastest of up to 3 one-row inferences; fails when none is within the budget. */
-  async #warmUp(session: OnnxModel, fixture: Fixture, signature: ModelSignature): Promise<number> {
-    if (fixture.width !== signature.width) {
-      throw new Error(`the fixture's rows have ${fixture.width} values; the model takes ${signature.width}`);
-    }
-    const row = fixture.matrix.slice(0, fixture.width);
-    let best = Number.POSITIVE_INFINITY;
-    for (let attempt = 0; attempt < WARMUP_ATTEMPTS; attempt++) {
-      const t0 = performance.now();
-      await session.run(row, 1);
-      best = Math.min(best, performance.now() - t0);
-      if (best <= this.#options.warmupBudgetMs) return best;
-    }
-    throw new Error(
-      `warm-up inference took ${best.toFixed(3)} ms at best (${WARMUP_ATTEMPTS} tries), over the ${this.#options.warmupBudgetMs} ms budget`,
-    );
-  }
-
-  async #checkFixture(
-    session: OnnxModel,
-    fixture: Fixture,
-    signature: ModelSignature,
-    config: ModelConfig,
-    required: number,
-  ): Promise<number> {
-    const rows = fixture.labels.length;
-    const chunk = config.maxBatchSize;
-    const probs = new Float32Array(rows * signature.classes);
-    for (let start = 0; start < rows; start += chunk) {
-      const n = Math.min(chunk, rows - start);
-      const out = await session.run(fixture.matrix.subarray(start * fixture.width, (start + n) * fixture.width), n);
-      if (out.length !== n * signature.classes) {
-        throw new Error(
-          `the model returned ${out.length} values for ${n} rows; the config says ${signature.classes} classes`,
-        );
-      }
-      probs.set(out, start * signature.classes);
-    }
-    const verdict = checkFixtureOutputs(probs, fixture.labels, signature.classes, required);
-    if (!verdict.ok) throw new Error(verdict.reason);
-    return verdict.accuracy;
-  }
+/** What the readiness policies (model-availability.ts) read of an entry. */
+function availability(entry: Entry): ModelAvailability {
+  const { wanted, lastError, failures, retryAtMs } = entry;
+  return { wanted, serving: !!entry.serving, loading: !!entry.loading, lastError, failures, retryAtMs };
 }
 
 /** Why a model does not serve, for readiness bodies, 503s and the index. */
 function why(entry: Entry): string {
-  if (!entry.wanted) return "unloaded";
-  if (entry.loading) return entry.lastError ? `loading; the last attempt failed: ${entry.lastError}` : "loading";
-  return entry.lastError ?? "not loaded";
+  return whyNotServing(availability(entry));
 }

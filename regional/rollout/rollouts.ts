@@ -14,6 +14,7 @@ import type { Logger } from "../log.ts";
 import type { Lease, ModelVersion } from "../model-version.ts";
 import type { Recorder, RolloutRecorder } from "../recorder.ts";
 import type { ModelRepository } from "../repository.ts";
+import { applyPlan } from "./apply-plan.ts";
 import { ShadowRunner } from "./shadow.ts";
 import { StepCounters } from "./step-evidence.ts";
 
@@ -173,44 +174,37 @@ export class Rollouts {
     const serving = this.#repository.versions(name).serving?.version;
     const check = checkTransition(entry.state, next, serving);
     if (!check.ok) throw check.status === 400 ? new BadRequest(check.message) : new Conflict(check.message);
-    const { kind } = check.transition;
-    if (kind === "start" || kind === "adopt") {
-      await this.#requirePassingGates(name, next.candidate);
-      await this.#repository.loadCandidate(name, next.candidate);
-      entry.recorder.started(next.candidate);
+    const plan = applyPlan(check.transition.kind);
+    for (const action of plan.actions) {
+      if (action === "check-gates") await this.#requirePassingGates(name, next.candidate);
+      if (action === "load") {
+        await this.#repository.loadCandidate(name, next.candidate);
+        entry.recorder.started(next.candidate);
+      }
+      if (action === "promote") await this.#repository.promoteCandidate(name);
+      if (action === "drop") await this.#repository.dropCandidate(name);
     }
-    if (kind === "adopt" || kind === "promote") await this.#repository.promoteCandidate(name);
-    if (kind === "rollback") await this.#repository.dropCandidate(name);
-    if (kind === "none") return this.status(name);
+    if (!plan.takeState) return this.status(name);
 
     entry.state = next;
     const percent = percentOf(next);
     this.#repository.candidateServes(name, next.phase === "running" && percent > 0);
     entry.counters.at(next.id, next.step, next.config.latency);
     if (next.phase !== "running") entry.shadow.clear();
-    if (kind !== "record") entry.recorder.percent(next.candidate, percent);
-    if (kind === "rollback") entry.recorder.rolledBack();
-    if (kind === "promote" || kind === "adopt") entry.recorder.promoted();
-    const fields = {
-      model: name,
-      id: next.id,
-      revision: next.revision,
-      stable: next.stable,
-      candidate: next.candidate,
-      percent,
-    };
-    const message: Record<typeof kind, string> = {
-      start: "rollout started",
-      step: "rollout step",
-      promote: "rollout promoted: the candidate serves",
-      adopt: "rollout promoted elsewhere: the candidate serves here too",
-      rollback: "rollout rolled back: the candidate is retired",
-      record: "rollout state recorded",
-    };
-    this.#log(kind === "rollback" ? "warn" : "info", message[kind], {
-      ...fields,
-      ...(next.reason ? { reason: next.reason } : {}),
-    });
+    if (plan.setPercent) entry.recorder.percent(next.candidate, percent);
+    if (plan.ended === "rolled-back") entry.recorder.rolledBack();
+    if (plan.ended === "promoted") entry.recorder.promoted();
+    if (plan.log) {
+      const fields = {
+        model: name,
+        id: next.id,
+        revision: next.revision,
+        stable: next.stable,
+        candidate: next.candidate,
+        percent,
+      };
+      this.#log(plan.log.level, plan.log.message, { ...fields, ...(next.reason ? { reason: next.reason } : {}) });
+    }
     return this.status(name);
   }
 

@@ -1,5 +1,6 @@
 import type { InputRows } from "../../protocol/tensor.ts";
 import type { ModelVersion } from "../model-version.ts";
+import { disagreements, nextShadowMove, offerDecision } from "./shadow-policy.ts";
 import type { ShadowResult } from "./step-evidence.ts";
 
 /** The two versions a shadow run compares, if both are still loaded. */
@@ -15,18 +16,6 @@ export interface ShadowOptions {
   /** Where each comparison goes. */
   record: (result: ShadowResult) => void;
   random?: () => number;
-}
-
-/** Index of each row's top probability. */
-function topLabels(probs: Float32Array, rows: number): Int32Array {
-  const classes = probs.length / rows;
-  const out = new Int32Array(rows);
-  for (let r = 0; r < rows; r++) {
-    let best = 0;
-    for (let c = 1; c < classes; c++) if (probs[r * classes + c]! > probs[r * classes + best]!) best = c;
-    out[r] = best;
-  }
-  return out;
 }
 
 /**
@@ -59,8 +48,13 @@ export class ShadowRunner {
    * rows are copied here: the caller's buffer may be reused once its answer is sent.
    */
   offer(rows: InputRows): boolean | undefined {
-    if (this.#random() >= this.#options.sample()) return undefined;
-    if (this.#queue.length >= this.#options.maxQueue()) return false;
+    const decision = offerDecision(
+      this.#random(),
+      this.#options.sample(),
+      this.#queue.length,
+      this.#options.maxQueue(),
+    );
+    if (decision !== "queued") return decision === "unsampled" ? undefined : false;
     this.#queue.push({ ...rows, data: rows.data.slice() });
     this.#schedule(false);
     return true;
@@ -85,16 +79,12 @@ export class ShadowRunner {
 
   async #pump(): Promise<void> {
     const pair = this.#options.pair();
-    if (!pair) {
-      this.clear();
-      return;
-    }
-    if (pair.stable.submitted + pair.candidate.submitted > 0) {
-      this.#schedule(true);
-      return;
-    }
-    const rows = this.#queue.shift();
-    if (!rows) return;
+    const live = pair ? pair.stable.submitted + pair.candidate.submitted : 0;
+    const move = nextShadowMove(!!pair, live, this.#queue.length);
+    if (move === "clear") this.clear();
+    if (move === "wait") this.#schedule(true);
+    const rows = move === "run" ? this.#queue.shift() : undefined;
+    if (!pair || !rows) return;
     this.#running = true;
     const stableLease = pair.stable.lease();
     const candidateLease = pair.candidate.lease();
@@ -112,13 +102,13 @@ export class ShadowRunner {
       const first = await time(stableFirst ? pair.stable : pair.candidate);
       const second = await time(stableFirst ? pair.candidate : pair.stable);
       const [stable, candidate] = stableFirst ? [first, second] : [second, first];
-      let disagreements = 0;
-      if (stable && candidate) {
-        const a = topLabels(stable.probs, rows.batch);
-        const b = topLabels(candidate.probs, rows.batch);
-        for (let r = 0; r < rows.batch; r++) if (a[r] !== b[r]) disagreements++;
-      }
-      this.#options.record({ rows: rows.batch, stableMs: stable?.ms, candidateMs: candidate?.ms, disagreements });
+      const differ = stable && candidate ? disagreements(stable.probs, candidate.probs, rows.batch) : 0;
+      this.#options.record({
+        rows: rows.batch,
+        stableMs: stable?.ms,
+        candidateMs: candidate?.ms,
+        disagreements: differ,
+      });
     } finally {
       stableLease.release();
       candidateLease.release();

@@ -1,10 +1,10 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import * as ortWeb from "onnxruntime-web";
-import { sha256Hex } from "../../../protocol/digest.ts";
 import { heldoutPath } from "../../../protocol/heldout.ts";
 import { type ModelConfig, signatureOf } from "../../../protocol/model-config.ts";
-import { type ModelPublicKey, signatureProblem } from "../../../protocol/model-signature.ts";
+import { checkModelFile } from "../../../protocol/model-file-check.ts";
+import type { ModelPublicKey } from "../../../protocol/model-signature.ts";
 import { checkFixtureOutputs } from "../../../regional/fixture-check.ts";
 import { FixtureCache } from "../../../regional/heldout-fixture.ts";
 import { createOnnxModel, type OnnxModel } from "../../../regional/session.ts";
@@ -16,7 +16,7 @@ import type { Measured, RowLatency } from "./gates.ts";
 /** One row in, its output out. */
 type RunOne = (row: Float32Array) => Promise<unknown>;
 
-/** How the pools' fixture check allows accuracy to fall below the stated one (regional/repository.ts). */
+/** How the pools' fixture check allows accuracy to fall below the stated one (regional/repository.ts's default). */
 const FIXTURE_TOLERANCE = 0.01;
 
 function quantile(sorted: readonly number[], q: number): number {
@@ -89,15 +89,12 @@ export async function measureVersion(options: {
   const { modelsDir, config, version, samples } = options;
   const entry = config.versions[version]!;
   const bytes = await readVersion(modelsDir, config, version);
-  const sha256 = await sha256Hex(bytes);
+  const check = await checkModelFile(bytes, config.name, version, entry, options.publicKey);
   const measured: Measured = {
-    file: { bytes: bytes.length, sha256, listedSha256: entry.sha256, listedBytes: entry.bytes },
+    file: { bytes: check.bytes, sha256: check.sha256, listedSha256: entry.sha256, listedBytes: entry.bytes },
     load: { error: undefined },
   };
-  if (options.publicKey) {
-    const file = { model: config.name, version, sha256, bytes: bytes.length };
-    measured.signature = { problem: await signatureProblem(options.publicKey, file, entry.signature) };
-  }
+  if (options.publicKey) measured.signature = { problem: check.signatureProblem };
   const signature = signatureOf(config);
   let candidate: OnnxModel;
   try {

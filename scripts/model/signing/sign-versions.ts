@@ -1,7 +1,7 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { sha256Hex } from "../../../protocol/digest.ts";
 import { parseModelConfig } from "../../../protocol/model-config.ts";
+import { checkModelFile } from "../../../protocol/model-file-check.ts";
 import { RefusedError } from "../cli.ts";
 import type { ModelSigner } from "./keys.ts";
 
@@ -29,12 +29,9 @@ export async function signVersions(
     const bytes = await readFile(join(modelsDir, name, version, entry.file)).catch((err: Error) => {
       throw new RefusedError(`cannot read ${name}/${version}/${entry.file}: ${err.message}`);
     });
-    const sha256 = await sha256Hex(bytes);
-    if (sha256 !== entry.sha256 || bytes.length !== entry.bytes) {
-      throw new RefusedError(
-        `${name}/${version}/${entry.file} has sha256 ${sha256} (${bytes.length} bytes); config.json says ` +
-          `${entry.sha256} (${entry.bytes} bytes): not signing a file that does not match its entry`,
-      );
+    const { sha256, checksumProblem } = await checkModelFile(bytes, name, version, entry);
+    if (checksumProblem) {
+      throw new RefusedError(`${checksumProblem}: not signing a file that does not match its entry`);
     }
     const signature = signer.sign({ model: config.name, version, sha256, bytes: bytes.length });
     // Rebuilt so that the signature sits next to the sha256 it covers; every other field is kept.

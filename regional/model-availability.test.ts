@@ -1,0 +1,63 @@
+import { describe, expect, it } from "vitest";
+import { failedReason, loadDue, type ModelAvailability, poolReady, whyNotServing } from "./model-availability.ts";
+
+const model = (fields: Partial<ModelAvailability> = {}): ModelAvailability => ({
+  wanted: true,
+  serving: false,
+  loading: false,
+  failures: 0,
+  retryAtMs: 0,
+  ...fields,
+});
+const serving = model({ serving: true });
+const loading = model({ loading: true });
+const failed = model({ failures: 2, lastError: "checksum mismatch" });
+const unloaded = model({ wanted: false });
+
+describe("poolReady", () => {
+  it.each([
+    ["one model serving", [serving], true],
+    ["one serving, one whose load failed", [serving, failed], true],
+    ["one serving, one still on its first load", [serving, loading], false],
+    ["every load failed", [failed, failed], false],
+    ["nothing serving, the rest unloaded", [unloaded], false],
+    ["no model", [], false],
+    ["an unloaded model is not waited for", [serving, unloaded], true],
+    ["a failed model loading again keeps its failure", [serving, model({ loading: true, failures: 1 })], true],
+  ] as const)("%s: %s", (_what, models, ready) => {
+    expect(poolReady(models)).toBe(ready);
+  });
+});
+
+describe("whyNotServing", () => {
+  it.each([
+    [unloaded, "unloaded"],
+    [model({ wanted: false, lastError: "x" }), "unloaded"],
+    [loading, "loading"],
+    [model({ loading: true, lastError: "bad" }), "loading; the last attempt failed: bad"],
+    [failed, "checksum mismatch"],
+    [model(), "not loaded"],
+  ])("%j: %s", (m, why) => {
+    expect(whyNotServing(m)).toBe(why);
+  });
+});
+
+describe("failedReason", () => {
+  it("names why a wanted, failed model does not serve, and nothing for the others", () => {
+    expect(failedReason(failed)).toBe("checksum mismatch");
+    expect(failedReason(model({ failures: 1 }))).toBe("not loaded");
+    for (const m of [serving, loading, unloaded, model({ serving: true, failures: 1 })]) {
+      expect(failedReason(m)).toBeUndefined();
+    }
+  });
+});
+
+describe("loadDue", () => {
+  it("starts a load for a wanted idle model once its backoff has passed", () => {
+    expect(loadDue(model({ retryAtMs: 500 }), 499)).toBe(false);
+    expect(loadDue(model({ retryAtMs: 500 }), 500)).toBe(true);
+    expect(loadDue(serving, 1e9)).toBe(false);
+    expect(loadDue(loading, 1e9)).toBe(false);
+    expect(loadDue(unloaded, 1e9)).toBe(false);
+  });
+});
