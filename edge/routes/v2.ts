@@ -14,6 +14,7 @@ import type { ModelMetadata, ServerMetadata } from "../../protocol/types.ts";
 import type { AppEnv } from "../app-env.ts";
 import { limitBody } from "../middleware/body-limit.ts";
 import type { ServedModel } from "../models/served-model.ts";
+import { BUDGET_HEADER } from "../regions/budget.ts";
 import { locate } from "../regions/locate.ts";
 import { serve } from "../serve.ts";
 import { mayCall } from "../tenants/keys.ts";
@@ -95,6 +96,7 @@ const infer = async (c: Context<AppEnv>) => {
     mode: call.cascade,
     locate: () => locate(c),
     startedAt: c.get("startedAt"),
+    budgetMs: rt.budgetMs(c.req.header(BUDGET_HEADER)),
   });
   applyServed(c, model, served);
   const response = toInferResponse({
