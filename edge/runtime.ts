@@ -67,6 +67,8 @@ export class EdgeRuntime {
       hedgeBudgetRatio: options.hedgeBudgetRatio,
       hedgeBudgetBurst: options.hedgeBudgetBurst,
       warmProbeIntervalMs: options.warmProbeIntervalMs,
+      // A probe's two calls each end by PROBE_TIMEOUT_MS.
+      warmProbeLostAfterMs: options.warmProbeIntervalMs + 2 * options.probeTimeoutMs,
     });
     this.forward = createForwarder({ book: this.book, sharedSecret: options.sharedSecret, send });
     this.#regionCall = createRegionCall({ book: this.book, sharedSecret: options.sharedSecret, send });

@@ -44,6 +44,8 @@ export interface RegionBookOptions {
   hedgeBudgetBurst: number;
   /** Least time between two warm probes of one region, in ms (regions/warm-probe-due.ts). */
   warmProbeIntervalMs: number;
+  /** After this long a warm probe that has not reported counts as lost, in ms. */
+  warmProbeLostAfterMs: number;
 }
 
 /** Answer times kept per region for the reach estimate. */
@@ -158,7 +160,8 @@ export class RegionBook {
    */
   claimWarmProbe(name: string, now: number): boolean {
     const entry = this.#entry(name);
-    if (!warmProbeDue(entry.warm, now, this.#options.warmProbeIntervalMs)) return false;
+    const { warmProbeIntervalMs, warmProbeLostAfterMs } = this.#options;
+    if (!warmProbeDue(entry.warm, now, warmProbeIntervalMs, warmProbeLostAfterMs)) return false;
     entry.warm = { sentAt: now, inFlight: true };
     entry.counters.warmProbes++;
     return true;
