@@ -34,17 +34,20 @@ export interface ReachEvidence {
   priorMs?: number;
 }
 
-function median(values: readonly number[]): number {
+/**
+ * The lower median: of an even count, the smaller middle value. So a region's estimate turns "cut off" only
+ * when most of its calls were (one cut-off beside one answer does not lock it out until the next probe).
+ */
+function lowerMedian(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  return sorted[(sorted.length - 1) >> 1]!;
 }
 
 /**
- * The answer time to expect from a region, in ms: the median of the answer times from the latest warm probe
+ * The answer time to expect from a region, in ms: the (lower) median of the answer times from the latest warm probe
  * on (that probe's included); without a warm probe, the median of all of them; else the prior; undefined when
  * nothing is known (such a region is tried: that is how the edge learns). Infinite when calls cut off by the
- * deadline make up the median.
+ * deadline make up that median.
  *
  * Why from the latest warm probe: a region judged too far is no longer called by requests, so its answer
  * times cannot improve; the warm probe that a skip triggers (edge/probe/warm-probe.ts) is then the newer
@@ -56,7 +59,7 @@ export function expectedAnswerMs(evidence: ReachEvidence): number | undefined {
   if (samples.length === 0) return priorMs;
   const latestProbe = samples.findLastIndex((s) => s.probe);
   const since = latestProbe < 0 ? samples : samples.slice(latestProbe);
-  return median(since.map((s) => (s.cutOff ? Number.POSITIVE_INFINITY : s.ms)));
+  return lowerMedian(since.map((s) => (s.cutOff ? Number.POSITIVE_INFINITY : s.ms)));
 }
 
 /** Whether a region expected to answer in `expectedMs` is worth trying with `budgetLeftMs` left. Unknown: yes. */
