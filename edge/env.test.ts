@@ -13,6 +13,8 @@ describe("parseEnv", () => {
       sharedSecret: undefined,
       allowLocationOverride: false,
       sloBudgetMs: 10,
+      maxBudgetMs: 1000,
+      warmProbeIntervalMs: 3000,
       hedgeDelayMs: 5,
       hedgeBudgetRatio: 0.1,
       hedgeBudgetBurst: 5,
@@ -23,6 +25,7 @@ describe("parseEnv", () => {
       cacheEntries: 10_000,
       cacheBytes: 8 * 1024 * 1024,
       localCacheOnly: false,
+      localPlatform: undefined,
       rateLimitPeriodS: 60,
       corsOrigins: "*",
       probeTimeoutMs: 2000,
@@ -31,6 +34,19 @@ describe("parseEnv", () => {
       cascadeThresholds: {},
     });
     expect(options.apiKeys).toEqual([]);
+  });
+
+  it("keeps MAX_BUDGET_MS at or above SLO_BUDGET_MS", () => {
+    expect(parseEnv({ SLO_BUDGET_MS: "2000" }, MODELS).maxBudgetMs).toBe(2000);
+    expect(parseEnv({ MAX_BUDGET_MS: "50" }, MODELS).maxBudgetMs).toBe(50);
+    expect(() => parseEnv({ MAX_BUDGET_MS: "5" }, MODELS)).toThrow("MAX_BUDGET_MS: must be a number >= 10");
+  });
+
+  it("takes LOCAL_PLATFORM memory with its rate limit, and nothing else", () => {
+    expect(parseEnv({ LOCAL_PLATFORM: "memory", LOCAL_RATE_LIMIT: "6000" }, MODELS).localPlatform).toEqual({
+      rateLimit: 6000,
+    });
+    expect(() => parseEnv({ LOCAL_PLATFORM: "sqlite" }, MODELS)).toThrow('LOCAL_PLATFORM: must be "memory"');
   });
 
   it("reads regions from a JSON string or a wrangler.toml array, trimming the URL's slash", () => {

@@ -23,6 +23,8 @@ export interface Env {
   /** "true" lets `x-edgecascade-location: <lat>,<lon>` stand in for `request.cf` (local stack only). */
   ALLOW_LOCATION_OVERRIDE?: string | boolean;
   SLO_BUDGET_MS?: string | number;
+  MAX_BUDGET_MS?: string | number;
+  WARM_PROBE_INTERVAL_MS?: string | number;
   HEDGE_DELAY_MS?: string | number;
   HEDGE_BUDGET_RATIO?: string | number;
   HEDGE_BUDGET_BURST?: string | number;
@@ -44,6 +46,19 @@ export interface Env {
   CASCADE_THRESHOLDS?: string | Record<string, unknown>;
   /** Workers rate-limiting binding (`[[ratelimits]]`); absent = no rate limit. */
   RATE_LIMITER?: RateLimit;
+  /**
+   * Workers KV namespace where the cron leaves each region's readiness and served versions for every colo
+   * (edge/probe/store.ts); absent = no report is shared (each isolate learns from its own calls alone).
+   */
+  REGION_STATUS?: KVNamespace;
+  /**
+   * "memory" (the local stack only): the response cache's shared tier and the rate limiter are in-isolate
+   * implementations instead of the Cache API and RATE_LIMITER, whose Miniflare simulations cost the local stack
+   * milliseconds per request that Cloudflare does not (docs/edge.md, "Running locally"). Never set deployed.
+   */
+  LOCAL_PLATFORM?: string;
+  /** With LOCAL_PLATFORM "memory": requests per RATE_LIMIT_PERIOD_S per client, as the binding's `limit`. */
+  LOCAL_RATE_LIMIT?: string | number;
 }
 
 /** Everything the Worker reads from its environment, parsed and checked once per isolate. */
@@ -55,6 +70,10 @@ export interface EdgeOptions {
   allowLocationOverride: boolean;
   /** Time a request may take end to end, in ms; what is left of it is the regional deadline. Default 10. */
   sloBudgetMs: number;
+  /** Most a client may ask for with `x-edgecascade-budget-ms` (higher is capped), in ms. Default 1000. */
+  maxBudgetMs: number;
+  /** Least time between two warm probes of one region by one isolate, in ms. Default 3000. */
+  warmProbeIntervalMs: number;
   /** Hedge delay before a region has enough latency samples, in ms. Default 5 (half the default budget). */
   hedgeDelayMs: number;
   /** Hedges per forwarded request, long run. Default 0.1. */
@@ -75,6 +94,8 @@ export interface EdgeOptions {
   cacheBytes: number;
   /** Skip the Workers Cache API (the colo's shared tier). Default false. */
   localCacheOnly: boolean;
+  /** In-isolate cache tier and rate limiter (LOCAL_PLATFORM "memory"), with the limiter's requests per period. */
+  localPlatform: { rateLimit: number } | undefined;
   /** The RATE_LIMITER binding's period in seconds (10 or 60), sent as Retry-After. Default 60. */
   rateLimitPeriodS: number;
   /** Origins allowed by CORS: "*" or a comma-separated list. Default "*". */
@@ -195,6 +216,13 @@ function publicKey(raw: string | undefined): string | undefined {
   return raw.trim();
 }
 
+function localPlatform(env: Env): EdgeOptions["localPlatform"] {
+  const raw = env.LOCAL_PLATFORM;
+  if (raw === undefined || raw === "") return undefined;
+  if (raw !== "memory") throw new Error(`LOCAL_PLATFORM: must be "memory" or unset, got ${JSON.stringify(raw)}`);
+  return { rateLimit: number(env, "LOCAL_RATE_LIMIT", 0, { min: 0, integer: true }) };
+}
+
 /** Parse and check the environment against the models the Worker serves; the error names the variable. */
 export function parseEnv(env: Env, servedModels: readonly string[]): EdgeOptions {
   const origins = list(env.CORS_ORIGINS);
@@ -204,12 +232,15 @@ export function parseEnv(env: Env, servedModels: readonly string[]): EdgeOptions
     throw new Error(`REGIONS: the Worker has no Fetcher binding ${missing.map((b) => `"${b}"`).join(", ")}`);
   }
   const breakerCooldownMs = number(env, "BREAKER_COOLDOWN_MS", 30_000, { min: 1 });
+  const sloBudgetMs = number(env, "SLO_BUDGET_MS", 10, { min: 1 });
   return {
     regions,
     sharedSecret: env.REGIONAL_SHARED_SECRET || undefined,
     apiKeys: parseTenantKeys(env.API_KEYS, servedModels),
     allowLocationOverride: flag(env, "ALLOW_LOCATION_OVERRIDE"),
-    sloBudgetMs: number(env, "SLO_BUDGET_MS", 10, { min: 1 }),
+    sloBudgetMs,
+    maxBudgetMs: number(env, "MAX_BUDGET_MS", Math.max(1000, sloBudgetMs), { min: sloBudgetMs }),
+    warmProbeIntervalMs: number(env, "WARM_PROBE_INTERVAL_MS", 3000, { min: 1 }),
     hedgeDelayMs: number(env, "HEDGE_DELAY_MS", 5, { min: 0 }),
     hedgeBudgetRatio: number(env, "HEDGE_BUDGET_RATIO", 0.1, { min: 0, max: 1 }),
     hedgeBudgetBurst: number(env, "HEDGE_BUDGET_BURST", 5, { min: 0 }),
@@ -222,6 +253,7 @@ export function parseEnv(env: Env, servedModels: readonly string[]): EdgeOptions
     cacheEntries: number(env, "CACHE_ENTRIES", 10_000, { min: 0, integer: true }),
     cacheBytes: number(env, "CACHE_BYTES", 8 * 1024 * 1024, { min: 0, integer: true }),
     localCacheOnly: flag(env, "LOCAL_CACHE_ONLY"),
+    localPlatform: localPlatform(env),
     rateLimitPeriodS: number(env, "RATE_LIMIT_PERIOD_S", 60, { min: 1, integer: true }),
     corsOrigins: origins.length === 0 || origins.includes("*") ? "*" : origins,
     probeTimeoutMs: number(env, "PROBE_TIMEOUT_MS", 2000, { min: 1 }),

@@ -1,21 +1,26 @@
 import { importModelPublicKey, type ModelPublicKey } from "../protocol/model-signature.ts";
 import { ResponseCache } from "./cache/response-cache.ts";
 import { type EdgeOptions, type Env, parseEnv } from "./env.ts";
-import { createForwarder, type Forwarder } from "./forward/compose.ts";
+import { createForwarder, createRegionCall, type Forwarder } from "./forward/compose.ts";
 import { RegionBook } from "./forward/region-book.ts";
 import { type RegionFetch, regionFetch } from "./forward/region-fetch.ts";
+import type { RegionDispatch } from "./forward/types.ts";
+import { MemoryCache } from "./local/memory-cache.ts";
+import { MemoryRateLimit } from "./local/memory-rate-limit.ts";
 import { BUNDLED_NAMES, bundledModels } from "./models/bundled.ts";
 import { ModelCatalog } from "./models/catalog.ts";
 import type { ModelSource, ServedModel } from "./models/served-model.ts";
 import type { ProbeReport } from "./probe/probe.ts";
 import { probeRegions } from "./probe/probe.ts";
 import { ProbeStore } from "./probe/store.ts";
+import { warmProbe } from "./probe/warm-probe.ts";
+import { requestBudgetMs } from "./regions/budget.ts";
 import { RequestCounts } from "./status/counts.ts";
 
 /**
  * Everything one isolate keeps between requests: parsed options, the served models (each with its edge
- * variant and the full model version it believes the regions serve), the response cache, what it has learnt
- * about the regions, and its request counts.
+ * variant and the full model version it believes the regions serve), the response cache, the rate limiter,
+ * what it has learnt about the regions, and its request counts.
  */
 export class EdgeRuntime {
   readonly options: EdgeOptions;
@@ -29,15 +34,19 @@ export class EdgeRuntime {
   readonly publicKey: Promise<ModelPublicKey> | undefined;
   /** How the forward and the probe reach each region. */
   readonly send: RegionFetch;
+  /** Per-client rate limit: the RATE_LIMITER binding, or the in-isolate one of LOCAL_PLATFORM "memory". */
+  readonly rateLimiter: RateLimit | undefined;
 
   constructor(
     options: EdgeOptions,
     sources: readonly ModelSource[],
-    shared: Cache | undefined,
+    platform: { shared: Pick<Cache, "match" | "put"> | undefined; regionStatus?: KVNamespace; rateLimiter?: RateLimit },
     send: RegionFetch,
     publicKey?: Promise<ModelPublicKey>,
   ) {
+    const { shared, regionStatus, rateLimiter } = platform;
     this.options = options;
+    this.rateLimiter = rateLimiter;
     this.send = send;
     this.publicKey = publicKey;
     this.models = new ModelCatalog(sources);
@@ -57,21 +66,26 @@ export class EdgeRuntime {
       hedgeDefaultMs: options.hedgeDelayMs,
       hedgeBudgetRatio: options.hedgeBudgetRatio,
       hedgeBudgetBurst: options.hedgeBudgetBurst,
+      warmProbeIntervalMs: options.warmProbeIntervalMs,
+      // A probe's two calls each end by PROBE_TIMEOUT_MS.
+      warmProbeLostAfterMs: options.warmProbeIntervalMs + 2 * options.probeTimeoutMs,
     });
     this.forward = createForwarder({ book: this.book, sharedSecret: options.sharedSecret, send });
-    this.probes = new ProbeStore(shared, options.probeMemoMs);
+    this.#regionCall = createRegionCall({ book: this.book, sharedSecret: options.sharedSecret, send });
+    this.probes = new ProbeStore(regionStatus, options.probeMemoMs);
   }
 
   #seen: ProbeReport | null = null;
+  /** One region's call without the hedge, for warm probes. */
+  readonly #regionCall: RegionDispatch;
 
   /**
-   * Raise served versions, take newer rollout states and keep the round trips for budget-aware routing from a
-   * probe report, once per report (request isolates reread a memoised one).
+   * Raise served versions and take newer rollout states from a probe report, once per report (request isolates
+   * reread a memoised one). Its readiness orders regions (serve.ts); nothing in it feeds the reach estimate.
    */
   #see(report: ProbeReport | null): void {
     if (report === this.#seen) return;
     this.#seen = report;
-    if (report) this.book.seeProbe(report);
     for (const region of report?.regions ?? []) {
       for (const [model, version] of Object.entries(region.versions ?? {})) this.models.get(model)?.seeVersion(version);
       for (const [model, rollout] of Object.entries(region.rollouts ?? {})) this.models.get(model)?.seeRollout(rollout);
@@ -83,19 +97,46 @@ export class EdgeRuntime {
     return this.publicKey ? { required: true, key: (await this.publicKey).id } : { required: false };
   }
 
+  /** A request's budget in ms from its `x-edgecascade-budget-ms` (regions/budget.ts); 400 for a malformed one. */
+  budgetMs(header: string | null | undefined): number {
+    return requestBudgetMs(header, { defaultMs: this.options.sloBudgetMs, maxMs: this.options.maxBudgetMs });
+  }
+
   /** The cascade threshold of a model's edge variant: `CASCADE_THRESHOLDS`' entry, else the calibrated one. */
   threshold(served: ServedModel): number | undefined {
     return this.options.cascadeThresholds[served.name] ?? served.edge?.calibration.threshold;
   }
 
-  /** The latest stored probe report; its versions raise the models' served versions, its round trips feed routing. */
+  /** The latest stored probe report; its versions raise the models' served versions, its readiness orders regions. */
   async latestProbe(now: number): Promise<ProbeReport | null> {
     const report = await this.probes.read(now);
     this.#see(report);
     return report;
   }
 
-  /** The scheduled probe: check every region and store the report for the request isolates. */
+  /**
+   * Warm probes (edge/probe/warm-probe.ts) of those of `regions` that are due one (regions/warm-probe-due.ts),
+   * for `waitUntil`: never rejects. Undefined when none is due.
+   */
+  warmProbes(regions: readonly string[], served: ServedModel, now: number): Promise<void> | undefined {
+    const due = regions.filter((name) => this.book.claimWarmProbe(name, now));
+    if (due.length === 0) return undefined;
+    const options = {
+      timeoutMs: this.options.probeTimeoutMs,
+      sharedSecret: this.options.sharedSecret,
+      send: this.send,
+      call: this.#regionCall,
+      model: { name: served.name, width: served.signature.width, classes: served.signature.classes },
+    };
+    return Promise.all(
+      due.map(async (name) => {
+        await warmProbe(this.options.regions.find((r) => r.name === name)!, options);
+        this.book.warmProbeEnded(name);
+      }),
+    ).then(() => undefined);
+  }
+
+  /** The scheduled probe: check every region and store the report for the request isolates of every colo. */
   async probe(): Promise<ProbeReport> {
     const report = await probeRegions(this.options.regions, {
       models: this.models.names,
@@ -116,7 +157,19 @@ export function runtimeFor(env: Env): EdgeRuntime {
   let runtime = runtimes.get(env);
   if (!runtime) {
     const options = parseEnv(env, BUNDLED_NAMES);
-    const shared = options.localCacheOnly || typeof caches === "undefined" ? undefined : caches.default;
+    const local = options.localPlatform;
+    const shared = options.localCacheOnly
+      ? undefined
+      : local
+        ? new MemoryCache()
+        : typeof caches === "undefined"
+          ? undefined
+          : caches.default;
+    const rateLimiter = local
+      ? local.rateLimit > 0
+        ? new MemoryRateLimit(local.rateLimit, options.rateLimitPeriodS)
+        : undefined
+      : env.RATE_LIMITER;
     const publicKey = options.modelPublicKey ? importModelPublicKey(options.modelPublicKey) : undefined;
     if (!publicKey) {
       console.warn(
@@ -124,7 +177,13 @@ export function runtimeFor(env: Env): EdgeRuntime {
           "their files are only checked against config.json's sha256",
       );
     }
-    runtime = new EdgeRuntime(options, bundledModels(publicKey), shared, regionFetch(options.regions, env), publicKey);
+    runtime = new EdgeRuntime(
+      options,
+      bundledModels(publicKey),
+      { shared, regionStatus: env.REGION_STATUS, rateLimiter },
+      regionFetch(options.regions, env),
+      publicKey,
+    );
     runtimes.set(env, runtime);
   }
   return runtime;

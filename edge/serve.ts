@@ -5,7 +5,7 @@ import type { InputRows } from "../protocol/tensor.ts";
 import type { CascadeMode, ServedBy } from "../protocol/types.ts";
 import type { CacheTier } from "./cache/response-cache.ts";
 import { cascadeDecision } from "./cascade/decision.ts";
-import { type DegradedReason, degradedReason, NoRegionAnswered } from "./forward/errors.ts";
+import { type DegradedReason, degradedReason, NoRegionAnswered, type RegionError } from "./forward/errors.ts";
 import type { Forwarded } from "./forward/hedge.ts";
 import type { ServedModel } from "./models/served-model.ts";
 import { regionOrder } from "./regions/order.ts";
@@ -19,8 +19,10 @@ export interface ServeRequest {
   mode: CascadeMode;
   /** Where the request comes from; only asked when a region is chosen (reading `request.cf` has a cost). */
   locate: () => RequestLocation;
-  /** Unix ms when the request arrived; the SLO budget counts from here. */
+  /** Unix ms when the request arrived; the budget counts from here. */
   startedAt: number;
+  /** This request's budget in ms (the client's `x-edgecascade-budget-ms`, regions/budget.ts). Default SLO_BUDGET_MS. */
+  budgetMs?: number;
 }
 
 /** What the tiers did, for Server-Timing. */
@@ -39,7 +41,7 @@ export interface Served {
   servedBy: ServedBy;
   degraded?: DegradedReason;
   trace: ServeTrace;
-  /** The shared-cache write, for `waitUntil`. */
+  /** The shared-cache write and warm probes, for `waitUntil`. */
   pending?: Promise<void>;
 }
 
@@ -51,14 +53,34 @@ function rowsJson(model: string, version: string | undefined, rows: InputRows): 
 }
 
 /**
+ * Warm probes of the regions whose estimate kept this request from them (too far) or proved wrong (cut off by
+ * the deadline), joined to the cache write for `waitUntil`: that is how a "too far" corrects itself.
+ */
+function withWarmProbes(
+  rt: EdgeRuntime,
+  served: ServedModel,
+  errors: readonly RegionError[],
+  pending: Promise<void> | undefined,
+): Promise<void> | undefined {
+  const regions = errors.filter((e) => e.code === "too_far" || e.code === "timeout").map((e) => e.region);
+  const probes = regions.length > 0 ? rt.warmProbes(regions, served, Date.now()) : undefined;
+  if (!probes) return pending;
+  return pending ? Promise.all([pending, probes]).then(() => undefined) : probes;
+}
+
+/**
  * Answer a request for `served` through the tiers: cache (auto mode only), its edge variant, the cascade
  * decision, the regions, and degradation to the edge variant's answer when no region answers. A model
  * without an edge variant goes from the cache straight to the regions. Only successful, non-degraded
  * answers of `auto` requests are cached; forced modes neither read nor fill the cache. A pinned version
- * goes to the regions with the rows, and only an answer of that version is taken.
+ * goes to the regions with the rows, and only an answer of that version is taken. Regions the reach estimate
+ * puts out of the budget's reach are skipped, except for `cascade: "regional"` (the client asked for the full
+ * model) and a model without an edge variant (nothing else could answer): those go to the nearest healthy
+ * region whatever the estimate.
  */
 export async function serve(rt: EdgeRuntime, served: ServedModel, request: ServeRequest): Promise<Served> {
   const { rows, version: pinned, mode, locate, startedAt } = request;
+  const budgetMs = request.budgetMs ?? rt.options.sloBudgetMs;
   const model = served.edge;
   const { classes } = served.signature;
   if (mode === "edge" && !model) {
@@ -109,19 +131,23 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
   }
 
   const health = rt.book.health(startedAt, Object.fromEntries((probe?.regions ?? []).map((p) => [p.name, p.ready])));
+  const location = locate();
   let forwarded: Forwarded;
   try {
-    forwarded = await rt.forward(regionOrder(rt.options.regions, locate(), health), {
+    forwarded = await rt.forward(regionOrder(rt.options.regions, location, health), {
       path: "/v1/classify",
       body: rowsJson(served.name, pinned, rows),
       batch: rows.batch,
       classes,
       version: pinned,
       headers: {},
-      deadlineAt: startedAt + rt.options.sloBudgetMs,
+      deadlineAt: startedAt + budgetMs,
+      location,
+      anyDistance: mode === "regional" || !model,
     });
   } catch (err) {
     if (!(err instanceof NoRegionAnswered)) throw err;
+    const pending = withWarmProbes(rt, served, err.errors, undefined);
     const fallback = await runEdge();
     if (!fallback) {
       const why = model ? "the edge model is not available" : `model "${served.name}" has no edge variant`;
@@ -134,10 +160,11 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
       servedBy: "degraded",
       degraded: degradedReason(err.errors),
       trace,
+      pending,
     };
   }
 
-  const { answer, hedged } = forwarded;
+  const { answer, hedged, errors } = forwarded;
   served.seeRollout(answer.rollout);
   served.seeVersion(answer.version);
   trace.regional = { region: answer.region, ms: answer.ms, hedged };
@@ -147,6 +174,7 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
     const stored = answer.version === edgeVersion ? key : answerKey(served.name, answer.version, rows.data);
     pending = rt.cache.put(stored, { version: answer.version, probs: float32Data(answer.probs) }, startedAt);
   }
+  pending = withWarmProbes(rt, served, errors, pending);
   return {
     probs: answer.probs,
     batch: rows.batch,

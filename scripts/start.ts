@@ -7,6 +7,10 @@
  * ADMIN_TOKEN (random per run when unset), REGIONAL_WORKERS (1 per pool), MODELS_DIR (the repository's
  * models/: every model in it is served, by the pools and, with its edge variant, by the Worker); EDGE_<VAR>
  * sets the Worker var <VAR> (e.g. EDGE_API_KEYS=k1,k2, EDGE_SLO_BUDGET_MS=50; docs/edge.md lists them).
+ *
+ * The Worker keeps its response cache's shared tier and its rate limiter in the isolate (edge/local/): Miniflare's
+ * SQLite-backed Cache API and rate-limit simulations cost milliseconds per request that a colo does not.
+ * `npm start -- --simulate-platform` (or SIMULATE_PLATFORM=true) runs with Miniflare's simulations instead.
  */
 import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
@@ -34,8 +38,26 @@ function port(name: string, fallback: number): number {
   return n;
 }
 
+/** `--simulate-platform` or SIMULATE_PLATFORM=true: Miniflare's Cache API and rate-limit simulations. */
+function simulatePlatform(): boolean {
+  const unknown = process.argv.slice(2).filter((a) => a !== "--simulate-platform");
+  if (unknown.length > 0) throw new Error(`npm start takes only --simulate-platform, got ${unknown.join(" ")}`);
+  const env = process.env.SIMULATE_PLATFORM;
+  if (env !== undefined && env !== "" && env !== "true" && env !== "false") {
+    throw new Error(`SIMULATE_PLATFORM must be "true" or "false", got ${JSON.stringify(env)}`);
+  }
+  return process.argv.includes("--simulate-platform") || env === "true";
+}
+
 async function main(): Promise<void> {
   const started = performance.now();
+  let simulated: boolean;
+  try {
+    simulated = simulatePlatform();
+  } catch (err) {
+    console.error((err as Error).message);
+    process.exit(2);
+  }
   const secret = process.env.REGIONAL_SHARED_SECRET || randomBytes(24).toString("hex");
   const adminToken = process.env.ADMIN_TOKEN || randomBytes(24).toString("hex");
   const workers = process.env.REGIONAL_WORKERS ? Number(process.env.REGIONAL_WORKERS) : 1;
@@ -96,6 +118,7 @@ async function main(): Promise<void> {
     edge = await startEdgeWorker({
       port: edgePort,
       modelsDir,
+      memoryPlatform: !simulated,
       vars: {
         REGIONS: JSON.stringify(regions),
         REGIONAL_SHARED_SECRET: secret,
@@ -128,7 +151,12 @@ async function main(): Promise<void> {
     (m) => `${m.config.name}${m.edge ? ` (edge: ${m.edge.config.name})` : " (no edge variant)"}`,
   );
   console.log(`  models    ${models.join(" · ")}  from ${modelsDir}`);
-  console.log(`  cron      region probe every 60 s; latest results at ${edge.url}/status/regions`);
+  console.log(`  cron      region readiness and versions every 60 s, to KV; ${edge.url}/status/regions`);
+  console.log(
+    simulated
+      ? "  platform  Miniflare's Cache API and rate-limit simulations (--simulate-platform)"
+      : "  platform  cache tier and rate limiter in the isolate (npm start -- --simulate-platform: Miniflare's)",
+  );
   console.log(`  probes    npm run probe -- --url ${edge.url}`);
   console.log(
     `  rollouts  ADMIN_TOKEN=<admin token> npm run rollout -- status --model <name> --pools ${pools.map((p) => p.url).join(",")}`,

@@ -16,8 +16,11 @@ export interface ResponseCacheOptions {
   ttlS: number;
   maxEntries: number;
   maxBytes: number;
-  /** The colo's shared cache (`caches.default`); undefined runs with the in-isolate tier alone. */
-  shared: Cache | undefined;
+  /**
+   * The colo's shared cache (`caches.default`, or the local stack's in-isolate stand-in, edge/local/);
+   * undefined runs with the in-isolate tier alone.
+   */
+  shared: Pick<Cache, "match" | "put"> | undefined;
 }
 
 /** The Cache API needs a URL; this host is never resolved, it only names entries. */

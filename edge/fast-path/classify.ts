@@ -6,6 +6,7 @@ import { identifyCaller, type Tenant } from "../middleware/api-key.ts";
 import { bodyTooLarge } from "../middleware/body-limit.ts";
 import { corsAnswerHeaders } from "../middleware/cors.ts";
 import { checkRateLimits } from "../middleware/rate-limit.ts";
+import { BUDGET_HEADER } from "../regions/budget.ts";
 import { type CfLocation, requestLocation } from "../regions/location.ts";
 import { answerClassify } from "../routes/classify-answer.ts";
 import { servedHeaders, settleServed } from "../routes/served-headers.ts";
@@ -41,13 +42,14 @@ export async function fastClassify(request: Request, env: Env, ctx: ExecutionCon
       connectingIp: headers.get("cf-connecting-ip"),
     });
     tenant = caller.tenant;
-    await checkRateLimits(env.RATE_LIMITER, caller, rt.options.rateLimitPeriodS);
+    await checkRateLimits(rt.rateLimiter, caller, rt.options.rateLimitPeriodS);
     if (Number.parseInt(headers.get("content-length") ?? "0", 10) > DEFAULT_LIMITS.maxBodyBytes) throw bodyTooLarge();
     const answered = await answerClassify(
       {
         runtime: rt,
         tenant: caller.tenant,
         startedAt,
+        budgetHeader: headers.get(BUDGET_HEADER),
         locate: () =>
           requestLocation(
             request.cf as CfLocation | undefined,

@@ -3,10 +3,13 @@ import type { RegionBook } from "./region-book.ts";
 import type { Interceptor } from "./types.ts";
 
 /**
- * Codes that say nothing about the region's health: it lost a hedge, nothing was sent, or it answered
- * that it does not serve the version the client pinned (a rollout in progress, not an outage).
+ * Codes that say nothing about the region's health: it lost a hedge, nothing was sent, it answered that it
+ * does not serve the version the client pinned (a rollout in progress, not an outage), or the request's own
+ * budget ran out first. Slower than a budget is far, not failing: the cut-off's wait goes to the reach estimate
+ * (observe.ts), which keeps the region out of requests' way until a warm probe finds it in reach again, so a
+ * loaded machine or a client's short budget never ejects a region for the breaker's cool-down.
  */
-const NEUTRAL: ReadonlySet<RegionError["code"]> = new Set(["cancelled", "budget_spent", "wrong_version"]);
+const NEUTRAL: ReadonlySet<RegionError["code"]> = new Set(["cancelled", "budget_spent", "wrong_version", "timeout"]);
 
 /**
  * The region's circuit breaker: refuse the call while it is open (nothing is sent), and tell it how each

@@ -6,7 +6,7 @@ import { observe } from "./observe.ts";
 import type { RegionBook } from "./region-book.ts";
 import type { RegionFetch } from "./region-fetch.ts";
 import { signing } from "./sign.ts";
-import type { Interceptor } from "./types.ts";
+import type { Interceptor, RegionDispatch } from "./types.ts";
 
 export interface ForwarderOptions {
   book: RegionBook;
@@ -20,23 +20,23 @@ export interface ForwarderOptions {
  *
  *   hedged   across regions: nearest first, one hedge after the hedge delay, failover on error, the loser aborted;
  *            a region expected to answer later than what is left of the budget is skipped, never charged
+ *            (unless the call is for any distance: `cascade: "regional"`, a model without an edge variant)
  *   breaker  per region: refuse while open, record how each admitted call ended
  *   observe  per region: count outcomes, keep answer latencies (they set the hedge delay)
  *   deadline x-edgecascade-deadline-ms = what is left of the SLO budget; abort when it runs out
  *   signing  HMAC over method, path, timestamp and body (innermost, so it signs what is sent)
  *   fetch    POST /v1/classify (through the region's binding, if it has one), check the answer
  *
- * The breaker sits outside observe and deadline so that a timeout counts as a failure and a refused call
- * is never timed; the hedge sits outside everything so that each region's call has its own breaker.
+ * The breaker sits outside observe and deadline so that a refused call is never timed (a deadline cut-off
+ * is neutral to it: being slower than a budget is the reach estimate's business, not a failure); the hedge sits outside everything so that each region's call has its own breaker.
  */
 export function createForwarder({ book, sharedSecret, send }: ForwarderOptions) {
-  const layers: Interceptor[] = [breaker(book), observe(book), deadline, signing(sharedSecret)];
-  const perRegion = layers.reduceRight((next, layer) => layer(next), fetchRegion(send));
+  const perRegion = createRegionCall({ book, sharedSecret, send });
   const forward = hedged(perRegion, {
     delayMs: (region) => book.hedgeDelay(region.name),
     spendHedge: () => book.spendHedge(),
     onHedge: (region) => book.countHedge(region.name),
-    expectedMs: (region) => book.expectedAnswerMs(region.name, Date.now()),
+    expectedMs: (region, call) => book.expectedAnswerMs(region.name, call.location),
     onTooFar: (region) => book.countTooFar(region.name),
   });
   return (...args: Parameters<typeof forward>) => {
@@ -46,3 +46,12 @@ export function createForwarder({ book, sharedSecret, send }: ForwarderOptions) 
 }
 
 export type Forwarder = ReturnType<typeof createForwarder>;
+
+/**
+ * One region's call through the per-region layers (breaker, observe, deadline, signing, fetch), without the
+ * hedge: what the forwarder sends to each region, and what a warm probe sends (edge/probe/warm-probe.ts).
+ */
+export function createRegionCall({ book, sharedSecret, send }: ForwarderOptions): RegionDispatch {
+  const layers: Interceptor[] = [breaker(book), observe(book), deadline, signing(sharedSecret)];
+  return layers.reduceRight((next, layer) => layer(next), fetchRegion(send));
+}

@@ -1,4 +1,4 @@
-import { withinReach } from "../regions/reach.ts";
+import { reachFirst, withinReach } from "../regions/reach.ts";
 import type { Region } from "../regions/region.ts";
 import { budgetLeftMs } from "./deadline.ts";
 import { budgetSpent, NoRegionAnswered, RegionError, regionCancelled, tooFar } from "./errors.ts";
@@ -11,8 +11,11 @@ export interface HedgeOptions {
   spendHedge: () => boolean;
   /** Called when a hedge goes out (for counters). */
   onHedge?: (region: Region) => void;
-  /** The answer time to expect from a region, in ms (edge/regions/reach.ts); undefined: unknown. Default: unknown. */
-  expectedMs?: (region: Region) => number | undefined;
+  /**
+   * The answer time to expect from a region for this call, in ms (edge/regions/reach.ts); undefined: unknown.
+   * A call with `anyDistance` skips no region for it, but tries those in reach first. Default: unknown.
+   */
+  expectedMs?: (region: Region, call: Omit<RegionCall, "region">) => number | undefined;
   /** Called when a region is skipped as too far for what is left of the budget (for counters). */
   onTooFar?: (region: Region) => void;
 }
@@ -31,11 +34,15 @@ export interface Forwarded {
  * call fails, fail over to the next region at once. The first answer wins and every other call is aborted
  * (their reason: cancelled). Once the SLO budget is spent nothing more is sent: the regions not yet asked
  * are skipped (`budget_spent`), not charged a timeout; a region expected to answer later than what is left
- * of the budget is skipped as well (`too_far`). When no region answered, reject with NoRegionAnswered.
+ * of the budget is skipped as well (`too_far`), unless the call is for `anyDistance`: then the regions in reach
+ * go first and the others after them, none skipped (regions/reach.ts `reachFirst`). When no region answered, reject with NoRegionAnswered.
  */
 export function hedged(dispatch: RegionDispatch, options: HedgeOptions) {
-  return (regions: readonly Region[], call: Omit<RegionCall, "region">): Promise<Forwarded> =>
+  return (given: readonly Region[], call: Omit<RegionCall, "region">): Promise<Forwarded> =>
     new Promise((resolve, reject) => {
+      const regions = call.anyDistance
+        ? reachFirst(given, (r) => options.expectedMs?.(r, call), budgetLeftMs(call.deadlineAt, Date.now()))
+        : given;
       const errors: RegionError[] = [];
       const inFlight = new Map<Region, AbortController>();
       let next = 0;
@@ -60,7 +67,8 @@ export function hedged(dispatch: RegionDispatch, options: HedgeOptions) {
             return undefined;
           }
           const region = regions[next]!;
-          const expectedMs = options.expectedMs?.(region);
+          if (call.anyDistance) return region;
+          const expectedMs = options.expectedMs?.(region, call);
           if (withinReach(expectedMs, leftMs)) return region;
           errors.push(tooFar(region.name, expectedMs!, leftMs));
           options.onTooFar?.(region);

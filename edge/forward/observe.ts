@@ -14,19 +14,25 @@ function counterOf(err: unknown): Counter | undefined {
   return "failed";
 }
 
-/** Count each sent call's outcome and keep answer latencies, from which the hedge delay is computed. */
+/**
+ * Count each sent call's outcome and keep answer latencies (the hedge delay and the reach estimate are computed
+ * from them); a call the deadline cut off counts as at least as slow as it was waited for.
+ */
 export const observe =
   (book: RegionBook): Interceptor =>
   (next) =>
   async (call) => {
     const name = call.region.name;
+    const sentAt = Date.now();
     try {
       const answer = await next(call);
-      book.observe(name, "answered", answer.ms);
+      book.observe(name, "answered", answer.ms, { probe: call.probe });
       return answer;
     } catch (err) {
       const counter = counterOf(err);
-      if (counter) book.observe(name, counter);
+      if (counter) {
+        book.observe(name, counter, counter === "timedOut" ? Date.now() - sentAt : undefined, { probe: call.probe });
+      }
       throw err;
     }
   };

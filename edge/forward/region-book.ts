@@ -1,4 +1,3 @@
-import type { ProbeReport } from "../probe/probe.ts";
 import {
   type BreakerOptions,
   breakerAdmit,
@@ -11,8 +10,10 @@ import {
 import { type HedgeBudget, hedgeBudgetEarn, hedgeBudgetSpend, hedgeDelay } from "../regions/hedge.ts";
 import { LatencyWindow } from "../regions/latency-window.ts";
 import type { RegionHealth } from "../regions/order.ts";
-import { expectedAnswerMs } from "../regions/reach.ts";
-import type { Region } from "../regions/region.ts";
+import { priorRoundTripMs } from "../regions/prior.ts";
+import { type AnswerSample, expectedAnswerMs } from "../regions/reach.ts";
+import type { Region, RequestLocation } from "../regions/region.ts";
+import { warmProbeDue } from "../regions/warm-probe-due.ts";
 
 /** Per-region call counts of this isolate, for /status/regions. */
 export interface RegionCounters {
@@ -31,6 +32,8 @@ export interface RegionCounters {
   tooFar: number;
   /** Calls that were hedges. */
   hedges: number;
+  /** Warm probes sent (edge/probe/warm-probe.ts), each two GETs. */
+  warmProbes: number;
 }
 
 export interface RegionBookOptions {
@@ -39,23 +42,35 @@ export interface RegionBookOptions {
   hedgeDefaultMs: number;
   hedgeBudgetRatio: number;
   hedgeBudgetBurst: number;
+  /** Least time between two warm probes of one region, in ms (regions/warm-probe-due.ts). */
+  warmProbeIntervalMs: number;
+  /** After this long a warm probe that has not reported counts as lost, in ms. */
+  warmProbeLostAfterMs: number;
 }
+
+/** Answer times kept per region for the reach estimate. */
+const SAMPLES = 20;
 
 interface Entry {
   region: Region;
   breaker: RegionBreaker;
   latency: LatencyWindow;
-  /** Unix ms of the latest answer. */
-  lastAnswerAt?: number;
-  /** The latest scheduled probe's round trip, while the probe found the region ready. */
-  probe?: { rttMs: number; at: number };
+  /** The latest answer times (and deadline cut-offs), oldest first: the reach estimate's evidence. */
+  samples: AnswerSample[];
+  warm: { sentAt?: number; inFlight: boolean };
   counters: RegionCounters;
 }
 
+function expectedForStatus(ms: number | undefined): number | "cut-off" | null {
+  if (ms === undefined) return null;
+  return Number.isFinite(ms) ? Math.round(ms * 10) / 10 : "cut-off";
+}
+
 /**
- * What one isolate knows about each region: its breaker, its recent latencies (the hedge delay and, with the
- * probe's round trip, the answer time to expect) and call counts, plus the shared hedge budget. Isolates do not share this: each learns from its own calls, which
- * is how Envoy's outlier detection works per proxy as well. The policies it applies are pure (regions/).
+ * What one isolate knows about each region: its breaker, its recent latencies (the hedge delay), the evidence
+ * of the answer time to expect (its own answers and warm probes; regions/reach.ts) and call counts, plus the
+ * shared hedge budget. Isolates do not share this: each learns from its own calls where it runs, which is how
+ * Envoy's outlier detection works per proxy as well. The policies it applies are pure (regions/).
  */
 export class RegionBook {
   readonly #entries = new Map<string, Entry>();
@@ -70,6 +85,8 @@ export class RegionBook {
         region,
         breaker: CLOSED,
         latency: new LatencyWindow(),
+        samples: [],
+        warm: { inFlight: false },
         counters: {
           admitted: 0,
           answered: 0,
@@ -80,6 +97,7 @@ export class RegionBook {
           refused: 0,
           tooFar: 0,
           hedges: 0,
+          warmProbes: 0,
         },
       });
     }
@@ -107,19 +125,25 @@ export class RegionBook {
     entry.breaker = breakerRecord(entry.breaker, outcome, now, this.#options.breaker);
   }
 
-  /** Count an outcome and, for answers, keep the latency and when it came. */
+  /**
+   * Count an outcome. An answer's latency goes to the hedge delay's window and, with a deadline cut-off's wait
+   * (the region took at least that long), to the reach evidence.
+   */
   observe(
     name: string,
     outcome: "answered" | "failed" | "timedOut" | "cancelled" | "wrongVersion",
     ms?: number,
-    now = Date.now(),
+    { probe = false, now = Date.now() }: { probe?: boolean; now?: number } = {},
   ): void {
     const entry = this.#entry(name);
     entry.counters[outcome]++;
-    if (outcome === "answered" && ms !== undefined) {
-      entry.latency.push(ms);
-      entry.lastAnswerAt = now;
-    }
+    if (ms === undefined || (outcome !== "answered" && outcome !== "timedOut")) return;
+    if (outcome === "answered" && !probe) entry.latency.push(ms);
+    const sample: AnswerSample = { ms, at: now };
+    if (outcome === "timedOut") sample.cutOff = true;
+    if (probe) sample.probe = true;
+    entry.samples.push(sample);
+    if (entry.samples.length > SAMPLES) entry.samples.shift();
   }
 
   countHedge(name: string): void {
@@ -130,20 +154,31 @@ export class RegionBook {
     this.#entry(name).counters.tooFar++;
   }
 
-  /** Keep each ready region's round trip from a probe report (regions it found not ready keep their last one). */
-  seeProbe(report: ProbeReport): void {
-    for (const probe of report.regions) {
-      const entry = this.#entries.get(probe.name);
-      if (!entry || !probe.ready || probe.latencyMs === undefined) continue;
-      if (entry.probe && entry.probe.at >= report.at) continue;
-      entry.probe = { rttMs: probe.latencyMs, at: report.at };
-    }
+  /**
+   * Claim the region's next warm probe if one is due (regions/warm-probe-due.ts); the caller sends it (its
+   * answer time reaches `observe` through the forwarding layers) and says when it ended with `warmProbeEnded`.
+   */
+  claimWarmProbe(name: string, now: number): boolean {
+    const entry = this.#entry(name);
+    const { warmProbeIntervalMs, warmProbeLostAfterMs } = this.#options;
+    if (!warmProbeDue(entry.warm, now, warmProbeIntervalMs, warmProbeLostAfterMs)) return false;
+    entry.warm = { sentAt: now, inFlight: true };
+    entry.counters.warmProbes++;
+    return true;
   }
 
-  /** The answer time to expect from the region at `now` (edge/regions/reach.ts); undefined when unknown. */
-  expectedAnswerMs(name: string, now: number): number | undefined {
-    const { latency, lastAnswerAt, probe } = this.#entry(name);
-    return expectedAnswerMs({ answers: latency.values(), lastAnswerAt, probe }, now);
+  warmProbeEnded(name: string): void {
+    const entry = this.#entry(name);
+    entry.warm = { ...entry.warm, inFlight: false };
+  }
+
+  /**
+   * The answer time to expect from the region for a request from `location` (regions/reach.ts: this
+   * isolate's own evidence, else the distance prior); undefined when unknown.
+   */
+  expectedAnswerMs(name: string, location?: RequestLocation): number | undefined {
+    const { region, samples } = this.#entry(name);
+    return expectedAnswerMs({ samples, priorMs: priorRoundTripMs(location, region) });
   }
 
   /** How long to wait for this region before hedging: its observed p95, or the configured default. */
@@ -173,7 +208,7 @@ export class RegionBook {
   }
 
   /** This isolate's view, for /status/regions. */
-  snapshot(now = Date.now()) {
+  snapshot() {
     return {
       hedgeTokens: Math.round(this.#budget.tokens * 100) / 100,
       regions: [...this.#entries.values()].map((e) => ({
@@ -181,7 +216,10 @@ export class RegionBook {
         url: e.region.url,
         breaker: e.breaker,
         hedgeDelayMs: this.hedgeDelay(e.region.name),
-        expectedAnswerMs: this.expectedAnswerMs(e.region.name, now) ?? null,
+        // Without a request there is no location, so no prior: this is the isolate's own evidence only;
+        // "cut-off" while calls cut off by the deadline make up the estimate (regions/reach.ts).
+        expectedAnswerMs: expectedForStatus(this.expectedAnswerMs(e.region.name)),
+        lastWarmProbe: e.samples.findLast((s) => s.probe) ?? null,
         latencySamples: e.latency.values().length,
         counters: { ...e.counters },
       })),

@@ -1,5 +1,5 @@
 import type { RolloutView } from "../../protocol/rollout/state.ts";
-import type { Region } from "../regions/region.ts";
+import type { Region, RequestLocation } from "../regions/region.ts";
 
 /** One call to one region, as it passes through the forwarding layers (see compose.ts). */
 export interface RegionCall {
@@ -15,8 +15,17 @@ export interface RegionCall {
   /** Classes of the model; each answer row must have as many scores. */
   classes: number;
   headers: Record<string, string>;
-  /** Unix ms at which the caller stops waiting: the request's start plus the SLO budget. */
+  /** Unix ms at which the caller stops waiting: the request's start plus its budget. */
   deadlineAt: number;
+  /** Where the request comes from: the reach estimate's distance prior (regions/prior.ts). */
+  location?: RequestLocation;
+  /**
+   * Try regions whatever the reach estimate says (`cascade: "regional"`, a model without an edge variant): the
+   * client asked for the full model, or nothing else can answer. Default false.
+   */
+  anyDistance?: boolean;
+  /** A warm probe's call (edge/probe/warm-probe.ts), not a request's: its answer time is marked as such. */
+  probe?: boolean;
   signal?: AbortSignal;
 }
 

@@ -28,7 +28,8 @@ export async function checkRateLimits(limiter: RateLimit | undefined, caller: Ca
 export function rateLimit(): MiddlewareHandler<AppEnv> {
   return async function rateLimit(c, next) {
     const caller = { client: c.get("client"), tenant: c.get("tenant") };
-    await checkRateLimits(c.env.RATE_LIMITER, caller, c.get("runtime").options.rateLimitPeriodS);
+    const rt = c.get("runtime");
+    await checkRateLimits(rt.rateLimiter, caller, rt.options.rateLimitPeriodS);
     await next();
   };
 }

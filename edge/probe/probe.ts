@@ -8,8 +8,6 @@ export interface RegionProbe {
   name: string;
   /** `GET /v2/health/ready` answered 200. */
   ready: boolean;
-  /** Round trip from wherever the cron ran, in ms: the smallest of the probe's calls to the region. */
-  latencyMs?: number;
   /** Per model, the highest version the region lists (`GET /v2/models/<model>`); models it lacks are left out. */
   versions?: Record<string, string>;
   /** Per model, its rollout as the region holds it (`rollout` in the model metadata), if it has had one. */
@@ -32,7 +30,12 @@ export interface ProbeOptions {
   send: RegionFetch;
 }
 
-async function get(region: Region, path: string, options: ProbeOptions): Promise<Response> {
+/** A probe's GET to a region, signed when there is a secret, through the region's binding or global fetch. */
+export async function probeGet(
+  region: Region,
+  path: string,
+  options: Pick<ProbeOptions, "timeoutMs" | "sharedSecret" | "send">,
+): Promise<Response> {
   const headers = options.sharedSecret
     ? await signatureHeaders(options.sharedSecret, { method: "GET", path, body: "" })
     : {};
@@ -60,26 +63,21 @@ function highestVersion(metadata: unknown): string | undefined {
   return numeric.sort((a, b) => Number(BigInt(a) - BigInt(b))).at(-1);
 }
 
+/**
+ * Readiness, served versions and rollouts of one region. No round trip: the cron runs on whichever machine
+ * Cloudflare picks, anywhere, so a time measured there says nothing about the colos that serve requests
+ * (what an isolate expects of a region is its own evidence: edge/regions/reach.ts).
+ */
 async function probeRegion(region: Region, options: ProbeOptions): Promise<RegionProbe> {
-  // The round trip is the smallest of the probe's calls (readiness, each model's metadata), as ping reports
-  // a path's latency: one call's time carries whatever queueing it met, and budget-aware routing should not
-  // judge a region far because one probe call was slow.
-  let latencyMs = Number.POSITIVE_INFINITY;
-  const timed = async (path: string) => {
-    const started = Date.now();
-    const response = await get(region, path, options);
-    latencyMs = Math.min(latencyMs, Date.now() - started);
-    return response;
-  };
   try {
-    const ready = await timed("/v2/health/ready");
+    const ready = await probeGet(region, "/v2/health/ready", options);
     await ready.body?.cancel();
-    if (!ready.ok) return { name: region.name, ready: false, latencyMs, error: `ready: HTTP ${ready.status}` };
+    if (!ready.ok) return { name: region.name, ready: false, error: `ready: HTTP ${ready.status}` };
     const versions: Record<string, string> = {};
     const rollouts: Record<string, RolloutView> = {};
     await Promise.all(
       options.models.map(async (model) => {
-        const metadata = await timed(`/v2/models/${encodeURIComponent(model)}`);
+        const metadata = await probeGet(region, `/v2/models/${encodeURIComponent(model)}`, options);
         const body = metadata.ok ? await metadata.json().catch(() => undefined) : undefined;
         if (!metadata.ok) await metadata.body?.cancel();
         const version = highestVersion(body);
@@ -88,19 +86,13 @@ async function probeRegion(region: Region, options: ProbeOptions): Promise<Regio
         if (rollout) rollouts[model] = rollout;
       }),
     );
-    return {
-      name: region.name,
-      ready: true,
-      latencyMs,
-      versions,
-      ...(Object.keys(rollouts).length > 0 ? { rollouts } : {}),
-    };
+    return { name: region.name, ready: true, versions, ...(Object.keys(rollouts).length > 0 ? { rollouts } : {}) };
   } catch (err) {
     return { name: region.name, ready: false, error: (err as Error).message };
   }
 }
 
-/** Probe every region at once: readiness, round-trip time, the version of each model it serves and its rollout. */
+/** Probe every region at once: readiness, the version of each model it serves and its rollout. */
 export async function probeRegions(regions: readonly Region[], options: ProbeOptions): Promise<ProbeReport> {
   const at = Date.now();
   return { at, regions: await Promise.all(regions.map((r) => probeRegion(r, options))) };

@@ -6,20 +6,20 @@ afterEach(() => {
 });
 
 describe("ProbeStore", () => {
-  it("reads a failing Cache API as no report, logs it, and asks again only after the memo time", async () => {
+  it("reads a failing KV namespace as no report, logs it, and asks again only after the memo time", async () => {
     const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
     let lookups = 0;
     const failing = {
-      match: () => {
+      get: () => {
         lookups++;
-        return Promise.reject(new Error("cache unavailable"));
+        return Promise.reject(new Error("KV unavailable"));
       },
-    } as unknown as Cache;
+    } as unknown as KVNamespace;
     const store = new ProbeStore(failing, 5000);
     expect(await store.read(10_000)).toBeNull();
     expect(await store.read(11_000)).toBeNull();
     expect(lookups).toBe(1);
-    expect(String(warn.mock.calls[0]![0])).toMatch(/probe report lookup failed: cache unavailable/);
+    expect(String(warn.mock.calls[0]![0])).toMatch(/region status read failed: KV unavailable/);
     expect(await store.read(16_000)).toBeNull();
     expect(lookups).toBe(2);
   });

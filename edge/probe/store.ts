@@ -1,50 +1,46 @@
-import { CACHE_ORIGIN } from "../cache/response-cache.ts";
 import type { ProbeReport } from "./probe.ts";
 
 /** Probe results older than this are ignored: the cron runs every minute, so five missed runs. */
 export const PROBE_MAX_AGE_S = 300;
-const KEY = `${CACHE_ORIGIN}/status/regions`;
+/** The report's key in the REGION_STATUS namespace (one namespace per deployed environment). */
+export const REGION_STATUS_KEY = "regions";
 
 /**
- * Where the scheduled probe leaves its results for the request isolates: the cron may run in another
- * isolate, so the report goes through the colo's Cache API, and each isolate re-reads it at most every
- * `memoMs` (default 5 s) so that requests do not pay a cache lookup each.
+ * Where the cron leaves each region's readiness and served versions for every isolate: Workers KV
+ * (`REGION_STATUS`), which every colo reads. Not the Cache API: Cron Triggers run on an underutilised machine
+ * anywhere, and the Cache API is per data centre, so a report cached there would reach only the isolates of
+ * the cron's colo. KV is eventually consistent (up to about a minute between colos), which suits a report
+ * written every minute; each isolate rereads it at most every `memoMs` (default 5 s), so requests do not pay
+ * a KV read each. Without the binding there is no shared report.
  */
 export class ProbeStore {
-  readonly #cache: Cache | undefined;
+  readonly #kv: KVNamespace | undefined;
   readonly #memoMs: number;
   #memo: { report: ProbeReport | null; readAt: number } | undefined;
 
-  constructor(cache: Cache | undefined, memoMs: number) {
-    this.#cache = cache;
+  constructor(kv: KVNamespace | undefined, memoMs: number) {
+    this.#kv = kv;
     this.#memoMs = memoMs;
   }
 
   async write(report: ProbeReport): Promise<void> {
     this.#memo = { report, readAt: report.at };
-    if (!this.#cache) return;
-    await this.#cache.put(
-      new Request(KEY),
-      new Response(JSON.stringify(report), {
-        headers: { "content-type": "application/json", "cache-control": `max-age=${PROBE_MAX_AGE_S}` },
-      }),
-    );
+    await this.#kv?.put(REGION_STATUS_KEY, JSON.stringify(report), { expirationTtl: PROBE_MAX_AGE_S });
   }
 
   /**
-   * The latest report, if one younger than PROBE_MAX_AGE_S exists. Every request reads it first, so a
-   * Cache API failure reads as no report (regions ordered by location and breakers alone) and is memoised
-   * like a report, rather than failing the request.
+   * The latest report, if one younger than PROBE_MAX_AGE_S exists. Every request reads it first, so a KV
+   * failure reads as no report (regions ordered by location and breakers alone) and is memoised like a
+   * report, rather than failing the request.
    */
   async read(now: number): Promise<ProbeReport | null> {
     if (this.#memo && now - this.#memo.readAt < this.#memoMs) return this.#fresh(this.#memo.report, now);
     let report: ProbeReport | null = null;
     try {
-      const hit = await this.#cache?.match(new Request(KEY));
-      const body = (await hit?.json().catch(() => null)) as ProbeReport | null | undefined;
+      const body = (await this.#kv?.get(REGION_STATUS_KEY, "json")) as ProbeReport | null | undefined;
       if (body && typeof body.at === "number" && Array.isArray(body.regions)) report = body;
     } catch (err) {
-      console.warn(`probe report lookup failed: ${(err as Error).message}`);
+      console.warn(`region status read failed: ${(err as Error).message}`);
     }
     this.#memo = { report, readAt: now };
     return this.#fresh(report, now);

@@ -1,41 +1,47 @@
 import { describe, expect, it } from "vitest";
-import { expectedAnswerMs, withinReach } from "./reach.ts";
+import { expectedAnswerMs, reachFirst, withinReach } from "./reach.ts";
 
-const NOW = 1_000_000;
+const at = (ms: number, t: number) => ({ ms, at: t });
 
 describe("expectedAnswerMs", () => {
-  it("is unknown for a region never heard of", () => {
-    expect(expectedAnswerMs({ answers: [] }, NOW)).toBeUndefined();
+  it("is unknown for a region never heard of, without a prior", () => {
+    expect(expectedAnswerMs({ samples: [] })).toBeUndefined();
   });
 
-  it("is the median of recent answers", () => {
-    expect(expectedAnswerMs({ answers: [9, 3, 4], lastAnswerAt: NOW - 10 }, NOW)).toBe(4);
-    expect(expectedAnswerMs({ answers: [2, 8, 4, 6], lastAnswerAt: NOW - 10 }, NOW)).toBe(5);
+  it("is the prior until the isolate has evidence of its own", () => {
+    expect(expectedAnswerMs({ samples: [], priorMs: 90 })).toBe(90);
   });
 
-  it("trusts recent answers over a newer, slower probe (one slow probe must not lock out the nearest region)", () => {
-    const evidence = { answers: [4, 5, 5], lastAnswerAt: NOW - 5_000, probe: { rttMs: 30, at: NOW - 1_000 } };
-    expect(expectedAnswerMs(evidence, NOW)).toBe(5);
+  it("is the (lower) median of the answer times once there are some, over the prior", () => {
+    expect(expectedAnswerMs({ samples: [at(9, 1), at(3, 2), at(4, 3)], priorMs: 90 })).toBe(4);
+    expect(expectedAnswerMs({ samples: [at(2, 1), at(8, 2), at(4, 3), at(6, 4)] })).toBe(4);
   });
 
-  it("judges a region that has not answered lately by the probe, when the probe is newer", () => {
-    const evidence = { answers: [4, 5, 5], lastAnswerAt: NOW - 90_000, probe: { rttMs: 240, at: NOW - 1_000 } };
-    expect(expectedAnswerMs(evidence, NOW)).toBe(240);
+  it("takes a warm probe newer than every answer over those answers (how a region judged too far comes back)", () => {
+    const slowUnderLoad = [at(30, 100), at(25, 200), at(40, 300)];
+    expect(expectedAnswerMs({ samples: [...slowUnderLoad, { ms: 2, at: 5_000, probe: true }] })).toBe(2);
   });
 
-  it("keeps old answers when the probe is older still", () => {
-    const evidence = { answers: [4, 5, 5], lastAnswerAt: NOW - 90_000, probe: { rttMs: 240, at: NOW - 200_000 } };
-    expect(expectedAnswerMs(evidence, NOW)).toBe(5);
+  it("takes the answers after the latest warm probe with it", () => {
+    const samples = [at(30, 100), { ms: 2, at: 5_000, probe: true }, at(3, 6_000), at(4, 7_000), at(5, 8_000)];
+    expect(expectedAnswerMs({ samples })).toBe(3);
   });
 
-  it("uses the probe for a region that never answered (a far one: every call would time out)", () => {
-    expect(expectedAnswerMs({ answers: [], probe: { rttMs: 82, at: NOW - 30_000 } }, NOW)).toBe(82);
+  it("a probe that finds a region far replaces its fast but older answers", () => {
+    expect(expectedAnswerMs({ samples: [at(3, 100), { ms: 240, at: 200, probe: true }], priorMs: 2 })).toBe(240);
   });
 
-  it("takes the recency horizon as an option", () => {
-    const evidence = { answers: [4], lastAnswerAt: NOW - 2_000, probe: { rttMs: 50, at: NOW - 1_000 } };
-    expect(expectedAnswerMs(evidence, NOW, { recentMs: 1_000 })).toBe(50);
-    expect(expectedAnswerMs(evidence, NOW, { recentMs: 5_000 })).toBe(4);
+  it("counts a call cut off by the deadline as slower than any budget, until a warm probe measures again", () => {
+    const cut = { ms: 590, at: 100, cutOff: true };
+    expect(expectedAnswerMs({ samples: [cut], priorMs: 2 })).toBe(Number.POSITIVE_INFINITY);
+    expect(expectedAnswerMs({ samples: [at(3, 50), at(4, 60), cut] })).toBe(4);
+    // One cut-off beside one answer is not yet a majority.
+    expect(expectedAnswerMs({ samples: [{ ms: 3, at: 50, probe: true }, cut] })).toBe(3);
+    expect(expectedAnswerMs({ samples: [{ ms: 3, at: 50, probe: true }, cut, cut] })).toBe(Number.POSITIVE_INFINITY);
+    expect(expectedAnswerMs({ samples: [cut, { ms: 1000, at: 200, probe: true }] })).toBe(1000);
+    expect(expectedAnswerMs({ samples: [cut, { ms: 2000, at: 200, probe: true, cutOff: true }] })).toBe(
+      Number.POSITIVE_INFINITY,
+    );
   });
 });
 
@@ -48,5 +54,21 @@ describe("withinReach", () => {
     [240, 9, false],
   ])("expected %s ms with %s ms left: %s", (expected, left, reachable) => {
     expect(withinReach(expected, left)).toBe(reachable);
+  });
+});
+
+describe("reachFirst", () => {
+  const expected: Record<string, number | undefined> = { near: 900, mid: 4, far: 240, unknown: undefined };
+  it("puts the regions in reach first, then the rest, each in the given order, skipping none", () => {
+    expect(reachFirst(["near", "mid", "unknown", "far"], (r) => expected[r], 9)).toEqual([
+      "mid",
+      "unknown",
+      "near",
+      "far",
+    ]);
+  });
+
+  it("keeps the nearest first when none is in reach", () => {
+    expect(reachFirst(["near", "far"], (r) => expected[r], 9)).toEqual(["near", "far"]);
   });
 });

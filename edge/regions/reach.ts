@@ -1,52 +1,83 @@
 /**
- * Budget-aware routing: whether a region can still answer within what is left of a request's SLO budget,
- * predicted from what the edge knows of it. A region that cannot is not tried, so it is never charged a
- * timeout for being far (its breaker only hears of real failures), and when no region can answer in time the
- * edge answers at once from its own model instead of waiting out the budget. Pure.
+ * Budget-aware routing: whether a region can still answer within what is left of a request's budget,
+ * predicted from what this isolate knows of it. A region that cannot is not tried, so it is never charged a
+ * timeout for being far, and when no region can answer in time the edge answers at once from its own model
+ * instead of waiting out the budget. Pure.
+ *
+ * The evidence is the isolate's own, gathered where it runs (docs/edge.md, "Budget-aware routing"): its calls'
+ * answer times (a call cut off by the deadline counts as slower than any budget), its own warm probes,
+ * and, until either exists, a prior from the great-circle distance between the colo and the region
+ * (prior.ts). Round trips measured anywhere else (the cron's) are never used: the cron may run on another
+ * continent.
  */
 
-/** What the edge knows of one region's answer time. */
-export interface ReachEvidence {
-  /** The region's recent answer latencies (its latency window), in ms, in no particular order. */
-  answers: readonly number[];
-  /** Unix ms of its latest answer; undefined if it never answered. */
-  lastAnswerAt?: number;
-  /** The latest scheduled probe's round trip to it (`GET /v2/health/ready`), and when that probe ran. */
-  probe?: { rttMs: number; at: number };
-}
-
-export interface ReachOptions {
+/** One answer time the isolate saw from a region: an answer, or a call cut off by the deadline. */
+export interface AnswerSample {
+  /** Time from sending to the answer, or to the cut-off, in ms. */
+  ms: number;
+  /** Unix ms when it ended. */
+  at: number;
   /**
-   * Answers younger than this are trusted over the probe, in ms. Default 60000, the cron's period: a region
-   * in use keeps answering and its answers are the direct measure; one out of use is judged by the probe.
+   * The deadline cut the call off after `ms`: the region is slower than the budget, by how much unknown. It
+   * counts as slower than any budget until a warm probe measures the region again.
    */
-  recentMs?: number;
+  cutOff?: boolean;
+  /** The call was a warm probe (edge/probe/warm-probe.ts), not a request's. */
+  probe?: boolean;
 }
 
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+/** What the isolate knows of one region's answer time. */
+export interface ReachEvidence {
+  /** Its recent calls' answer times, requests' and warm probes', oldest first. */
+  samples: readonly AnswerSample[];
+  /** The round trip the distance from this colo predicts (prior.ts); undefined when the colo's place is unknown. */
+  priorMs?: number;
 }
 
 /**
- * The answer time to expect from a region at `now`, in ms: the median of its recent answers while it has
- * answered within `recentMs`; otherwise whichever is fresher, the probe's round trip or its older answers;
- * undefined when nothing is known (such a region is tried: that is how the edge learns).
- *
- * Why the median of answers rather than the probe while answers are recent: a single slow probe must not lock
- * the nearest region out for a whole cron period, and answers measure exactly what the budget is spent on.
+ * The lower median: of an even count, the smaller middle value. So a region's estimate turns "cut off" only
+ * when most of its calls were (one cut-off beside one answer does not lock it out until the next probe).
  */
-export function expectedAnswerMs(evidence: ReachEvidence, now: number, options: ReachOptions = {}): number | undefined {
-  const { recentMs = 60_000 } = options;
-  const { answers, lastAnswerAt, probe } = evidence;
-  const answered = answers.length > 0 && lastAnswerAt !== undefined;
-  if (answered && now - lastAnswerAt < recentMs) return median(answers);
-  if (probe && (!answered || probe.at >= lastAnswerAt)) return probe.rttMs;
-  return answered ? median(answers) : undefined;
+function lowerMedian(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[(sorted.length - 1) >> 1]!;
+}
+
+/**
+ * The answer time to expect from a region, in ms: the (lower) median of the answer times from the latest warm probe
+ * on (that probe's included); without a warm probe, the median of all of them; else the prior; undefined when
+ * nothing is known (such a region is tried: that is how the edge learns). Infinite when calls cut off by the
+ * deadline make up that median.
+ *
+ * Why from the latest warm probe: a region judged too far is no longer called by requests, so its answer
+ * times cannot improve; the warm probe that a skip triggers (edge/probe/warm-probe.ts) is then the newer
+ * evidence and replaces them, and the answers that follow it join it. A median, so that one slow call among
+ * many does not move the estimate.
+ */
+export function expectedAnswerMs(evidence: ReachEvidence): number | undefined {
+  const { samples, priorMs } = evidence;
+  if (samples.length === 0) return priorMs;
+  const latestProbe = samples.findLastIndex((s) => s.probe);
+  const since = latestProbe < 0 ? samples : samples.slice(latestProbe);
+  return lowerMedian(since.map((s) => (s.cutOff ? Number.POSITIVE_INFINITY : s.ms)));
 }
 
 /** Whether a region expected to answer in `expectedMs` is worth trying with `budgetLeftMs` left. Unknown: yes. */
 export function withinReach(expectedMs: number | undefined, budgetLeftMs: number): boolean {
   return expectedMs === undefined || expectedMs <= budgetLeftMs;
+}
+
+/**
+ * The regions for a call that goes to a region whatever the estimate (`cascade: "regional"`, a model without
+ * an edge variant): those in reach of `budgetLeftMs` first, then the rest, each group in the given order
+ * (nearest first). Nothing is skipped, so the nearest region is tried when none is in reach; and a region
+ * known to be slower than the budget does not take the whole budget while a nearer-in-time one could answer.
+ */
+export function reachFirst<R>(
+  regions: readonly R[],
+  expectedMs: (region: R) => number | undefined,
+  budgetLeftMs: number,
+): R[] {
+  const inReach = regions.filter((r) => withinReach(expectedMs(r), budgetLeftMs));
+  return [...inReach, ...regions.filter((r) => !inReach.includes(r))];
 }

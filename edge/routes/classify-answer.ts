@@ -16,6 +16,8 @@ export interface ClassifyRequestContext {
   tenant: Tenant;
   /** Unix ms when the request arrived. */
   startedAt: number;
+  /** The request's `x-edgecascade-budget-ms` header (EdgeRuntime.budgetMs reads it). */
+  budgetHeader: string | null | undefined;
   /** Where the request comes from; asked only when a region is chosen. */
   locate: () => RequestLocation;
   /** Told the model the body names before it is looked up: refusals count against it. */
@@ -37,6 +39,7 @@ export async function answerClassify(
   bytes: ArrayBuffer,
   contentType: string | null | undefined,
 ): Promise<ClassifyAnswer> {
+  const budgetMs = request.runtime.budgetMs(request.budgetHeader);
   const call = parseClassifyRequest(parseJsonBody(bytes, contentType));
   request.named(call.model);
   const model = findModel(request.runtime, request.tenant, call.model, call.version);
@@ -47,6 +50,7 @@ export async function answerClassify(
     mode: call.cascade,
     locate: request.locate,
     startedAt: request.startedAt,
+    budgetMs,
   });
   const body: ClassifyResponse = {
     model: model.name,

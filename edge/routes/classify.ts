@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { refuseOtherMethods } from "../../protocol/http-errors.ts";
 import type { AppEnv } from "../app-env.ts";
 import { limitBody } from "../middleware/body-limit.ts";
+import { BUDGET_HEADER } from "../regions/budget.ts";
 import { locate } from "../regions/locate.ts";
 import { answerClassify } from "./classify-answer.ts";
 import { applyServed } from "./served-headers.ts";
@@ -18,6 +19,7 @@ classify.post("/classify", limitBody(), async (c) => {
       runtime: c.get("runtime"),
       tenant: c.get("tenant"),
       startedAt: c.get("startedAt"),
+      budgetHeader: c.req.header(BUDGET_HEADER),
       locate: () => locate(c),
       named: (name) => c.set("model", name),
     },

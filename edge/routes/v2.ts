@@ -18,6 +18,7 @@ import type { AppEnv } from "../app-env.ts";
 import { tritonAnswerEncoding } from "../middleware/answer-encoding.ts";
 import { limitBody } from "../middleware/body-limit.ts";
 import type { ServedModel } from "../models/served-model.ts";
+import { BUDGET_HEADER } from "../regions/budget.ts";
 import { locate } from "../regions/locate.ts";
 import { serve } from "../serve.ts";
 import { mayCall } from "../tenants/keys.ts";
@@ -107,6 +108,7 @@ const infer = async (c: Context<AppEnv>) => {
     mode: call.cascade,
     locate: () => locate(c),
     startedAt: c.get("startedAt"),
+    budgetMs: rt.budgetMs(c.req.header(BUDGET_HEADER)),
   });
   applyServed(c, model, served);
   const response = toInferResponse({

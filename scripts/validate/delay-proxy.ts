@@ -38,6 +38,11 @@ export interface DelayProxyStats {
   blackholed: number;
   bytesForward: number;
   bytesBack: number;
+  /**
+   * HTTP/1.1 requests forwarded, by method and path (`"GET /v2/health/ready"`): what a region was sent,
+   * counted from the request lines of the bytes that passed the proxy.
+   */
+  requests: Record<string, number>;
 }
 
 export interface DelayProxy {
@@ -73,7 +78,7 @@ class DelayedPipe {
   readonly #to: Socket;
   readonly #settings: () => DelaySettings;
   readonly #random: () => number;
-  readonly #count: (bytes: number) => void;
+  readonly #count: (chunk: Buffer) => void;
   #timer: ReturnType<typeof setTimeout> | undefined;
   dropping = false;
 
@@ -82,7 +87,7 @@ class DelayedPipe {
     to: Socket,
     settings: () => DelaySettings,
     random: () => number,
-    count: (n: number) => void,
+    count: (chunk: Buffer) => void,
   ) {
     this.#from = from;
     this.#to = to;
@@ -113,7 +118,7 @@ class DelayedPipe {
       if (this.#to.destroyed) break;
       if (item === END) this.#to.end();
       else {
-        this.#count(item.length);
+        this.#count(item);
         this.#to.write(item);
       }
     }
@@ -138,6 +143,31 @@ class DelayedPipe {
   }
 }
 
+const REQUEST_LINE = /(GET|HEAD|POST|PUT|DELETE|OPTIONS|PATCH) (\S+) HTTP\/1\.1\r\n/g;
+/** Longer than any request line the tests send, so that a line split between two chunks is still seen. */
+const TAIL = 256;
+
+/** Counts the request lines in one connection's forwarded bytes (a line may span two chunks). */
+class RequestLines {
+  readonly #counts: Record<string, number>;
+  #tail = "";
+
+  constructor(counts: Record<string, number>) {
+    this.#counts = counts;
+  }
+
+  see(chunk: Buffer): void {
+    const text = this.#tail + chunk.toString("latin1");
+    for (const match of text.matchAll(REQUEST_LINE)) {
+      // A line wholly inside the tail was counted with the previous chunk.
+      if (match.index + match[0].length <= this.#tail.length) continue;
+      const key = `${match[1]} ${match[2]}`;
+      this.#counts[key] = (this.#counts[key] ?? 0) + 1;
+    }
+    this.#tail = text.slice(-TAIL);
+  }
+}
+
 /** One client connection and its connection to the target, through two delayed pipes. */
 class ProxiedConnection {
   readonly client: Socket;
@@ -149,12 +179,14 @@ class ProxiedConnection {
     this.upstream = tcpConnect({ port: target.port, host: target.host, allowHalfOpen: true });
     this.upstream.setNoDelay(true);
     const settings = () => proxy.settings;
+    const requestLines = new RequestLines(proxy.stats.requests);
     this.#pipes = [
-      new DelayedPipe(client, this.upstream, settings, proxy.random, (n) => {
-        proxy.stats.bytesForward += n;
+      new DelayedPipe(client, this.upstream, settings, proxy.random, (chunk) => {
+        proxy.stats.bytesForward += chunk.length;
+        requestLines.see(chunk);
       }),
-      new DelayedPipe(this.upstream, client, settings, proxy.random, (n) => {
-        proxy.stats.bytesBack += n;
+      new DelayedPipe(this.upstream, client, settings, proxy.random, (chunk) => {
+        proxy.stats.bytesBack += chunk.length;
       }),
     ];
     // A failure on one side reaches the other after the one-way delay, as a reset would; until then bytes
@@ -214,7 +246,7 @@ export async function startDelayProxy(options: DelayProxyOptions): Promise<Delay
   const state: ProxyState = {
     settings: checkDelaySettings({ delayMs: options.delayMs ?? 0, jitterMs: options.jitterMs ?? 0 }),
     random: seededRandom(options.seed ?? 1),
-    stats: { connections: 0, refused: 0, failed: 0, blackholed: 0, bytesForward: 0, bytesBack: 0 },
+    stats: { connections: 0, refused: 0, failed: 0, blackholed: 0, bytesForward: 0, bytesBack: 0, requests: {} },
   };
   let mode: ProxyMode = options.mode ?? "pass";
   const open = new Set<ProxiedConnection>();
@@ -265,7 +297,7 @@ export async function startDelayProxy(options: DelayProxyOptions): Promise<Delay
       mode = next;
     },
     mode: () => mode,
-    stats: () => ({ ...state.stats }),
+    stats: () => ({ ...state.stats, requests: { ...state.stats.requests } }),
     async close() {
       for (const c of open) c.destroy();
       for (const s of faulted) s.destroy();

@@ -1,4 +1,5 @@
 import { distanceKm } from "../../edge/regions/order.ts";
+import { FLOOR_MS, KM_PER_MS } from "../../edge/regions/prior.ts";
 
 /** A place clients send from, as the local stack's `x-edgecascade-location` takes it. */
 export interface ClientLocation {
@@ -20,13 +21,9 @@ export const CLIENT_LOCATIONS: readonly ClientLocation[] = [
   { name: "sydney", latitude: -33.87, longitude: 151.21 },
 ];
 
-/** Light in fibre covers about 200 km per ms; real routes run about 1.33x the great circle: 150 km per ms. */
-export const KM_PER_MS = 150;
-/** What a next-door region still costs one way (switching, the last mile), in ms. */
-export const FLOOR_MS = 1;
-
 /**
- * The one-way network delay between two places, in ms, rounded to 0.1: `FLOOR_MS + km / KM_PER_MS`. It puts
+ * The one-way network delay between two places, in ms, rounded to 0.1: `FLOOR_MS + km / KM_PER_MS`, the
+ * constants of the edge's distance prior (edge/regions/prior.ts), so that both use one model of distance. It puts
  * Frankfurt-Ashburn at 44.7 ms (measured round trips are about 90 ms) and Sydney-Tokyo at 53.2 ms (about 105).
  */
 export function oneWayDelayMs(a: { latitude: number; longitude: number }, b: { latitude: number; longitude: number }) {

@@ -10,7 +10,9 @@ import { readRepository } from "../../scripts/stack/edge-models.ts";
 import { type EdgeWorker, startEdgeWorker } from "../../scripts/stack/edge-worker.ts";
 import { type RegionalPool, startRegionalPool } from "../../scripts/stack/regional-pool.ts";
 import { heldoutOf, MODELS_DIR, modelConfig } from "../support/heldout.ts";
-import { getJson, NO_HEDGES, post, regionsVar, US_EAST } from "./support.ts";
+import { classify, getJson, NO_HEDGES, post, regionsVar, US_EAST, unsureRows } from "./support.ts";
+
+const SYDNEY = { latitude: "-33.87", longitude: "151.21", continent: "OC", colo: "SYD" };
 
 const SECRET = "many-models-secret";
 const cancer = heldoutOf("breast-cancer");
@@ -124,6 +126,23 @@ describe("a model without an edge variant", () => {
     await worker?.dispose();
     await pool?.stop();
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("is forwarded even where the estimate says the region is out of reach (never a 503 for an estimate)", async () => {
+    // From Sydney the distance prior puts us about 210 ms away, beyond a client budget of 150 ms.
+    // (First in this block: the isolate has no answers of its own from us yet, only the prior.)
+    const init = { cf: SYDNEY, headers: { "x-edgecascade-budget-ms": "150" } };
+    // A model with an edge variant answers such a request from the edge, at once (its model loaded first).
+    expect((await classify(worker, [unsureRows[0]!], { cascade: "edge" })).status).toBe(200);
+    const digits = await classify(worker, [unsureRows[0]!], undefined, init);
+    expect(digits.body.servedBy).toBe("degraded");
+    expect(digits.headers.get("x-edgecascade-degraded")).toBe("too-far");
+    // One without is forwarded all the same, and answered.
+    const row = cancer.rows[11]!;
+    const answer = await post(worker, "/v1/classify", { model: "breast-cancer", inputs: row.input }, init);
+    expect(answer.status).toBe(200);
+    expect(answer.body.servedBy).toBe("regional:us");
+    expect(answer.body.predictions[0]!.label).toBe(cancerLabels[argmax(row.expected["breast-cancer"]!)]);
   });
 
   it("is always forwarded, and the cache still applies", async () => {

@@ -99,9 +99,19 @@ export interface RegionStatus {
   name: string;
   breaker: { state: string; until?: number; failures?: number };
   hedgeDelayMs: number;
-  expectedAnswerMs: number | null;
+  expectedAnswerMs: number | "cut-off" | null;
+  lastWarmProbe: { ms: number; at: number; cutOff?: boolean } | null;
   counters: Record<
-    "admitted" | "answered" | "failed" | "timedOut" | "cancelled" | "wrongVersion" | "refused" | "tooFar" | "hedges",
+    | "admitted"
+    | "answered"
+    | "failed"
+    | "timedOut"
+    | "cancelled"
+    | "wrongVersion"
+    | "refused"
+    | "tooFar"
+    | "hedges"
+    | "warmProbes",
     number
   >;
 }
@@ -113,7 +123,6 @@ export interface StatusBody {
     regions: {
       name: string;
       ready: boolean;
-      latencyMs?: number;
       versions?: Record<string, string>;
       error?: string;
     }[];

@@ -64,6 +64,18 @@ describe("delay proxy", () => {
     socket.destroy();
   });
 
+  it("counts the HTTP request lines it forwards, a line split between two writes included", async () => {
+    const p = await proxy();
+    const socket = await open(p.port);
+    const get = "GET /v2/health/ready HTTP/1.1\r\nhost: x\r\n\r\n";
+    const post = "POST /v1/classify HTTP/1.1\r\ncontent-length: 2\r\n\r\n{}";
+    await roundTrip(socket, Buffer.from(get + get));
+    await roundTrip(socket, Buffer.from(post.slice(0, 9)));
+    await roundTrip(socket, Buffer.from(post.slice(9)));
+    expect(p.stats().requests).toEqual({ "GET /v2/health/ready": 2, "POST /v1/classify": 1 });
+    socket.destroy();
+  });
+
   it("keeps every byte in order through jitter and a delay lowered mid-stream", async () => {
     const p = await proxy({ delayMs: 20, jitterMs: 15, seed: 7 });
     const socket = await open(p.port);

@@ -1,0 +1,19 @@
+import { BadRequest } from "../../protocol/errors.ts";
+
+/** The header a client sends its own budget in, in ms (docs/edge.md, "Deadline"). */
+export const BUDGET_HEADER = "x-edgecascade-budget-ms";
+
+/**
+ * The budget of one request, in ms: the client's `x-edgecascade-budget-ms` when it sends one, capped at
+ * `maxMs` (MAX_BUDGET_MS), else `defaultMs` (SLO_BUDGET_MS). A client that can wait longer than the default
+ * (a batch job, a slow link) lets the regions answer; one that cannot wait sends less and is answered by the
+ * edge sooner. 400 for a value that is not a positive number of ms. Pure.
+ */
+export function requestBudgetMs(header: string | null | undefined, options: { defaultMs: number; maxMs: number }) {
+  if (header === null || header === undefined || header.trim() === "") return options.defaultMs;
+  const value = Number(header.trim());
+  if (!Number.isFinite(value) || value <= 0) {
+    throw new BadRequest(`${BUDGET_HEADER} must be a number of milliseconds > 0, got ${JSON.stringify(header)}`);
+  }
+  return Math.min(value, options.maxMs);
+}
