@@ -6,6 +6,7 @@ import {
   errorBody,
   errorStatus,
   MethodNotAllowed,
+  ModelNotReady,
   NotFound,
   NotReady,
   PayloadTooLarge,
@@ -27,6 +28,7 @@ describe("error family", () => {
     [new RateLimited("queue full", 2.5, "queue_full"), 429, "queue_full", { "retry-after": "3" }],
     [new NotReady("loading"), 503, "not_ready", {}],
     [new NotReady("draining", 5), 503, "not_ready", { "retry-after": "5" }],
+    [new ModelNotReady("loading", 1), 503, "model_not_ready", { "retry-after": "1" }],
     [new DeadlineExceeded(), 504, "deadline_exceeded", {}],
   ])("%s -> %i %s", (err, status, code, headers) => {
     expect(err.status).toBe(status);

@@ -97,6 +97,22 @@ export class NotReady extends ServingError {
   }
 }
 
+/**
+ * 503: this model does not serve in this pool (loading, failed to load, unloaded) while the pool serves its
+ * other models. A code of its own so that a caller (the edge) can tell it from a pool that is not ready at all:
+ * the pool is healthy, another region may serve the model.
+ */
+export class ModelNotReady extends ServingError {
+  constructor(message: string, retryAfterS?: number) {
+    super(
+      503,
+      "model_not_ready",
+      message,
+      retryAfterS ? { "retry-after": String(Math.max(1, Math.ceil(retryAfterS))) } : {},
+    );
+  }
+}
+
 /** 504: the request's deadline passed before it could be answered. */
 export class DeadlineExceeded extends ServingError {
   constructor(message = "deadline exceeded before the request could run") {

@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { Conflict, NotFound, NotReady, ServingError } from "../protocol/errors.ts";
+import { Conflict, ModelNotReady, NotFound, NotReady, ServingError } from "../protocol/errors.ts";
 import { heldoutPath } from "../protocol/heldout.ts";
 import { describeModel, type ModelConfig } from "../protocol/model-config.ts";
 import type { ModelPublicKey } from "../protocol/model-signature.ts";
@@ -215,7 +215,7 @@ export class ModelRepository {
   acquire(name: string, version?: string): Lease {
     const entry = this.#get(name);
     const serving = entry.serving;
-    if (!serving) throw new NotReady(`model "${name}" is not ready: ${why(entry)}`, 1);
+    if (!serving) throw new ModelNotReady(`model "${name}" is not ready: ${why(entry)}`, 1);
     if (version !== undefined && version !== serving.version) {
       const candidate = entry.candidateServes ? entry.candidate : undefined;
       if (candidate && version === candidate.version) return candidate.lease();

@@ -4,12 +4,19 @@ import type { Interceptor } from "./types.ts";
 
 /**
  * Codes that say nothing about the region's health: it lost a hedge, nothing was sent, it answered that it
- * does not serve the version the client pinned (a rollout in progress, not an outage), or the request's own
+ * does not serve the version the client pinned (a rollout in progress, not an outage) or this one model now
+ * (its other models serve), or the request's own
  * budget ran out first. Slower than a budget is far, not failing: the cut-off's wait goes to the reach estimate
  * (observe.ts), which keeps the region out of requests' way until a warm probe finds it in reach again, so a
  * loaded machine or a client's short budget never ejects a region for the breaker's cool-down.
  */
-const NEUTRAL: ReadonlySet<RegionError["code"]> = new Set(["cancelled", "budget_spent", "wrong_version", "timeout"]);
+const NEUTRAL: ReadonlySet<RegionError["code"]> = new Set([
+  "cancelled",
+  "budget_spent",
+  "wrong_version",
+  "model_unavailable",
+  "timeout",
+]);
 
 /**
  * The region's circuit breaker: refuse the call while it is open (nothing is sent), and tell it how each

@@ -11,6 +11,7 @@ export class RegionError extends Error {
     | "cancelled"
     | "unavailable"
     | "status"
+    | "model_unavailable"
     | "bad_answer"
     | "wrong_version";
   readonly region: string;
@@ -50,6 +51,13 @@ export const tooFar = (region: string, expectedMs: number, budgetLeftMs: number)
  */
 export const wrongVersion = (region: string, version: string, detail: string) =>
   new RegionError("wrong_version", region, `does not serve the pinned version ${version}: ${detail}`);
+/**
+ * The region answered that it does not serve this model now (503 `model_not_ready`: loading, or a version that
+ * failed to load) while it serves its others: try another region. The region is healthy, so its breaker ignores
+ * this; counting it would eject the region for every model because one of them is missing.
+ */
+export const modelUnavailable = (region: string, detail: string) =>
+  new RegionError("model_unavailable", region, `does not serve the model now: ${detail}`);
 /** Another region answered first; this call was aborted. */
 export const regionCancelled = (region: string) =>
   new RegionError("cancelled", region, "cancelled: another region answered first");

@@ -1,12 +1,22 @@
 import { MODEL_VERSION_HEADER, ROLLOUT_HEADER } from "../../protocol/headers.ts";
 import { parseRolloutHeader } from "../../protocol/rollout/header.ts";
 import type { Prediction } from "../../protocol/types.ts";
-import { RegionError, regionCancelled, wrongVersion } from "./errors.ts";
+import { modelUnavailable, RegionError, regionCancelled, wrongVersion } from "./errors.ts";
 import type { RegionFetch } from "./region-fetch.ts";
 import type { RegionDispatch } from "./types.ts";
 
 function badAnswer(region: string, what: string): RegionError {
   return new RegionError("bad_answer", region, `answer ${what}`);
+}
+
+/** The stable `code` of a pool's `{"error", "code"}` answer, if the body is one. */
+function errorCode(text: string): string | undefined {
+  try {
+    const code = (JSON.parse(text) as { code?: unknown })?.code;
+    return typeof code === "string" ? code : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Probabilities from a region's `/v1/classify` answer, checked against the batch and class count. */
@@ -31,7 +41,8 @@ function readProbs(region: string, body: unknown, batch: number, classes: number
  * a network error or an answer that does not fit the request is a failure of that region; an abort is
  * reported with the reason the aborting layer gave (timeout, or cancelled by a hedge). With a pinned
  * version, a 404 (the pool's answer for a version it does not serve) or an answer of another version is
- * `wrong_version`: not a failure, another region may have it. `send` is how the region is reached (its
+ * `wrong_version`: not a failure, another region may have it; so is a 503 `model_not_ready`
+ * (`model_unavailable`: the pool serves its other models). `send` is how the region is reached (its
  * binding, or global fetch).
  */
 export function fetchRegion(send: RegionFetch = (_region, url, init) => fetch(url, init)): RegionDispatch {
@@ -58,6 +69,8 @@ export function fetchRegion(send: RegionFetch = (_region, url, init) => fetch(ur
         const detail = `HTTP ${response.status}: ${text.slice(0, 200)}`;
         if (response.status === 404 && call.version !== undefined)
           throw wrongVersion(region.name, call.version, detail);
+        if (response.status === 503 && errorCode(text) === "model_not_ready")
+          throw modelUnavailable(region.name, detail);
         throw new RegionError("status", region.name, detail);
       }
       body = JSON.parse(text);

@@ -2,7 +2,7 @@ import { RegionError } from "./errors.ts";
 import type { RegionBook } from "./region-book.ts";
 import type { Interceptor } from "./types.ts";
 
-type Counter = "failed" | "timedOut" | "cancelled" | "wrongVersion";
+type Counter = "failed" | "timedOut" | "cancelled" | "wrongVersion" | "modelUnavailable";
 
 /** The counter a failed call goes to; none for a call that was never sent. */
 function counterOf(err: unknown): Counter | undefined {
@@ -11,6 +11,7 @@ function counterOf(err: unknown): Counter | undefined {
   if (code === "cancelled") return "cancelled";
   if (code === "timeout") return "timedOut";
   if (code === "wrong_version") return "wrongVersion";
+  if (code === "model_unavailable") return "modelUnavailable";
   return "failed";
 }
 

@@ -26,6 +26,8 @@ export interface RegionCounters {
   cancelled: number;
   /** Answered that it does not serve the version the client pinned (404, or another version). */
   wrongVersion: number;
+  /** Answered that it does not serve the model now (503 `model_not_ready`) while it serves its others. */
+  modelUnavailable: number;
   /** Refused by the open breaker, never sent. */
   refused: number;
   /** Not sent: expected to answer later than what was left of the budget (budget-aware routing). */
@@ -94,6 +96,7 @@ export class RegionBook {
           timedOut: 0,
           cancelled: 0,
           wrongVersion: 0,
+          modelUnavailable: 0,
           refused: 0,
           tooFar: 0,
           hedges: 0,
@@ -131,7 +134,7 @@ export class RegionBook {
    */
   observe(
     name: string,
-    outcome: "answered" | "failed" | "timedOut" | "cancelled" | "wrongVersion",
+    outcome: "answered" | "failed" | "timedOut" | "cancelled" | "wrongVersion" | "modelUnavailable",
     ms?: number,
     { probe = false, now = Date.now() }: { probe?: boolean; now?: number } = {},
   ): void {

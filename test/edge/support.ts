@@ -108,6 +108,7 @@ export interface RegionStatus {
     | "timedOut"
     | "cancelled"
     | "wrongVersion"
+    | "modelUnavailable"
     | "refused"
     | "tooFar"
     | "hedges"

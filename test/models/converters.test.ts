@@ -324,7 +324,7 @@ describe("one model that cannot load never takes the others down", () => {
       const rf = await post(`${server.url}/v1/classify`, { model: "rf", inputs: csvRows("breast-cancer.csv")[0] });
       expect(rf.status).toBe(200);
       const torch = await post(`${server.url}/v1/classify`, { model: "torch", inputs: csvRows("wine.csv")[0] });
-      expect(torch).toMatchObject({ status: 503, body: { code: "not_ready" } });
+      expect(torch).toMatchObject({ status: 503, body: { code: "model_not_ready" } });
       expect(server.logs.filter((l) => l.msg === "ready without some models: their load failed")).toHaveLength(1);
     } finally {
       await server.shutdown();

@@ -304,7 +304,7 @@ describe("auth, deadline and drain", () => {
       bearer(grpcToken(SECRET)),
     );
     expect(answer).toMatchObject({ ok: false, error: { code: status.UNAVAILABLE } });
-    if (!answer.ok) expect(answer.error.metadata.get("edgecascade-error-code")).toEqual(["not_ready"]);
+    if (!answer.ok) expect(answer.error.metadata.get("edgecascade-error-code")).toEqual(["model_not_ready"]);
     expect(await secure.call("ModelReady", { name: "breast-cancer" })).toMatchObject({ value: { ready: false } });
   });
 

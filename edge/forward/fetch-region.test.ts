@@ -1,0 +1,57 @@
+import { describe, expect, it } from "vitest";
+import { breaker } from "./breaker.ts";
+import { RegionError } from "./errors.ts";
+import { fetchRegion } from "./fetch-region.ts";
+import { RegionBook } from "./region-book.ts";
+import type { RegionCall } from "./types.ts";
+
+const region = { name: "eu", url: "http://eu.test", latitude: 50.11, longitude: 8.68 };
+const call: RegionCall = {
+  region,
+  path: "/v1/classify",
+  body: "{}",
+  batch: 1,
+  classes: 2,
+  headers: {},
+  deadlineAt: Date.now() + 10_000,
+};
+const answering = (status: number, body: unknown) => fetchRegion(async () => Response.json(body, { status }));
+const codeOf = async (p: Promise<unknown>) =>
+  p.then(
+    () => "answered",
+    (err: unknown) => (err instanceof RegionError ? err.code : String(err)),
+  );
+
+describe("fetchRegion's reading of a region's refusal", () => {
+  it("tells a model the pool does not serve now (503 model_not_ready) from a pool that is not ready", async () => {
+    const modelMissing = answering(503, {
+      error: 'model "digits" is not ready: its load failed',
+      code: "model_not_ready",
+    });
+    expect(await codeOf(modelMissing(call))).toBe("model_unavailable");
+    const poolDown = answering(503, { error: "draining", code: "not_ready" });
+    expect(await codeOf(poolDown(call))).toBe("status");
+    const notJson = fetchRegion(async () => new Response("Service Unavailable", { status: 503 }));
+    expect(await codeOf(notJson(call))).toBe("status");
+  });
+
+  it("keeps the breaker closed however often one model is missing, and opens it for a failing pool", async () => {
+    const options = {
+      breaker: { failures: 2, cooldownMs: 30_000, maxCooldownMs: 300_000 },
+      hedgeDefaultMs: 5,
+      hedgeBudgetRatio: 0.1,
+      hedgeBudgetBurst: 5,
+      warmProbeIntervalMs: 3000,
+      warmProbeLostAfterMs: 10_000,
+    };
+    const missing = new RegionBook([region], options);
+    const guardedMissing = breaker(missing)(answering(503, { error: "not ready", code: "model_not_ready" }));
+    for (let i = 0; i < 5; i++) expect(await codeOf(guardedMissing(call))).toBe("model_unavailable");
+    expect(missing.admit("eu", Date.now())).toBe(true);
+
+    const failing = new RegionBook([region], options);
+    const guardedFailing = breaker(failing)(answering(500, { error: "boom", code: "internal" }));
+    for (let i = 0; i < 2; i++) expect(await codeOf(guardedFailing(call))).toBe("status");
+    expect(await codeOf(guardedFailing(call))).toBe("breaker_open");
+  });
+});
