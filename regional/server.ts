@@ -20,7 +20,7 @@ import type { ModelStatistics } from "./model-stats.ts";
 import type { RegionalOptions } from "./options.ts";
 import { type LoadReport, ModelRepository, type RepositoryOptions } from "./repository.ts";
 import { Rollouts } from "./rollout/rollouts.ts";
-import { probeProvider } from "./session.ts";
+import { checkProvider } from "./session.ts";
 
 /** Things an embedding process (the CLI, a cluster worker, a test, a benchmark) supplies. */
 export interface ServerHooks {
@@ -126,7 +126,7 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
   const firstReady = new Promise<void>((resolve) => {
     announceReady = resolve;
   });
-  const decision = await chooseProvider(options.ep, probeProvider);
+  const decision = await chooseProvider(options.ep, checkProvider);
   if (decision.fallbackReason) {
     log("warn", `execution provider: cpu (--ep ${options.ep}: cuda did not load)`, { reason: decision.fallbackReason });
   } else {

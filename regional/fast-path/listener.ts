@@ -5,7 +5,7 @@ import { DEADLINE_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER } from "../../proto
 import { asServingError, errorAnswer } from "../../protocol/http-errors.ts";
 import type { AppDeps } from "../app-context.ts";
 import { nowUs } from "../clock.ts";
-import { deadlineFromHeader } from "../deadline.ts";
+import { deadlineFromHeader } from "../deadline-header.ts";
 import type { InferenceAnswers, InferenceInput } from "../inference-answers.ts";
 import { bodyTooLarge } from "../middleware/body-limit.ts";
 import { checkEdgeSignature } from "../middleware/signature-auth.ts";

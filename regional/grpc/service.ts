@@ -15,7 +15,7 @@ import type { InferenceAnswers } from "../inference-answers.ts";
 import { modelReadiness, poolReadiness } from "../readiness.ts";
 import { SERVER_NAME, SERVER_VERSION } from "../server-info.ts";
 import { grpcAuth } from "./auth.ts";
-import { remainingMs } from "./deadline.ts";
+import { remainingMs } from "./call-deadline.ts";
 import { grpcInferCall } from "./infer-request.ts";
 import type {
   GrpcModelInferRequest,

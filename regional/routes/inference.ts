@@ -5,7 +5,7 @@ import type { AppDeps, RegionalEnv } from "../app-context.ts";
 import type { InferenceAnswer, InferenceAnswers, InferenceInput } from "../inference-answers.ts";
 import { admitInTime } from "../middleware/admit-in-time.ts";
 import { bodyLimit } from "../middleware/body-limit.ts";
-import { deadline } from "../middleware/deadline.ts";
+import { deadline } from "../middleware/request-deadline.ts";
 import { edgeSignature } from "../middleware/signature-auth.ts";
 
 /** The inference routes' patterns; the fast path (regional/fast-path/) counts its answers under the same ones. */
