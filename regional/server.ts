@@ -2,8 +2,8 @@ import { createServer, STATUS_CODES } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { getRequestListener, RequestError } from "@hono/node-server";
+import { errorResponse } from "../protocol/error-answer.ts";
 import { BadRequest, RateLimited, ServingError } from "../protocol/errors.ts";
-import { asServingError, errorResponse } from "../protocol/http-errors.ts";
 import { DEFAULT_LIMITS } from "../protocol/limits.ts";
 import { importModelPublicKey } from "../protocol/model-signature.ts";
 import { type AppDeps, createRegionalApp } from "./app.ts";
@@ -11,6 +11,7 @@ import { chooseProvider } from "./execution-provider.ts";
 import type { ExecutorFactory } from "./executor.ts";
 import { inferenceFastPath } from "./fast-path/listener.ts";
 import { type GrpcListener, listenGrpc } from "./grpc/server.ts";
+import { asServingError } from "./hono-error.ts";
 import { inferenceAnswers } from "./inference-answers.ts";
 import type { Logger } from "./log.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
@@ -198,9 +199,11 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
     hostname: "localhost",
     // Requests @hono/node-server refuses before Hono sees them (bad Host, backslash in the path): same JSON.
     errorHandler(err) {
-      const known = err instanceof RequestError ? new BadRequest(`malformed request: ${err.message}`) : err;
-      if (!asServingError(known)) log("error", "unhandled error", { error: (err as Error).stack ?? String(err) });
-      return errorResponse(known);
+      const known = asServingError(
+        err instanceof RequestError ? new BadRequest(`malformed request: ${err.message}`) : err,
+      );
+      if (!known) log("error", "unhandled error", { error: (err as Error).stack ?? String(err) });
+      return errorResponse(known ?? err);
     },
   });
   // The hot inference POSTs on plain node:http, everything else (and what the fast path declines) through Hono.
