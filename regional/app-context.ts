@@ -38,7 +38,7 @@ export interface AppDeps {
   /** The dynamic batcher's queue delay (`--max-queue-delay-us`), as `/v2/models/{m}/config` reports it. */
   maxQueueDelayUs: number;
   /** Milliseconds each inference request waits first (simulated network distance). */
-  delayMs: number;
+  simulatedDelayMs: number;
   /** Admission by deadline, one per pool: the Hono routes and the fast path share it. */
   admission: InferenceAdmission;
   sharedSecret?: string;
