@@ -16,7 +16,7 @@ import { modelReadiness, poolReadiness } from "../readiness.ts";
 import { SERVER_NAME, SERVER_VERSION } from "../server-info.ts";
 import { grpcAuth } from "./auth.ts";
 import { remainingMs } from "./call-deadline.ts";
-import { grpcInferCall } from "./infer-request.ts";
+import { grpcInferCall } from "./infer-call.ts";
 import type {
   GrpcModelInferRequest,
   GrpcModelInferResponse,
