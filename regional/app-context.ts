@@ -2,7 +2,7 @@ import type { RequestLimits } from "../protocol/limits.ts";
 import type { ExecutionProvider } from "./execution-provider.ts";
 import type { Logger } from "./log.ts";
 import type { InferenceAdmission } from "./middleware/admit-in-time.ts";
-import type { DeadlineVariables } from "./middleware/deadline.ts";
+import type { DeadlineVariables } from "./middleware/request-deadline.ts";
 import type { ModelControl } from "./model-control.ts";
 import type { ModelStatistics } from "./model-stats.ts";
 import type { Recorder } from "./recorder.ts";
@@ -38,7 +38,7 @@ export interface AppDeps {
   /** The dynamic batcher's queue delay (`--max-queue-delay-us`), as `/v2/models/{m}/config` reports it. */
   maxQueueDelayUs: number;
   /** Milliseconds each inference request waits first (simulated network distance). */
-  delayMs: number;
+  simulatedDelayMs: number;
   /** Admission by deadline, one per pool: the Hono routes and the fast path share it. */
   admission: InferenceAdmission;
   sharedSecret?: string;

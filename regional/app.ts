@@ -1,7 +1,8 @@
 import { Hono } from "hono";
+import { errorResponse } from "../protocol/error-answer.ts";
 import { NotFound } from "../protocol/errors.ts";
-import { asServingError, errorResponse } from "../protocol/http-errors.ts";
 import type { AppDeps, RegionalEnv } from "./app-context.ts";
+import { asServingError } from "./hono-error.ts";
 import type { InferenceAnswers } from "./inference-answers.ts";
 import { closeConnectionsWhile } from "./middleware/drain.ts";
 import { httpMetrics } from "./middleware/http-metrics.ts";
@@ -34,10 +35,11 @@ export function createRegionalApp(deps: AppDeps, answers: InferenceAnswers): Hon
     throw new NotFound(`no route for ${c.req.method} ${new URL(c.req.url).pathname}`);
   });
   app.onError((err, c) => {
-    if (!asServingError(err)) {
+    const known = asServingError(err);
+    if (!known) {
       deps.log("error", "unhandled error", { method: c.req.method, path: c.req.path, error: err.stack ?? String(err) });
     }
-    return errorResponse(err);
+    return errorResponse(known ?? err);
   });
   return app;
 }

@@ -71,7 +71,7 @@ function outcomeOf(err: unknown): InferenceOutcome {
 export function inferenceAnswers(deps: AppDeps) {
   const { repository, rollouts, limits } = deps;
   const servedBy: ServedBy = `regional:${deps.region}`;
-  const delayTiming = deps.delayMs > 0 ? `delay;dur=${deps.delayMs};desc="simulated distance", ` : "";
+  const delayTiming = deps.simulatedDelayMs > 0 ? `delay;dur=${deps.simulatedDelayMs};desc="simulated distance", ` : "";
 
   /**
    * Run `rows` on the leased version; counts the outcome and returns the answer's headers. Server-Timing is
@@ -88,7 +88,7 @@ export function inferenceAnswers(deps: AppDeps) {
     recorder.pending(1);
     let outcome: InferenceOutcome = "failed";
     try {
-      if (deps.delayMs > 0) await sleep(deps.delayMs);
+      if (deps.simulatedDelayMs > 0) await sleep(deps.simulatedDelayMs);
       const result = await lease.model.infer(rows, input.deadlineUs);
       outcome = "success";
       // The rollout's seam: count the answer and hand a copy to the shadow runner (which runs later).

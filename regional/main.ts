@@ -1,7 +1,7 @@
 import cluster from "node:cluster";
 import { runPrimary, workerChannel } from "./cluster.ts";
 import { jsonLogger } from "./log.ts";
-import { HELP, OptionError, parseCommandLine, type RegionalOptions } from "./options.ts";
+import { HELP, OptionError, parseCommandLine, type RegionalOptions, simulationWarning } from "./options.ts";
 import { startRegionalServer } from "./server.ts";
 
 /**
@@ -29,6 +29,9 @@ async function main(): Promise<number | undefined> {
     pid: process.pid,
     ...(cluster.isWorker ? { worker: cluster.worker?.id } : {}),
   });
+  // Once per pool: by the primary, or by the only process; workers would repeat it.
+  const simulating = simulationWarning(options.simulation);
+  if (simulating && cluster.isPrimary) log("warn", simulating, { simulation: options.simulation });
   if (clustered && cluster.isPrimary) return runPrimary(options.workers, log);
 
   // Signals are handled from the start: one that arrives while models still load (a pod deleted during its

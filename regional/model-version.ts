@@ -31,7 +31,7 @@ export class ModelVersion {
   /** What the load checked (sha256, warm-up, fixture), for load reports. */
   readonly checks: VersionChecks;
   /** Tests only (`--version-delay-ms`): milliseconds every run of this version waits first. */
-  readonly delayMs: number;
+  readonly simulatedDelayMs: number;
   readonly #session: OnnxModel;
   readonly #executor: Executor;
   #leases = 0;
@@ -48,7 +48,7 @@ export class ModelVersion {
     executor: Executor;
     recorder: ModelRecorder;
     checks: VersionChecks;
-    delayMs?: number;
+    simulatedDelayMs?: number;
   }) {
     this.name = options.config.name;
     this.version = options.version;
@@ -56,7 +56,7 @@ export class ModelVersion {
     this.signature = options.signature;
     this.recorder = options.recorder;
     this.checks = options.checks;
-    this.delayMs = options.delayMs ?? 0;
+    this.simulatedDelayMs = options.simulatedDelayMs ?? 0;
     this.#session = options.session;
     this.#executor = options.executor;
     const drained = new Promise<void>((resolve) => {
@@ -89,13 +89,13 @@ export class ModelVersion {
     };
   }
 
-  /** Requests of this version waiting in its executor's queue or running now (not those still in `delayMs`). */
+  /** Requests of this version waiting in its executor's queue or running now (not those still in `simulatedDelayMs`). */
   get submitted(): number {
     return this.#submitted;
   }
 
   async infer(rows: InputRows, deadlineUs: number): Promise<Executed> {
-    if (this.delayMs > 0) await sleep(this.delayMs);
+    if (this.simulatedDelayMs > 0) await sleep(this.simulatedDelayMs);
     this.#submitted++;
     try {
       return await this.#executor.submit(rows, deadlineUs);
@@ -109,7 +109,7 @@ export class ModelVersion {
    * takes a place in the live queue. Holders must have a lease.
    */
   async shadowRun(data: Float32Array, batch: number): Promise<Float32Array> {
-    if (this.delayMs > 0) await sleep(this.delayMs);
+    if (this.simulatedDelayMs > 0) await sleep(this.simulatedDelayMs);
     return this.#session.run(data, batch);
   }
 

@@ -1,6 +1,14 @@
+import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { describe, expect, it } from "vitest";
-import { HELP, OptionError, parseCommandLine, type RegionalOptions } from "./options.ts";
+import {
+  HELP,
+  OPTION_TABLE,
+  OptionError,
+  parseCommandLine,
+  type RegionalOptions,
+  simulationWarning,
+} from "./options.ts";
 
 /** An Ed25519 public key's shape: base64 of 32 bytes. */
 const PUBLIC_KEY = `${"A".repeat(43)}=`;
@@ -25,9 +33,8 @@ describe("parseCommandLine", () => {
       maxQueueDelayUs: 0,
       maxQueue: 256,
       queueFullStatus: 429,
-      delayMs: 0,
       shutdownDelayMs: 0,
-      versionDelayMs: [],
+      simulation: { delayMs: 0, versionDelayMs: [] },
       sharedSecret: undefined,
       adminToken: undefined,
       modelPublicKey: undefined,
@@ -67,12 +74,14 @@ describe("parseCommandLine", () => {
       maxQueueDelayUs: 500,
       maxQueue: 10,
       queueFullStatus: 503,
-      delayMs: 20,
       shutdownDelayMs: 5000,
-      versionDelayMs: [
-        { model: "digits", version: "2", ms: 20 },
-        { model: "breast-cancer", version: "3", ms: 5 },
-      ],
+      simulation: {
+        delayMs: 20,
+        versionDelayMs: [
+          { model: "digits", version: "2", ms: 20 },
+          { model: "breast-cancer", version: "3", ms: 5 },
+        ],
+      },
       sharedSecret: "s3cret",
       adminToken: "t0ken",
       modelPublicKey: PUBLIC_KEY,
@@ -130,5 +139,64 @@ describe("parseCommandLine", () => {
   it("--help wins over everything else", () => {
     expect(parseCommandLine(["--port", "1", "--help"], {})).toEqual({ help: true });
     expect(HELP).toContain("--max-queue-delay-us US");
+  });
+});
+
+describe("the option table", () => {
+  it("--help shows every row once, with its default and unit, simulation settings apart", () => {
+    for (const spec of OPTION_TABLE) expect(HELP.split(` ${spec.env} `).length - 1, spec.env).toBe(1);
+    expect(HELP).toMatch(/--max-queue-delay-us US +REGIONAL_MAX_QUEUE_DELAY_US +.*\(default 0 µs\)/);
+    expect(HELP).toMatch(/--models DIR +REGIONAL_MODELS +.*\(default the repo's models\/\)/);
+    const [serving, simulation] = HELP.split("Simulation, for tests and local stacks only");
+    expect(serving).toContain("--shutdown-delay-ms MS");
+    expect(serving).not.toContain("--delay-ms MS");
+    expect(simulation).toContain("--delay-ms MS");
+    expect(simulation).toContain("--version-delay-ms M@V=MS,...");
+  });
+
+  it("docs/regional.md's option tables are its rows, in its order", () => {
+    const docs = readFileSync(new URL("../docs/regional.md", import.meta.url), "utf8");
+    const section = docs.slice(
+      docs.indexOf("\n## Options\n"),
+      docs.indexOf("\n## ", docs.indexOf("\n## Options\n") + 1),
+    );
+    const rows = section
+      .split("\n")
+      .filter((line) => line.startsWith("| `--") || line.startsWith("| — |"))
+      .map((line) =>
+        line
+          .split(/(?<!\\)\|/)
+          .slice(1, 4)
+          .map((cell) => cell.trim()),
+      );
+    expect(rows).toEqual(
+      OPTION_TABLE.map((spec) => [
+        spec.flag ? `\`--${spec.flag} ${spec.value.replaceAll("|", "\\|")}\`` : "—",
+        `\`${spec.env}\``,
+        spec.shownDefault,
+      ]),
+    );
+  });
+
+  it("README's regional command line writes each flag as the table does", () => {
+    const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+    const line = readme.split("\n").find((l) => l.includes("`npm run regional -- "))!;
+    const flags = [...line.matchAll(/--([a-z-]+) ([^\s\]`]+)/g)].map((m) => [m[1], m[2]!.replaceAll("\\|", "|")]);
+    expect(flags.length).toBeGreaterThan(3);
+    for (const [flag, value] of flags) {
+      expect(OPTION_TABLE.find((spec) => spec.flag === flag)?.value, `--${flag}`).toBe(value);
+    }
+  });
+});
+
+describe("simulationWarning", () => {
+  it("is silent without simulation settings and names each one that is set", () => {
+    expect(simulationWarning(options([]).simulation)).toBeUndefined();
+    expect(simulationWarning(options(["--delay-ms", "20"]).simulation)).toBe(
+      "SIMULATION SETTINGS ON (--delay-ms 20): answers are slowed on purpose; for tests and local stacks only, never in production",
+    );
+    expect(
+      simulationWarning(options([], { REGIONAL_DELAY_MS: "5", REGIONAL_VERSION_DELAY_MS: "digits@2=20" }).simulation),
+    ).toMatch(/^SIMULATION SETTINGS ON \(--delay-ms 5, --version-delay-ms digits@2=20\)/);
   });
 });

@@ -43,7 +43,7 @@ export interface RepositoryOptions {
    */
   publicKey?: ModelPublicKey;
   /** Tests only: extra milliseconds each run of a version takes, by `model@version`. Default: none. */
-  versionDelayMs?: ReadonlyMap<string, number>;
+  simulatedVersionDelayMs?: ReadonlyMap<string, number>;
   /** How requests reach each version's session. Default: the dynamic batcher. */
   executor?: ExecutorFactory;
   /** Called once, the first time every wanted model serves. */
@@ -493,8 +493,8 @@ export class ModelRepository {
       queueFull: this.#options.queueFull,
       recorder,
     });
-    const delayMs = this.#options.versionDelayMs?.get(`${name}@${version}`) ?? 0;
-    return new ModelVersion({ config, version, signature, session, executor, recorder, checks, delayMs });
+    const simulatedDelayMs = this.#options.simulatedVersionDelayMs?.get(`${name}@${version}`) ?? 0;
+    return new ModelVersion({ config, version, signature, session, executor, recorder, checks, simulatedDelayMs });
   }
 
   /** The swap: one assignment. Requests that took a lease on the old version keep it until they answer. */

@@ -2,8 +2,8 @@ import { createServer, STATUS_CODES } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { getRequestListener, RequestError } from "@hono/node-server";
+import { errorResponse } from "../protocol/error-answer.ts";
 import { BadRequest, RateLimited, ServingError } from "../protocol/errors.ts";
-import { asServingError, errorResponse } from "../protocol/http-errors.ts";
 import { DEFAULT_LIMITS } from "../protocol/limits.ts";
 import { importModelPublicKey } from "../protocol/model-signature.ts";
 import { type AppDeps, createRegionalApp } from "./app.ts";
@@ -11,6 +11,7 @@ import { chooseProvider } from "./execution-provider.ts";
 import type { ExecutorFactory } from "./executor.ts";
 import { inferenceFastPath } from "./fast-path/listener.ts";
 import { type GrpcListener, listenGrpc } from "./grpc/server.ts";
+import { asServingError } from "./hono-error.ts";
 import { inferenceAnswers } from "./inference-answers.ts";
 import type { Logger } from "./log.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
@@ -20,7 +21,7 @@ import type { ModelStatistics } from "./model-stats.ts";
 import type { RegionalOptions } from "./options.ts";
 import { type LoadReport, ModelRepository, type RepositoryOptions } from "./repository.ts";
 import { Rollouts } from "./rollout/rollouts.ts";
-import { probeProvider } from "./session.ts";
+import { checkProvider } from "./session.ts";
 
 /** Things an embedding process (the CLI, a cluster worker, a test, a benchmark) supplies. */
 export interface ServerHooks {
@@ -126,7 +127,7 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
   const firstReady = new Promise<void>((resolve) => {
     announceReady = resolve;
   });
-  const decision = await chooseProvider(options.ep, probeProvider);
+  const decision = await chooseProvider(options.ep, checkProvider);
   if (decision.fallbackReason) {
     log("warn", `execution provider: cpu (--ep ${options.ep}: cuda did not load)`, { reason: decision.fallbackReason });
   } else {
@@ -157,7 +158,7 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
       executor: hooks.executor,
       onFirstReady: () => announceReady(),
       publicKey,
-      versionDelayMs: new Map(options.versionDelayMs.map((d) => [`${d.model}@${d.version}`, d.ms])),
+      simulatedVersionDelayMs: new Map(options.simulation.versionDelayMs.map((d) => [`${d.model}@${d.version}`, d.ms])),
       ...hooks.loadChecks,
     },
     metrics.recorder,
@@ -185,7 +186,7 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
     log,
     limits: DEFAULT_LIMITS,
     maxQueueDelayUs: options.maxQueueDelayUs,
-    delayMs: options.delayMs,
+    simulatedDelayMs: options.simulation.delayMs,
     admission: inferenceAdmission({ minInFlight: options.maxBatch, refuse: overloadedError(options.queueFullStatus) }),
     sharedSecret: options.sharedSecret,
     adminToken: options.adminToken,
@@ -198,9 +199,11 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
     hostname: "localhost",
     // Requests @hono/node-server refuses before Hono sees them (bad Host, backslash in the path): same JSON.
     errorHandler(err) {
-      const known = err instanceof RequestError ? new BadRequest(`malformed request: ${err.message}`) : err;
-      if (!asServingError(known)) log("error", "unhandled error", { error: (err as Error).stack ?? String(err) });
-      return errorResponse(known);
+      const known = asServingError(
+        err instanceof RequestError ? new BadRequest(`malformed request: ${err.message}`) : err,
+      );
+      if (!known) log("error", "unhandled error", { error: (err as Error).stack ?? String(err) });
+      return errorResponse(known ?? err);
     },
   });
   // The hot inference POSTs on plain node:http, everything else (and what the fast path declines) through Hono.

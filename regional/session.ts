@@ -4,7 +4,7 @@ import { dirname, join } from "node:path";
 import * as ort from "onnxruntime-node";
 import type { ModelSignature } from "../protocol/model-config.ts";
 import type { ExecutionProvider } from "./execution-provider.ts";
-import { PROBE_MODEL } from "./probe-model.ts";
+import { PROVIDER_CHECK_MODEL } from "./provider-check-model.ts";
 
 /** Runs `batch` rows (row-major float32) through a model and returns its output rows. */
 export type RunRows = (data: Float32Array, batch: number) => Promise<Float32Array>;
@@ -69,11 +69,11 @@ const CUDA_PROVIDER = join(
 );
 
 /** Throws when `provider` cannot create a session (for CUDA: its shared libraries or the GPU are missing). */
-export async function probeProvider(provider: ExecutionProvider): Promise<void> {
+export async function checkProvider(provider: ExecutionProvider): Promise<void> {
   // Checked first so that a CPU-only install says why in one line instead of onnxruntime's native error.
   if (provider === "cuda" && !existsSync(CUDA_PROVIDER)) {
     throw new Error(`the CUDA provider is not installed (${CUDA_PROVIDER}; see docs/regional.md, GPU hosts)`);
   }
-  const session = await ort.InferenceSession.create(PROBE_MODEL, sessionOptions(provider, "fp32"));
+  const session = await ort.InferenceSession.create(PROVIDER_CHECK_MODEL, sessionOptions(provider, "fp32"));
   await session.release();
 }

@@ -1,11 +1,12 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { INFERENCE_HEADER_LENGTH } from "../../protocol/binary-tensor.ts";
+import { errorAnswer } from "../../protocol/error-answer.ts";
 import { BadRequest } from "../../protocol/errors.ts";
 import { DEADLINE_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER } from "../../protocol/headers.ts";
-import { asServingError, errorAnswer } from "../../protocol/http-errors.ts";
 import type { AppDeps } from "../app-context.ts";
 import { nowUs } from "../clock.ts";
-import { deadlineFromHeader } from "../deadline.ts";
+import { deadlineFromHeader } from "../deadline-header.ts";
+import { asServingError } from "../hono-error.ts";
 import type { InferenceAnswers, InferenceInput } from "../inference-answers.ts";
 import { bodyTooLarge } from "../middleware/body-limit.ts";
 import { checkEdgeSignature } from "../middleware/signature-auth.ts";
@@ -74,10 +75,11 @@ export function inferenceFastPath({ deps, answers, fallback }: FastPathOptions):
           : await answers.infer(input, route.model, "version" in route ? route.version : undefined);
       return { status: 200, headers: answered.headers, body: answered.body };
     } catch (err) {
-      if (!asServingError(err)) {
+      const known = asServingError(err);
+      if (!known) {
         log("error", "unhandled error", { method: "POST", path: req.url, error: (err as Error).stack ?? String(err) });
       }
-      return errorAnswer(err);
+      return errorAnswer(known ?? err);
     }
   }
 

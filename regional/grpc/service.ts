@@ -8,15 +8,15 @@ import {
 } from "@grpc/grpc-js";
 import { bytesOfFloat32 } from "../../protocol/binary-tensor.ts";
 import { errorStatus, NotFound } from "../../protocol/errors.ts";
-import { asServingError } from "../../protocol/http-errors.ts";
 import type { AppDeps } from "../app-context.ts";
 import { nowUs } from "../clock.ts";
+import { asServingError } from "../hono-error.ts";
 import type { InferenceAnswers } from "../inference-answers.ts";
 import { modelReadiness, poolReadiness } from "../readiness.ts";
 import { SERVER_NAME, SERVER_VERSION } from "../server-info.ts";
 import { grpcAuth } from "./auth.ts";
-import { remainingMs } from "./deadline.ts";
-import { grpcInferCall } from "./infer-request.ts";
+import { remainingMs } from "./call-deadline.ts";
+import { grpcInferCall } from "./infer-call.ts";
 import type {
   GrpcModelInferRequest,
   GrpcModelInferResponse,

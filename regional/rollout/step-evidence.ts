@@ -1,5 +1,5 @@
 import { emptyEvidence, type StepEvidence } from "../../protocol/rollout/evidence.ts";
-import { LatencyWindow } from "./latency-window.ts";
+import { ShadowDurations } from "./shadow-durations.ts";
 
 /** How a rollout compares latencies: (config.latency) the quantile above which runs count, pairs per block. */
 export interface LatencyRanks {
@@ -43,8 +43,8 @@ export interface ShadowResult {
  */
 export class StepCounters {
   #evidence: StepEvidence = emptyEvidence(0, 0);
-  readonly #stableMs = new LatencyWindow();
-  readonly #candidateMs = new LatencyWindow();
+  readonly #stableMs = new ShadowDurations();
+  readonly #candidateMs = new ShadowDurations();
   #ranks: LatencyRanks = { quantile: 0.95, block: 20 };
   #block: { stableMs: number; candidateMs: number }[] = [];
 

@@ -70,6 +70,16 @@ function numberFlag(values: Values, flag: string): number | undefined {
   return n;
 }
 
+/** The flags `configOf` reads, shared by `start` and `simulate` (`start` adds `--min-step-seconds`). */
+const CONFIG_FLAGS = {
+  shadow: { type: "boolean" },
+  steps: { type: "string" },
+  config: { type: "string" },
+  alpha: { type: "string" },
+  beta: { type: "string" },
+  "min-samples": { type: "string" },
+} as const;
+
 async function configOf(values: Values): Promise<ReturnType<typeof rolloutConfig>> {
   let overrides: RolloutConfigOverrides = {};
   if (typeof values.config === "string") {
@@ -123,12 +133,7 @@ ${POOL_OPTIONS}`,
     const values = parse(argv, {
       model: { type: "string" },
       candidate: { type: "string" },
-      shadow: { type: "boolean" },
-      steps: { type: "string" },
-      config: { type: "string" },
-      alpha: { type: "string" },
-      beta: { type: "string" },
-      "min-samples": { type: "string" },
+      ...CONFIG_FLAGS,
       "min-step-seconds": { type: "string" },
     });
     const model = required(values, "model");
@@ -317,12 +322,7 @@ failing 2% of runs.
       seed: { type: "string" },
       "requests-per-tick": { type: "string" },
       "shadow-share": { type: "string" },
-      shadow: { type: "boolean" },
-      steps: { type: "string" },
-      config: { type: "string" },
-      alpha: { type: "string" },
-      beta: { type: "string" },
-      "min-samples": { type: "string" },
+      ...CONFIG_FLAGS,
     });
     const config = await configOf(values);
     const runs = numberFlag(values, "runs") ?? 1000;

@@ -1,6 +1,7 @@
 import type { RolloutConfig } from "../../protocol/rollout/config.ts";
 import { emptyEvidence, type StepEvidence } from "../../protocol/rollout/evidence.ts";
 import type { RolloutState } from "../../protocol/rollout/state.ts";
+import { seededRandom } from "../probe/mix.ts";
 import { decideStep, nextState, startState } from "./decide.ts";
 import type { TestName } from "./sequential-tests.ts";
 
@@ -34,18 +35,6 @@ export interface SimulatedRollout {
   requests: number;
   /** Live requests each step took (the last one until the decision). */
   perStep: number[];
-}
-
-/** mulberry32: a small seeded generator, so that simulations (and their tests) repeat exactly. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /**

@@ -89,6 +89,8 @@ describe("command line", () => {
     const res = await post(`${p.url}/v1/classify`, classifyRows(0));
     expect(res.body.servedBy).toBe("regional:flag-wins");
     expect(res.headers["server-timing"]).toMatch(/delay;dur=25/);
+    const warnings = p.logs.map((l) => JSON.parse(l)).filter((l) => l.level === "warn");
+    expect(warnings.filter((l) => l.msg.startsWith("SIMULATION SETTINGS ON (--delay-ms 25)"))).toHaveLength(1);
   });
 
   it("a missing model repository fails at start, naming the directory", () => {

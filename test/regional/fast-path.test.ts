@@ -131,7 +131,7 @@ describe("inferenceFastPath", () => {
       log: () => {},
       limits: DEFAULT_LIMITS,
       maxQueueDelayUs: 0,
-      delayMs: 0,
+      simulatedDelayMs: 0,
       admission: inferenceAdmission({ minInFlight: 64, refuse: () => new RateLimited("overloaded", 1) }),
     };
     http = createServer(

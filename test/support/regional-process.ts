@@ -1,7 +1,7 @@
-import { probeProvider } from "../../regional/session.ts";
+import { checkProvider } from "../../regional/session.ts";
 
 /** Whether this host can create CUDA sessions (then the CPU-fallback tests do not apply). */
-export const cudaLoads: boolean = await probeProvider("cuda").then(
+export const cudaLoads: boolean = await checkProvider("cuda").then(
   () => true,
   () => false,
 );

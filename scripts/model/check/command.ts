@@ -1,16 +1,14 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { parseModelConfig } from "../../../protocol/model-config.ts";
 import { importModelPublicKey, isPublicKeyText } from "../../../protocol/model-signature.ts";
 import { RefusedError, type Subcommand, UsageError } from "../cli.ts";
+import { REPO_MODELS, VERSION_FLAGS } from "../repository-flags.ts";
 import { budgetsFor } from "./budgets.ts";
 import { evaluateGates, gatesTable } from "./gates.ts";
 import { measureVersion } from "./measure.ts";
 import { gatesRecord, withGatesRecord } from "./record.ts";
-
-const REPO_MODELS = fileURLToPath(new URL("../../../models/", import.meta.url));
 
 const USAGE = `Usage: npm run model -- check --name NAME --version V [options]
 
@@ -40,11 +38,9 @@ export const checkCommand: Subcommand = {
       values = parseArgs({
         args: argv,
         options: {
-          name: { type: "string" },
-          version: { type: "string" },
+          ...VERSION_FLAGS,
           samples: { type: "string" },
           "model-public-key": { type: "string" },
-          models: { type: "string" },
           "dry-run": { type: "boolean" },
         },
         strict: true,

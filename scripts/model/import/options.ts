@@ -1,7 +1,7 @@
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { DEMO_INPUTS } from "../../../protocol/model-config.ts";
 import { UsageError } from "../cli.ts";
+import { REPO_MODELS } from "../repository-flags.ts";
 import { EDGE_SUFFIX, MODEL_NAME } from "./configs.ts";
 
 /** `npm run model -- import ...`, validated. */
@@ -64,8 +64,6 @@ version; the served version does not change.
   --demo drawing-8x8|numbers  how the demo page collects a row (default numbers: a form)
   --signing-key FILE      sign each written file with this Ed25519 private key (default: $MODEL_SIGNING_KEY;
                           unset: the files are not signed; make a key with keygen)`;
-
-const REPO_MODELS = fileURLToPath(new URL("../../../models/", import.meta.url));
 
 function fraction(flag: string, raw: string | undefined, fallback: number, inclusiveOne: boolean): number {
   if (raw === undefined) return fallback;

@@ -1,10 +1,8 @@
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { type Subcommand, UsageError } from "../cli.ts";
+import { REPO_MODELS, VERSION_FLAGS } from "../repository-flags.ts";
 import { SIGNING_KEY_ENV, signerFrom } from "./keys.ts";
 import { signVersions } from "./sign-versions.ts";
-
-const REPO_MODELS = fileURLToPath(new URL("../../../models/", import.meta.url));
 
 const USAGE = `Usage: npm run model -- sign --name NAME [--version V] [--signing-key FILE] [--models DIR]
 
@@ -28,10 +26,8 @@ export const signCommand: Subcommand = {
       values = parseArgs({
         args: argv,
         options: {
-          name: { type: "string" },
-          version: { type: "string" },
+          ...VERSION_FLAGS,
           "signing-key": { type: "string" },
-          models: { type: "string" },
         },
         strict: true,
       }).values;

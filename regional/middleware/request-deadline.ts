@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import { DEADLINE_HEADER } from "../../protocol/headers.ts";
 import { nowUs } from "../clock.ts";
-import { deadlineFromHeader } from "../deadline.ts";
+import { deadlineFromHeader } from "../deadline-header.ts";
 
 /** Per-request clock: when the pool received the request and when its caller stops waiting (microseconds). */
 export type DeadlineVariables = { receivedUs: number; deadlineUs: number };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { remainingMs } from "./deadline.ts";
+import { remainingMs } from "./call-deadline.ts";
 
 describe("remainingMs", () => {
   it("counts from now to a Date or a Unix time in ms", () => {

@@ -3,7 +3,7 @@
  * tens of microseconds, so a quantile is recomputed only after `refreshEvery` new samples (or on the first
  * read); between refreshes it may lag by that many samples.
  */
-export class LatencyWindow {
+export class ShadowDurations {
   readonly #samples: Float64Array;
   #next = 0;
   #count = 0;

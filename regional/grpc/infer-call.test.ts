@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { BadRequest } from "../../protocol/errors.ts";
-import { grpcInferCall } from "./infer-request.ts";
+import { grpcInferCall } from "./infer-call.ts";
 import type { GrpcModelInferRequest } from "./messages.ts";
 
 /** A request as proto.ts decodes one: every field present with proto3's defaults. */

@@ -34,10 +34,10 @@ const valueInfo = (name: string): number[] => [
 
 const graph = [
   ...bytes(1, [...text(1, "x"), ...text(2, "y"), ...text(4, "Identity")]),
-  ...text(2, "provider-probe"),
+  ...text(2, "provider-check"),
   ...bytes(11, valueInfo("x")),
   ...bytes(12, valueInfo("y")),
 ];
 
 /** ONNX IR version 8, opset 13. */
-export const PROBE_MODEL = Uint8Array.from([...int(1, 8), ...bytes(7, graph), ...bytes(8, int(2, 13))]);
+export const PROVIDER_CHECK_MODEL = Uint8Array.from([...int(1, 8), ...bytes(7, graph), ...bytes(8, int(2, 13))]);

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { LatencyWindow } from "./latency-window.ts";
+import { ShadowDurations } from "./shadow-durations.ts";
 
-describe("LatencyWindow", () => {
+describe("ShadowDurations", () => {
   it("answers nearest-rank quantiles of the last samples only", () => {
-    const w = new LatencyWindow(100, 1);
+    const w = new ShadowDurations(100, 1);
     expect(w.quantile(0.95)).toBeNull();
     for (let i = 1; i <= 100; i++) w.add(i);
     expect(w.quantile(0.95)).toBe(95);
@@ -14,7 +14,7 @@ describe("LatencyWindow", () => {
   });
 
   it("re-sorts only every `refreshEvery` samples", () => {
-    const w = new LatencyWindow(10, 5);
+    const w = new ShadowDurations(10, 5);
     for (let i = 0; i < 10; i++) w.add(1);
     expect(w.quantile(0.9)).toBe(1);
     for (let i = 0; i < 4; i++) w.add(9);

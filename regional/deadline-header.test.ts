@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { deadlineFromHeader } from "./deadline.ts";
+import { deadlineFromHeader } from "./deadline-header.ts";
 
 describe("deadlineFromHeader", () => {
   it("no header: no deadline", () => {
