@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { refuseOtherMethods } from "../../protocol/http-errors.ts";
+import { refuseOtherMethods } from "../../hono-shared/method-not-allowed.ts";
 import type { AppEnv } from "../app-env.ts";
 import { limitBody } from "../middleware/body-limit.ts";
 import { BUDGET_HEADER } from "../regions/budget.ts";

@@ -1,4 +1,5 @@
 import { type Context, Hono } from "hono";
+import { refuseOtherMethods } from "../../hono-shared/method-not-allowed.ts";
 import pkg from "../../package.json";
 import {
   encodeInferResponse,
@@ -8,7 +9,6 @@ import {
 } from "../../protocol/binary-tensor.ts";
 import { decodeBody, requestCoding } from "../../protocol/content-coding.ts";
 import { ServingError } from "../../protocol/errors.ts";
-import { refuseOtherMethods } from "../../protocol/http-errors.ts";
 import { checkNamedModel, parseInferRequest, readInferInputs } from "../../protocol/infer-request.ts";
 import { DEFAULT_LIMITS } from "../../protocol/limits.ts";
 import { toInferResponse } from "../../protocol/responses.ts";
