@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import { isPublicKeyText } from "../protocol/model-signature.ts";
 import { parseOrDescribe } from "../protocol/schema-message.ts";
-import { missingBindings } from "./forward/region-fetch.ts";
+import { missingBindings } from "./forward/region-transport.ts";
 import type { Region } from "./regions/region.ts";
 import { parseTenantKeys, type TenantKey } from "./tenants/keys.ts";
 
@@ -48,7 +48,7 @@ export interface Env {
   RATE_LIMITER?: RateLimit;
   /**
    * Workers KV namespace where the cron leaves each region's readiness and served versions for every colo
-   * (edge/probe/store.ts); absent = no report is shared (each isolate learns from its own calls alone).
+   * (edge/region-status/store.ts); absent = no report is shared (each isolate learns from its own calls alone).
    */
   REGION_STATUS?: KVNamespace;
   /**
@@ -100,7 +100,7 @@ export interface EdgeOptions {
   rateLimitPeriodS: number;
   /** Origins allowed by CORS: "*" or a comma-separated list. Default "*". */
   corsOrigins: string[] | "*";
-  /** Timeout of each scheduled probe call, in ms. Default 2000. */
+  /** Timeout of each scheduled status check call (and of a warm probe's), in ms. Default 2000. */
   probeTimeoutMs: number;
   /** How long a request isolate reuses the stored probe results, in ms. Default 5000. */
   probeMemoMs: number;

@@ -8,7 +8,7 @@ import { bodyTooLarge } from "../middleware/body-limit.ts";
 import { corsAnswerHeaders } from "../middleware/cors.ts";
 import { checkRateLimits } from "../middleware/rate-limit.ts";
 import { BUDGET_HEADER } from "../regions/budget.ts";
-import { type CfLocation, requestLocation } from "../regions/location.ts";
+import { type CfLocation, requestLocation } from "../regions/request-location.ts";
 import { answerClassify } from "../routes/classify-answer.ts";
 import { servedHeaders, settleServed } from "../routes/served-headers.ts";
 import { type EdgeRuntime, runtimeFor } from "../runtime.ts";

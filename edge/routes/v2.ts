@@ -19,9 +19,9 @@ import { tritonAnswerEncoding } from "../middleware/answer-encoding.ts";
 import { limitBody } from "../middleware/body-limit.ts";
 import type { ServedModel } from "../models/served-model.ts";
 import { BUDGET_HEADER } from "../regions/budget.ts";
-import { locate } from "../regions/locate.ts";
 import { serve } from "../serve.ts";
 import { mayCall } from "../tenants/keys.ts";
+import { contextLocation } from "./context-location.ts";
 import { lookupModel } from "./lookup.ts";
 import { applyServed } from "./served-headers.ts";
 
@@ -106,7 +106,7 @@ const infer = async (c: Context<AppEnv>) => {
     rows,
     version,
     mode: call.cascade,
-    locate: () => locate(c),
+    locate: () => contextLocation(c),
     startedAt: c.get("startedAt"),
     budgetMs: rt.budgetMs(c.req.header(BUDGET_HEADER)),
   });
