@@ -1,6 +1,6 @@
 import { importModelPublicKey, type ModelPublicKey } from "../protocol/model-signature.ts";
 import { ResponseCache } from "./cache/response-cache.ts";
-import { type EdgeOptions, type Env, parseEnv } from "./env.ts";
+import { type EdgeOptions, type Env, parseEnv, simulationWarning } from "./env.ts";
 import { createForwarder, createRegionCall, type Forwarder } from "./forward/compose.ts";
 import { RegionBook } from "./forward/region-book.ts";
 import { type RegionTransport, regionTransport } from "./forward/region-transport.ts";
@@ -151,6 +151,8 @@ export class EdgeRuntime {
 }
 
 const runtimes = new WeakMap<Env, EdgeRuntime>();
+/** Whether this isolate has logged its simulation settings (once, however many bindings objects it sees). */
+let simulationWarned = false;
 
 /** The isolate's runtime for these bindings, built (and the environment checked) on first use. */
 export function runtimeFor(env: Env): EdgeRuntime {
@@ -170,6 +172,11 @@ export function runtimeFor(env: Env): EdgeRuntime {
         ? new MemoryRateLimit(local.rateLimit, options.rateLimitPeriodS)
         : undefined
       : env.RATE_LIMITER;
+    const simulation = simulationWarning(options);
+    if (simulation && !simulationWarned) {
+      simulationWarned = true;
+      console.warn(simulation);
+    }
     const publicKey = options.modelPublicKey ? importModelPublicKey(options.modelPublicKey) : undefined;
     if (!publicKey) {
       console.warn(
