@@ -1,7 +1,15 @@
 import { describe, expect, it } from "vitest";
 import edgeDocs from "../docs/edge.md?raw";
 import readme from "../README.md?raw";
-import { type EdgeOptions, type Env, parseEnv, SETTINGS, SIMULATION_SETTINGS, simulationWarning } from "./env.ts";
+import {
+  type EdgeOptions,
+  type Env,
+  LOCAL_RATE_LIMIT,
+  parseEnv,
+  SETTINGS,
+  SIMULATION_SETTINGS,
+  simulationWarning,
+} from "./env.ts";
 
 const us = { name: "us", url: "http://127.0.0.1:9001/", latitude: 39.04, longitude: -77.49, continent: "NA" };
 
@@ -152,7 +160,10 @@ describe("the configuration table", () => {
 
   it("is docs/edge.md's simulation table, with LOCAL_RATE_LIMIT last", () => {
     const documented = tableRows(edgeDocs, "### Simulation").map(({ name, shown }) => ({ name, shown }));
-    expect(documented).toEqual([...rows(SIMULATION_SETTINGS), { name: "LOCAL_RATE_LIMIT", shown: "`0`" }]);
+    expect(documented).toEqual([
+      ...rows(SIMULATION_SETTINGS),
+      { name: LOCAL_RATE_LIMIT.variable, shown: LOCAL_RATE_LIMIT.shownDefault },
+    ]);
   });
 
   it("gives README's edge table the same names and defaults, simulation settings marked", () => {

@@ -15,7 +15,7 @@ import type { RegionStatusReport } from "./region-status/check.ts";
 import { checkRegions } from "./region-status/check.ts";
 import { RegionStatusStore } from "./region-status/store.ts";
 import { requestBudgetMs } from "./regions/budget.ts";
-import { RequestCounts } from "./status/counts.ts";
+import { RequestCounts } from "./request-counts/counts.ts";
 
 /**
  * Everything one isolate keeps between requests: parsed options, the served models (each with its edge
