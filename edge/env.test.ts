@@ -39,7 +39,7 @@ describe("parseEnv", () => {
       rateLimitPeriodS: 60,
       corsOrigins: "*",
       probeTimeoutMs: 2000,
-      probeMemoMs: 5000,
+      statusMemoMs: 5000,
       modelPublicKey: undefined,
       cascadeThresholds: {},
     });

@@ -66,7 +66,7 @@ export interface EdgeOptions {
   rateLimitPeriodS: number;
   corsOrigins: string[] | "*";
   probeTimeoutMs: number;
-  probeMemoMs: number;
+  statusMemoMs: number;
   modelPublicKey: string | undefined;
   cascadeThresholds: Readonly<Record<string, number>>;
   allowLocationOverride: boolean;
@@ -357,7 +357,7 @@ export const SETTINGS: Settings<Exclude<keyof EdgeOptions, keyof typeof SIMULATI
     doc: "timeout of each scheduled status check call, and the deadline of a warm probe's classify",
     min: 1,
   }),
-  probeMemoMs: numberSetting({
+  statusMemoMs: numberSetting({
     variable: "PROBE_MEMO_MS",
     default: 5000,
     unit: "ms",

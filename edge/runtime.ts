@@ -72,7 +72,7 @@ export class EdgeRuntime {
     });
     this.forward = createForwarder({ book: this.book, sharedSecret: options.sharedSecret, send });
     this.#regionCall = createRegionCall({ book: this.book, sharedSecret: options.sharedSecret, send });
-    this.statusStore = new RegionStatusStore(regionStatus, options.probeMemoMs);
+    this.statusStore = new RegionStatusStore(regionStatus, options.statusMemoMs);
   }
 
   #seen: RegionStatusReport | null = null;
