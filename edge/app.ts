@@ -1,6 +1,7 @@
 import { Hono } from "hono";
+import { asServingError } from "../hono-shared/hono-error.ts";
+import { errorResponse } from "../protocol/error-answer.ts";
 import { NotFound } from "../protocol/errors.ts";
-import { asServingError, errorResponse } from "../protocol/http-errors.ts";
 import { API_CORS } from "./api-cors.ts";
 import type { AppEnv } from "./app-env.ts";
 import { demoRoutes } from "./demo/routes.ts";
@@ -37,8 +38,9 @@ app.notFound((c) => {
 });
 
 app.onError((err, c) => {
-  if (!asServingError(err)) console.error(`unhandled error on ${c.req.method} ${c.req.path}:`, err);
-  const response = errorResponse(err);
+  const known = asServingError(err);
+  if (!known) console.error(`unhandled error on ${c.req.method} ${c.req.path}:`, err);
+  const response = errorResponse(known ?? err);
   // Requests that named a model or came with a key count as that model's and tenant's refusals or failures.
   c.get("runtime")?.counts.failed(c.get("model"), c.get("tenant")?.name, response.status);
   return response;

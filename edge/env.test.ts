@@ -1,5 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { type Env, parseEnv } from "./env.ts";
+import edgeDocs from "../docs/edge.md?raw";
+import readme from "../README.md?raw";
+import {
+  type EdgeOptions,
+  type Env,
+  LOCAL_RATE_LIMIT,
+  parseEnv,
+  SETTINGS,
+  SIMULATION_SETTINGS,
+  simulationWarning,
+} from "./env.ts";
 
 const us = { name: "us", url: "http://127.0.0.1:9001/", latitude: 39.04, longitude: -77.49, continent: "NA" };
 
@@ -29,7 +39,7 @@ describe("parseEnv", () => {
       rateLimitPeriodS: 60,
       corsOrigins: "*",
       probeTimeoutMs: 2000,
-      probeMemoMs: 5000,
+      statusMemoMs: 5000,
       modelPublicKey: undefined,
       cascadeThresholds: {},
     });
@@ -117,5 +127,92 @@ describe("parseEnv", () => {
     [{ CASCADE_THRESHOLDS: { cats: 0.5 } }, /^CASCADE_THRESHOLDS: the edge serves no model "cats" \(it serves /],
   ])("refuses %j naming the variable", (env, message) => {
     expect(() => parseEnv(env, MODELS)).toThrow(message);
+  });
+});
+
+/** The `| `NAME` | kind | default | ... |` rows of a markdown table, from `start` to the next heading. */
+function tableRows(doc: string, start: string): { name: string; kind: string; shown: string }[] {
+  const from = doc.indexOf(`\n${start}\n`);
+  expect(from, start).toBeGreaterThan(-1);
+  const section = doc.slice(from + start.length + 2).split(/\n#{2,3} /)[0]!;
+  return section
+    .split("\n")
+    .filter((line) => line.startsWith("| `"))
+    .map((line) => {
+      const [name, kind, shown] = line.split(" | ").map((cell) => cell.replace(/^\| /, ""));
+      return { name: name!.replaceAll("`", ""), kind: kind!, shown: shown! };
+    });
+}
+
+describe("the configuration table", () => {
+  const rows = (settings: object) =>
+    Object.values(settings).map((s: { variable: string; shownDefault: string }) => ({
+      name: s.variable,
+      shown: s.shownDefault,
+    }));
+
+  it("is docs/edge.md's configuration table, row by row in its order (bindings are the platform's)", () => {
+    const documented = tableRows(edgeDocs, "## Configuration")
+      .filter((row) => !row.kind.startsWith("binding"))
+      .map(({ name, shown }) => ({ name, shown }));
+    expect(documented).toEqual(rows(SETTINGS));
+  });
+
+  it("is docs/edge.md's simulation table, with LOCAL_RATE_LIMIT last", () => {
+    const documented = tableRows(edgeDocs, "### Simulation").map(({ name, shown }) => ({ name, shown }));
+    expect(documented).toEqual([
+      ...rows(SIMULATION_SETTINGS),
+      { name: LOCAL_RATE_LIMIT.variable, shown: LOCAL_RATE_LIMIT.shownDefault },
+    ]);
+  });
+
+  it("gives README's edge table the same names and defaults, simulation settings marked", () => {
+    const from = readme.indexOf("**Edge Worker** (");
+    const section = readme.slice(from, readme.indexOf("**Regional pool** (", from));
+    const all = Object.fromEntries(
+      [...Object.values(SETTINGS), ...Object.values(SIMULATION_SETTINGS)].map((s) => [s.variable, s]),
+    );
+    const simulation = new Set<string>(Object.values(SIMULATION_SETTINGS).map((s) => s.variable));
+    let checked = 0;
+    for (const line of section.split("\n").filter((l) => l.startsWith("| `"))) {
+      const [names, shown] = line.split(" | ").map((cell) => cell.replace(/^\| /, ""));
+      if (names!.includes("binding")) continue;
+      const variables = [...names!.matchAll(/`([A-Z_]+)`/g)].map((m) => m[1]!);
+      const defaults = variables.length === 1 ? [shown!] : shown!.split(/(?<=`), /);
+      expect(defaults, line).toHaveLength(variables.length);
+      variables.forEach((name, i) => {
+        expect(all[name], `README names ${name}`).toBeDefined();
+        const cell = defaults[i]!;
+        expect(cell.startsWith("`") ? cell.match(/^`[^`]*`/)![0] : cell.split(" ")[0], name).toBe(
+          all[name]!.shownDefault,
+        );
+        expect(names!.includes("(simulation)"), `${name} marked as simulation`).toBe(simulation.has(name));
+        checked++;
+      });
+    }
+    expect(checked).toBeGreaterThanOrEqual(15);
+  });
+
+  it("states a unit for every duration", () => {
+    for (const setting of Object.values(SETTINGS)) {
+      if (/_MS$/.test(setting.variable)) expect(setting.unit, setting.variable).toBe("ms");
+      if (/_S$/.test(setting.variable)) expect(setting.unit, setting.variable).toBe("s");
+    }
+  });
+});
+
+describe("simulationWarning", () => {
+  const base = parseEnv({}, MODELS);
+  it("is silent when no simulation setting is on", () => {
+    expect(simulationWarning(base)).toBeUndefined();
+  });
+
+  it("names every simulation setting that is on", () => {
+    const on: EdgeOptions = { ...base, allowLocationOverride: true, localPlatform: { rateLimit: 6000 } };
+    expect(simulationWarning(on)).toBe(
+      "SIMULATION SETTINGS ON (ALLOW_LOCATION_OVERRIDE=true, LOCAL_PLATFORM=memory (LOCAL_RATE_LIMIT=6000)): " +
+        "for local stacks and tests only, never a deployed Worker",
+    );
+    expect(simulationWarning({ ...base, localCacheOnly: true })).toContain("LOCAL_CACHE_ONLY=true");
   });
 });

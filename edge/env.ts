@@ -1,27 +1,20 @@
 import * as v from "valibot";
 import { isPublicKeyText } from "../protocol/model-signature.ts";
 import { parseOrDescribe } from "../protocol/schema-message.ts";
-import { missingBindings } from "./forward/region-fetch.ts";
+import { missingBindings } from "./forward/region-transport.ts";
 import type { Region } from "./regions/region.ts";
 import { parseTenantKeys, type TenantKey } from "./tenants/keys.ts";
 
 /**
- * The Worker's bindings: `[vars]` and secrets from wrangler.toml (docs/edge.md lists them all) and the
- * rate-limiting binding. Vars arrive as strings from secrets and `--var`, or as JSON values from
- * wrangler.toml, so every tunable accepts both.
+ * The Worker's bindings: `[vars]` and secrets from wrangler.toml, and the platform bindings. Vars arrive as
+ * strings from secrets and `--var`, or as JSON values from wrangler.toml, so every tunable accepts both. What
+ * each var means, its default and unit: its row in `SETTINGS` / `SIMULATION_SETTINGS` below (docs/edge.md's
+ * tables are checked against them).
  */
 export interface Env {
-  /** JSON array of regions: `[{"name","url","latitude","longitude","continent"?,"colos"?,"binding"?}]`. */
   REGIONS?: string | unknown[];
-  /** Secret: HMAC key for edge->regional calls; unset = calls go unsigned. */
   REGIONAL_SHARED_SECRET?: string;
-  /**
-   * Secret: API keys; empty or unset = open. Comma-separated keys (every model), or a JSON array of
-   * `{"key", "tenant"?, "models"?, "rateLimit"?: {"requests", "periodS"}}` (see tenants/keys.ts).
-   */
   API_KEYS?: string;
-  /** "true" lets `x-edgecascade-location: <lat>,<lon>` stand in for `request.cf` (local stack only). */
-  ALLOW_LOCATION_OVERRIDE?: string | boolean;
   SLO_BUDGET_MS?: string | number;
   MAX_BUDGET_MS?: string | number;
   WARM_PROBE_INTERVAL_MS?: string | number;
@@ -34,83 +27,52 @@ export interface Env {
   CACHE_TTL_S?: string | number;
   CACHE_ENTRIES?: string | number;
   CACHE_BYTES?: string | number;
-  /** "true": answers stay in the isolate's LRU, never the Workers Cache API (local measurement runs). */
-  LOCAL_CACHE_ONLY?: string | boolean;
   RATE_LIMIT_PERIOD_S?: string | number;
   CORS_ORIGINS?: string;
   PROBE_TIMEOUT_MS?: string | number;
   PROBE_MEMO_MS?: string | number;
-  /** Ed25519 public key (base64 of 32 bytes) the edge models must be signed with; unset: unsigned models load. */
   MODEL_PUBLIC_KEY?: string;
-  /** JSON object: logical model name -> cascade threshold in [0, 1] replacing the calibrated one. */
   CASCADE_THRESHOLDS?: string | Record<string, unknown>;
+  ALLOW_LOCATION_OVERRIDE?: string | boolean;
+  LOCAL_CACHE_ONLY?: string | boolean;
+  LOCAL_PLATFORM?: string;
+  LOCAL_RATE_LIMIT?: string | number;
   /** Workers rate-limiting binding (`[[ratelimits]]`); absent = no rate limit. */
   RATE_LIMITER?: RateLimit;
   /**
    * Workers KV namespace where the cron leaves each region's readiness and served versions for every colo
-   * (edge/probe/store.ts); absent = no report is shared (each isolate learns from its own calls alone).
+   * (edge/region-status/store.ts); absent = no report is shared (each isolate learns from its own calls alone).
    */
   REGION_STATUS?: KVNamespace;
-  /**
-   * "memory" (the local stack only): the response cache's shared tier and the rate limiter are in-isolate
-   * implementations instead of the Cache API and RATE_LIMITER, whose Miniflare simulations cost the local stack
-   * milliseconds per request that Cloudflare does not (docs/edge.md, "Running locally"). Never set deployed.
-   */
-  LOCAL_PLATFORM?: string;
-  /** With LOCAL_PLATFORM "memory": requests per RATE_LIMIT_PERIOD_S per client, as the binding's `limit`. */
-  LOCAL_RATE_LIMIT?: string | number;
 }
 
-/** Everything the Worker reads from its environment, parsed and checked once per isolate. */
+/** Everything the Worker reads from its environment, parsed and checked once per isolate: one field per row of `SETTINGS` and `SIMULATION_SETTINGS`. */
 export interface EdgeOptions {
   regions: Region[];
   sharedSecret: string | undefined;
-  /** Accepted API keys with their tenants and scopes; empty = no key needed. */
   apiKeys: readonly TenantKey[];
-  allowLocationOverride: boolean;
-  /** Time a request may take end to end, in ms; what is left of it is the regional deadline. Default 10. */
   sloBudgetMs: number;
-  /** Most a client may ask for with `x-edgecascade-budget-ms` (higher is capped), in ms. Default 1000. */
   maxBudgetMs: number;
-  /** Least time between two warm probes of one region by one isolate, in ms. Default 3000. */
   warmProbeIntervalMs: number;
-  /** Hedge delay before a region has enough latency samples, in ms. Default 5 (half the default budget). */
   hedgeDelayMs: number;
-  /** Hedges per forwarded request, long run. Default 0.1. */
   hedgeBudgetRatio: number;
-  /** Hedges that may be spent back to back (token bucket size). Default 5. */
   hedgeBudgetBurst: number;
-  /** Consecutive failures or timeouts that open a region's breaker. Default 5 (Envoy's consecutive_5xx). */
   breakerFailures: number;
-  /** Cool-down before the half-open probe, in ms; grows linearly with repeated ejections. Default 30000. */
   breakerCooldownMs: number;
-  /** Longest cool-down, in ms. Default 300000. */
   breakerMaxCooldownMs: number;
-  /** Lifetime of a cached answer, in seconds. Default 300. */
   cacheTtlS: number;
-  /** Most answers in the in-isolate cache. Default 10000. */
   cacheEntries: number;
-  /** Most bytes of answers in the in-isolate cache. Default 8 MiB. */
   cacheBytes: number;
-  /** Skip the Workers Cache API (the colo's shared tier). Default false. */
+  rateLimitPeriodS: number;
+  corsOrigins: string[] | "*";
+  probeTimeoutMs: number;
+  statusMemoMs: number;
+  modelPublicKey: string | undefined;
+  cascadeThresholds: Readonly<Record<string, number>>;
+  allowLocationOverride: boolean;
   localCacheOnly: boolean;
   /** In-isolate cache tier and rate limiter (LOCAL_PLATFORM "memory"), with the limiter's requests per period. */
   localPlatform: { rateLimit: number } | undefined;
-  /** The RATE_LIMITER binding's period in seconds (10 or 60), sent as Retry-After. Default 60. */
-  rateLimitPeriodS: number;
-  /** Origins allowed by CORS: "*" or a comma-separated list. Default "*". */
-  corsOrigins: string[] | "*";
-  /** Timeout of each scheduled probe call, in ms. Default 2000. */
-  probeTimeoutMs: number;
-  /** How long a request isolate reuses the stored probe results, in ms. Default 5000. */
-  probeMemoMs: number;
-  /** The key edge models must be signed with; undefined: unsigned models load (and the Worker says so). */
-  modelPublicKey: string | undefined;
-  /**
-   * Cascade thresholds replacing the calibrated ones, by logical model name (e.g. `{"digits": 0.9}`), to trade
-   * accuracy for edge share; a model not listed keeps its calibrated threshold. Default `{}`.
-   */
-  cascadeThresholds: Readonly<Record<string, number>>;
 }
 
 const regionSchema = v.strictObject({
@@ -172,93 +134,310 @@ function parseThresholds(raw: Env["CASCADE_THRESHOLDS"], servedModels: readonly 
   return parsed.value;
 }
 
-function number(
-  env: Env,
-  name: keyof Env,
-  fallback: number,
-  check: { min: number; max?: number; integer?: boolean },
-): number {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const value = typeof raw === "number" ? raw : typeof raw === "string" ? Number(raw.trim()) : Number.NaN;
-  const range = check.max === undefined ? `>= ${check.min}` : `in [${check.min}, ${check.max}]`;
-  const kind = check.integer ? "an integer" : "a number";
-  if (
-    !Number.isFinite(value) ||
-    (check.integer && !Number.isInteger(value)) ||
-    value < check.min ||
-    (check.max !== undefined && value > check.max)
-  ) {
-    throw new Error(`${name}: must be ${kind} ${range}, got ${JSON.stringify(raw)}`);
-  }
-  return value;
+/** What a row's parse sees besides its own raw value: the whole environment, the served models, the rows parsed before it. */
+interface ParseContext {
+  env: Env;
+  servedModels: readonly string[];
+  parsed: Partial<EdgeOptions>;
 }
 
-function flag(env: Env, name: keyof Env): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === "" || raw === false || raw === "false") return false;
-  if (raw === true || raw === "true") return true;
-  throw new Error(`${name}: must be "true" or "false", got ${JSON.stringify(raw)}`);
+/** One row of the configuration table: a variable, its default as docs/edge.md writes it, its unit, and how it is read. */
+export interface Setting<T> {
+  variable: keyof Env;
+  /** The default as the docs' tables write it (checked by env.test.ts). */
+  shownDefault: string;
+  unit?: "ms" | "s" | "bytes" | "entries" | "requests";
+  /** One line: what the setting decides. */
+  doc: string;
+  /** Raw value (undefined or "" when unset) to the option; throws an Error naming the variable. */
+  parse(raw: unknown, context: ParseContext): T;
 }
 
-function list(raw: string | undefined): string[] {
-  return (raw ?? "")
+type Settings<K extends keyof EdgeOptions> = { [F in K]: Setting<EdgeOptions[F]> };
+
+function unset(raw: unknown): raw is undefined | "" {
+  return raw === undefined || raw === "";
+}
+
+/**
+ * A number setting: `fallback` when unset (a function of the rows before it where the default depends on
+ * them), else a finite number in range; the range's minimum may depend on earlier rows too.
+ */
+function numberSetting(row: {
+  variable: keyof Env;
+  default: number | ((parsed: Partial<EdgeOptions>) => number);
+  shownDefault?: string;
+  unit?: Setting<number>["unit"];
+  doc: string;
+  min: number | ((parsed: Partial<EdgeOptions>) => number);
+  max?: number;
+  integer?: boolean;
+}): Setting<number> {
+  return {
+    variable: row.variable,
+    shownDefault: row.shownDefault ?? `\`${row.default}\``,
+    ...(row.unit ? { unit: row.unit } : {}),
+    doc: row.doc,
+    parse(raw, { parsed }) {
+      if (unset(raw)) return typeof row.default === "function" ? row.default(parsed) : row.default;
+      const min = typeof row.min === "function" ? row.min(parsed) : row.min;
+      const value = typeof raw === "number" ? raw : typeof raw === "string" ? Number(raw.trim()) : Number.NaN;
+      const range = row.max === undefined ? `>= ${min}` : `in [${min}, ${row.max}]`;
+      const kind = row.integer ? "an integer" : "a number";
+      if (
+        !Number.isFinite(value) ||
+        (row.integer && !Number.isInteger(value)) ||
+        value < min ||
+        (row.max !== undefined && value > row.max)
+      ) {
+        throw new Error(`${row.variable}: must be ${kind} ${range}, got ${JSON.stringify(raw)}`);
+      }
+      return value;
+    },
+  };
+}
+
+/** A "true"/"false" setting, false when unset. */
+function flagSetting(variable: keyof Env, doc: string): Setting<boolean> {
+  return {
+    variable,
+    shownDefault: "`false`",
+    doc,
+    parse(raw) {
+      if (unset(raw) || raw === false || raw === "false") return false;
+      if (raw === true || raw === "true") return true;
+      throw new Error(`${variable}: must be "true" or "false", got ${JSON.stringify(raw)}`);
+    },
+  };
+}
+
+function list(raw: unknown): string[] {
+  return (typeof raw === "string" ? raw : "")
     .split(",")
     .map((s) => s.trim())
     .filter((s) => s !== "");
 }
 
-function publicKey(raw: string | undefined): string | undefined {
-  if (raw === undefined || raw.trim() === "") return undefined;
-  if (!isPublicKeyText(raw)) {
-    throw new Error("MODEL_PUBLIC_KEY: must be an Ed25519 public key, base64 of 32 bytes (npm run model -- keygen)");
-  }
-  return raw.trim();
-}
+/** The production settings, in docs/edge.md's order. */
+export const SETTINGS: Settings<Exclude<keyof EdgeOptions, keyof typeof SIMULATION_SETTINGS>> = {
+  regions: {
+    variable: "REGIONS",
+    shownDefault: "`[]`",
+    doc: 'JSON array of regions: `[{"name","url","latitude","longitude","continent"?,"colos"?,"binding"?}]`',
+    parse(raw, { env }) {
+      const regions = parseRegions(raw as Env["REGIONS"]);
+      const missing = missingBindings(regions, env);
+      if (missing.length > 0) {
+        throw new Error(`REGIONS: the Worker has no Fetcher binding ${missing.map((b) => `"${b}"`).join(", ")}`);
+      }
+      return regions;
+    },
+  },
+  sharedSecret: {
+    variable: "REGIONAL_SHARED_SECRET",
+    shownDefault: "unset",
+    doc: "secret: HMAC key for edge->regional calls; unset = calls go unsigned",
+    parse: (raw) => (typeof raw === "string" && raw !== "" ? raw : undefined),
+  },
+  apiKeys: {
+    variable: "API_KEYS",
+    shownDefault: "unset",
+    doc: "secret: API keys, comma-separated or tenants' scoped keys as JSON (tenants/keys.ts); unset = open",
+    parse: (raw, { servedModels }) => parseTenantKeys(raw as Env["API_KEYS"], servedModels),
+  },
+  sloBudgetMs: numberSetting({
+    variable: "SLO_BUDGET_MS",
+    default: 10,
+    unit: "ms",
+    doc: "time a request may take end to end; what is left of it is the regional deadline",
+    min: 1,
+  }),
+  maxBudgetMs: numberSetting({
+    variable: "MAX_BUDGET_MS",
+    default: (parsed) => Math.max(1000, parsed.sloBudgetMs!),
+    shownDefault: "`max(1000, SLO_BUDGET_MS)`",
+    unit: "ms",
+    doc: "most a client may ask for with `x-edgecascade-budget-ms` (higher is capped)",
+    min: (parsed) => parsed.sloBudgetMs!,
+  }),
+  warmProbeIntervalMs: numberSetting({
+    variable: "WARM_PROBE_INTERVAL_MS",
+    default: 3000,
+    unit: "ms",
+    doc: "least time between two warm probes of one region by one isolate",
+    min: 1,
+  }),
+  hedgeDelayMs: numberSetting({
+    variable: "HEDGE_DELAY_MS",
+    default: 5,
+    unit: "ms",
+    doc: "hedge delay before a region has enough latency samples (half the default budget)",
+    min: 0,
+  }),
+  hedgeBudgetRatio: numberSetting({
+    variable: "HEDGE_BUDGET_RATIO",
+    default: 0.1,
+    doc: "hedges per forwarded request, long run",
+    min: 0,
+    max: 1,
+  }),
+  hedgeBudgetBurst: numberSetting({
+    variable: "HEDGE_BUDGET_BURST",
+    default: 5,
+    doc: "hedges that may be spent back to back (token bucket size)",
+    min: 0,
+  }),
+  breakerFailures: numberSetting({
+    variable: "BREAKER_FAILURES",
+    default: 5,
+    doc: "consecutive failures or timeouts that open a region's breaker (Envoy's consecutive_5xx)",
+    min: 1,
+    integer: true,
+  }),
+  breakerCooldownMs: numberSetting({
+    variable: "BREAKER_COOLDOWN_MS",
+    default: 30_000,
+    unit: "ms",
+    doc: "cool-down before the half-open probe; grows linearly with repeated ejections",
+    min: 1,
+  }),
+  breakerMaxCooldownMs: numberSetting({
+    variable: "BREAKER_MAX_COOLDOWN_MS",
+    default: (parsed) => Math.max(300_000, parsed.breakerCooldownMs!),
+    shownDefault: "`max(300000, BREAKER_COOLDOWN_MS)`",
+    unit: "ms",
+    doc: "longest cool-down",
+    min: (parsed) => parsed.breakerCooldownMs!,
+  }),
+  cacheTtlS: numberSetting({
+    variable: "CACHE_TTL_S",
+    default: 300,
+    unit: "s",
+    doc: "lifetime of a cached answer",
+    min: 1,
+    integer: true,
+  }),
+  cacheEntries: numberSetting({
+    variable: "CACHE_ENTRIES",
+    default: 10_000,
+    unit: "entries",
+    doc: "most answers in the in-isolate cache",
+    min: 0,
+    integer: true,
+  }),
+  cacheBytes: numberSetting({
+    variable: "CACHE_BYTES",
+    default: 8 * 1024 * 1024,
+    unit: "bytes",
+    doc: "most bytes of answers in the in-isolate cache (8 MiB)",
+    min: 0,
+    integer: true,
+  }),
+  rateLimitPeriodS: numberSetting({
+    variable: "RATE_LIMIT_PERIOD_S",
+    default: 60,
+    unit: "s",
+    doc: "the RATE_LIMITER binding's period (10 or 60), sent as Retry-After",
+    min: 1,
+    integer: true,
+  }),
+  corsOrigins: {
+    variable: "CORS_ORIGINS",
+    shownDefault: "`*`",
+    doc: 'origins allowed by CORS: "*" or a comma-separated list',
+    parse(raw) {
+      const origins = list(raw);
+      return origins.length === 0 || origins.includes("*") ? "*" : origins;
+    },
+  },
+  probeTimeoutMs: numberSetting({
+    variable: "PROBE_TIMEOUT_MS",
+    default: 2000,
+    unit: "ms",
+    doc: "timeout of each scheduled status check call, and the deadline of a warm probe's classify",
+    min: 1,
+  }),
+  statusMemoMs: numberSetting({
+    variable: "PROBE_MEMO_MS",
+    default: 5000,
+    unit: "ms",
+    doc: "how long a request isolate reuses the stored region status report",
+    min: 0,
+  }),
+  modelPublicKey: {
+    variable: "MODEL_PUBLIC_KEY",
+    shownDefault: "unset",
+    doc: "Ed25519 public key (base64 of 32 bytes) the edge models must be signed with; unset: unsigned models load",
+    parse(raw) {
+      if (typeof raw !== "string" || raw.trim() === "") return undefined;
+      if (!isPublicKeyText(raw)) {
+        throw new Error(
+          "MODEL_PUBLIC_KEY: must be an Ed25519 public key, base64 of 32 bytes (npm run model -- keygen)",
+        );
+      }
+      return raw.trim();
+    },
+  },
+  cascadeThresholds: {
+    variable: "CASCADE_THRESHOLDS",
+    shownDefault: "`{}`",
+    doc: "cascade thresholds in [0, 1] by logical model name, replacing the calibrated ones",
+    parse: (raw, { servedModels }) => parseThresholds(raw as Env["CASCADE_THRESHOLDS"], servedModels),
+  },
+};
 
-function localPlatform(env: Env): EdgeOptions["localPlatform"] {
-  const raw = env.LOCAL_PLATFORM;
-  if (raw === undefined || raw === "") return undefined;
-  if (raw !== "memory") throw new Error(`LOCAL_PLATFORM: must be "memory" or unset, got ${JSON.stringify(raw)}`);
-  return { rateLimit: number(env, "LOCAL_RATE_LIMIT", 0, { min: 0, integer: true }) };
-}
+/**
+ * Simulation: settings for local stacks and tests only, never a deployed Worker. Any of them on makes the
+ * Worker log `simulationWarning` once per isolate.
+ */
+export const SIMULATION_SETTINGS: Settings<"allowLocationOverride" | "localCacheOnly" | "localPlatform"> = {
+  allowLocationOverride: flagSetting(
+    "ALLOW_LOCATION_OVERRIDE",
+    "`x-edgecascade-location: <lat>,<lon>` stands in for `request.cf` (simulated client locations)",
+  ),
+  localCacheOnly: flagSetting(
+    "LOCAL_CACHE_ONLY",
+    "answers stay in the isolate's LRU, never the Workers Cache API (local measurement runs)",
+  ),
+  localPlatform: {
+    variable: "LOCAL_PLATFORM",
+    shownDefault: "unset",
+    doc: '"memory": in-isolate cache tier and rate limiter instead of the Cache API and RATE_LIMITER',
+    parse(raw, context) {
+      if (unset(raw)) return undefined;
+      if (raw !== "memory") throw new Error(`LOCAL_PLATFORM: must be "memory" or unset, got ${JSON.stringify(raw)}`);
+      return { rateLimit: LOCAL_RATE_LIMIT.parse(context.env.LOCAL_RATE_LIMIT, context) };
+    },
+  },
+};
 
-/** Parse and check the environment against the models the Worker serves; the error names the variable. */
+/** With LOCAL_PLATFORM "memory": requests per RATE_LIMIT_PERIOD_S per client, as the binding's `limit`; 0: none. */
+export const LOCAL_RATE_LIMIT = numberSetting({
+  variable: "LOCAL_RATE_LIMIT",
+  default: 0,
+  unit: "requests",
+  doc: 'with LOCAL_PLATFORM "memory": requests per RATE_LIMIT_PERIOD_S per client (0: no limit)',
+  min: 0,
+  integer: true,
+});
+
+/** Parse and check the environment against the models the Worker serves, row by row; the error names the variable. */
 export function parseEnv(env: Env, servedModels: readonly string[]): EdgeOptions {
-  const origins = list(env.CORS_ORIGINS);
-  const regions = parseRegions(env.REGIONS);
-  const missing = missingBindings(regions, env);
-  if (missing.length > 0) {
-    throw new Error(`REGIONS: the Worker has no Fetcher binding ${missing.map((b) => `"${b}"`).join(", ")}`);
+  const parsed: Partial<EdgeOptions> = {};
+  const context = { env, servedModels, parsed };
+  for (const [field, setting] of Object.entries({ ...SETTINGS, ...SIMULATION_SETTINGS })) {
+    (parsed as Record<string, unknown>)[field] = (setting as Setting<unknown>).parse(env[setting.variable], context);
   }
-  const breakerCooldownMs = number(env, "BREAKER_COOLDOWN_MS", 30_000, { min: 1 });
-  const sloBudgetMs = number(env, "SLO_BUDGET_MS", 10, { min: 1 });
-  return {
-    regions,
-    sharedSecret: env.REGIONAL_SHARED_SECRET || undefined,
-    apiKeys: parseTenantKeys(env.API_KEYS, servedModels),
-    allowLocationOverride: flag(env, "ALLOW_LOCATION_OVERRIDE"),
-    sloBudgetMs,
-    maxBudgetMs: number(env, "MAX_BUDGET_MS", Math.max(1000, sloBudgetMs), { min: sloBudgetMs }),
-    warmProbeIntervalMs: number(env, "WARM_PROBE_INTERVAL_MS", 3000, { min: 1 }),
-    hedgeDelayMs: number(env, "HEDGE_DELAY_MS", 5, { min: 0 }),
-    hedgeBudgetRatio: number(env, "HEDGE_BUDGET_RATIO", 0.1, { min: 0, max: 1 }),
-    hedgeBudgetBurst: number(env, "HEDGE_BUDGET_BURST", 5, { min: 0 }),
-    breakerFailures: number(env, "BREAKER_FAILURES", 5, { min: 1, integer: true }),
-    breakerCooldownMs,
-    breakerMaxCooldownMs: number(env, "BREAKER_MAX_COOLDOWN_MS", Math.max(300_000, breakerCooldownMs), {
-      min: breakerCooldownMs,
-    }),
-    cacheTtlS: number(env, "CACHE_TTL_S", 300, { min: 1, integer: true }),
-    cacheEntries: number(env, "CACHE_ENTRIES", 10_000, { min: 0, integer: true }),
-    cacheBytes: number(env, "CACHE_BYTES", 8 * 1024 * 1024, { min: 0, integer: true }),
-    localCacheOnly: flag(env, "LOCAL_CACHE_ONLY"),
-    localPlatform: localPlatform(env),
-    rateLimitPeriodS: number(env, "RATE_LIMIT_PERIOD_S", 60, { min: 1, integer: true }),
-    corsOrigins: origins.length === 0 || origins.includes("*") ? "*" : origins,
-    probeTimeoutMs: number(env, "PROBE_TIMEOUT_MS", 2000, { min: 1 }),
-    probeMemoMs: number(env, "PROBE_MEMO_MS", 5000, { min: 0 }),
-    modelPublicKey: publicKey(env.MODEL_PUBLIC_KEY),
-    cascadeThresholds: parseThresholds(env.CASCADE_THRESHOLDS, servedModels),
-  };
+  return parsed as EdgeOptions;
+}
+
+/** The loud line a Worker with any simulation setting on logs once per isolate; undefined when none is on. */
+export function simulationWarning(options: EdgeOptions): string | undefined {
+  const on = [
+    options.allowLocationOverride ? "ALLOW_LOCATION_OVERRIDE=true" : undefined,
+    options.localCacheOnly ? "LOCAL_CACHE_ONLY=true" : undefined,
+    options.localPlatform ? `LOCAL_PLATFORM=memory (LOCAL_RATE_LIMIT=${options.localPlatform.rateLimit})` : undefined,
+  ].filter((s) => s !== undefined);
+  if (on.length === 0) return undefined;
+  return `SIMULATION SETTINGS ON (${on.join(", ")}): for local stacks and tests only, never a deployed Worker`;
 }

@@ -22,3 +22,9 @@ declare module "edgecascade-models" {
   }[];
   export default models;
 }
+
+// Vite's `?raw` import, for unit tests (run by vitest in Node) that read docs the Worker never bundles.
+declare module "*.md?raw" {
+  const text: string;
+  export default text;
+}

@@ -1,21 +1,21 @@
 import { importModelPublicKey, type ModelPublicKey } from "../protocol/model-signature.ts";
 import { ResponseCache } from "./cache/response-cache.ts";
-import { type EdgeOptions, type Env, parseEnv } from "./env.ts";
+import { type EdgeOptions, type Env, parseEnv, simulationWarning } from "./env.ts";
 import { createForwarder, createRegionCall, type Forwarder } from "./forward/compose.ts";
 import { RegionBook } from "./forward/region-book.ts";
-import { type RegionFetch, regionFetch } from "./forward/region-fetch.ts";
+import { type RegionTransport, regionTransport } from "./forward/region-transport.ts";
 import type { RegionDispatch } from "./forward/types.ts";
+import { warmProbe } from "./forward/warm-probe.ts";
 import { MemoryCache } from "./local/memory-cache.ts";
 import { MemoryRateLimit } from "./local/memory-rate-limit.ts";
 import { BUNDLED_NAMES, bundledModels } from "./models/bundled.ts";
 import { ModelCatalog } from "./models/catalog.ts";
 import type { ModelSource, ServedModel } from "./models/served-model.ts";
-import type { ProbeReport } from "./probe/probe.ts";
-import { probeRegions } from "./probe/probe.ts";
-import { ProbeStore } from "./probe/store.ts";
-import { warmProbe } from "./probe/warm-probe.ts";
+import type { RegionStatusReport } from "./region-status/check.ts";
+import { checkRegions } from "./region-status/check.ts";
+import { RegionStatusStore } from "./region-status/store.ts";
 import { requestBudgetMs } from "./regions/budget.ts";
-import { RequestCounts } from "./status/counts.ts";
+import { RequestCounts } from "./request-counts/counts.ts";
 
 /**
  * Everything one isolate keeps between requests: parsed options, the served models (each with its edge
@@ -28,12 +28,12 @@ export class EdgeRuntime {
   readonly cache: ResponseCache;
   readonly book: RegionBook;
   readonly forward: Forwarder;
-  readonly probes: ProbeStore;
+  readonly statusStore: RegionStatusStore;
   readonly counts: RequestCounts;
   /** The key edge models must be signed with (MODEL_PUBLIC_KEY); undefined: unsigned models load. */
   readonly publicKey: Promise<ModelPublicKey> | undefined;
-  /** How the forward and the probe reach each region. */
-  readonly send: RegionFetch;
+  /** How the forward, the warm probes and the region status check reach each region. */
+  readonly send: RegionTransport;
   /** Per-client rate limit: the RATE_LIMITER binding, or the in-isolate one of LOCAL_PLATFORM "memory". */
   readonly rateLimiter: RateLimit | undefined;
 
@@ -41,7 +41,7 @@ export class EdgeRuntime {
     options: EdgeOptions,
     sources: readonly ModelSource[],
     platform: { shared: Pick<Cache, "match" | "put"> | undefined; regionStatus?: KVNamespace; rateLimiter?: RateLimit },
-    send: RegionFetch,
+    send: RegionTransport,
     publicKey?: Promise<ModelPublicKey>,
   ) {
     const { shared, regionStatus, rateLimiter } = platform;
@@ -72,18 +72,18 @@ export class EdgeRuntime {
     });
     this.forward = createForwarder({ book: this.book, sharedSecret: options.sharedSecret, send });
     this.#regionCall = createRegionCall({ book: this.book, sharedSecret: options.sharedSecret, send });
-    this.probes = new ProbeStore(regionStatus, options.probeMemoMs);
+    this.statusStore = new RegionStatusStore(regionStatus, options.statusMemoMs);
   }
 
-  #seen: ProbeReport | null = null;
+  #seen: RegionStatusReport | null = null;
   /** One region's call without the hedge, for warm probes. */
   readonly #regionCall: RegionDispatch;
 
   /**
-   * Raise served versions and take newer rollout states from a probe report, once per report (request isolates
+   * Raise served versions and take newer rollout states from a region status report, once per report (request isolates
    * reread a memoised one). Its readiness orders regions (serve.ts); nothing in it feeds the reach estimate.
    */
-  #see(report: ProbeReport | null): void {
+  #see(report: RegionStatusReport | null): void {
     if (report === this.#seen) return;
     this.#seen = report;
     for (const region of report?.regions ?? []) {
@@ -107,15 +107,15 @@ export class EdgeRuntime {
     return this.options.cascadeThresholds[served.name] ?? served.edge?.calibration.threshold;
   }
 
-  /** The latest stored probe report; its versions raise the models' served versions, its readiness orders regions. */
-  async latestProbe(now: number): Promise<ProbeReport | null> {
-    const report = await this.probes.read(now);
+  /** The latest stored region status report (serve.ts still calls it by its old name); its versions raise the models' served versions, its readiness orders regions. */
+  async latestProbe(now: number): Promise<RegionStatusReport | null> {
+    const report = await this.statusStore.read(now);
     this.#see(report);
     return report;
   }
 
   /**
-   * Warm probes (edge/probe/warm-probe.ts) of those of `regions` that are due one (regions/warm-probe-due.ts),
+   * Warm probes (edge/forward/warm-probe.ts) of those of `regions` that are due one (regions/warm-probe-due.ts),
    * for `waitUntil`: never rejects. Undefined when none is due.
    */
   warmProbes(regions: readonly string[], served: ServedModel, now: number): Promise<void> | undefined {
@@ -136,21 +136,23 @@ export class EdgeRuntime {
     ).then(() => undefined);
   }
 
-  /** The scheduled probe: check every region and store the report for the request isolates of every colo. */
-  async probe(): Promise<ProbeReport> {
-    const report = await probeRegions(this.options.regions, {
+  /** The scheduled region status check: check every region and store the report for the request isolates of every colo. */
+  async checkRegions(): Promise<RegionStatusReport> {
+    const report = await checkRegions(this.options.regions, {
       models: this.models.names,
       timeoutMs: this.options.probeTimeoutMs,
       sharedSecret: this.options.sharedSecret,
       send: this.send,
     });
-    await this.probes.write(report);
+    await this.statusStore.write(report);
     this.#see(report);
     return report;
   }
 }
 
 const runtimes = new WeakMap<Env, EdgeRuntime>();
+/** Whether this isolate has logged its simulation settings (once, however many bindings objects it sees). */
+let simulationWarned = false;
 
 /** The isolate's runtime for these bindings, built (and the environment checked) on first use. */
 export function runtimeFor(env: Env): EdgeRuntime {
@@ -170,6 +172,11 @@ export function runtimeFor(env: Env): EdgeRuntime {
         ? new MemoryRateLimit(local.rateLimit, options.rateLimitPeriodS)
         : undefined
       : env.RATE_LIMITER;
+    const simulation = simulationWarning(options);
+    if (simulation && !simulationWarned) {
+      simulationWarned = true;
+      console.warn(simulation);
+    }
     const publicKey = options.modelPublicKey ? importModelPublicKey(options.modelPublicKey) : undefined;
     if (!publicKey) {
       console.warn(
@@ -181,7 +188,7 @@ export function runtimeFor(env: Env): EdgeRuntime {
       options,
       bundledModels(publicKey),
       { shared, regionStatus: env.REGION_STATUS, rateLimiter },
-      regionFetch(options.regions, env),
+      regionTransport(options.regions, env),
       publicKey,
     );
     runtimes.set(env, runtime);

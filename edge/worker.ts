@@ -23,7 +23,7 @@ export default {
   async scheduled(_controller, env, ctx) {
     ctx.waitUntil(
       runtimeFor(env)
-        .probe()
+        .checkRegions()
         .then(() => undefined),
     );
   },

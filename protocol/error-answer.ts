@@ -3,7 +3,7 @@ import { errorBody, errorStatus, ServingError } from "./errors.ts";
 /**
  * The one error answer of every tier: a ServingError as `{"error", "code"}` with its status and headers;
  * anything else as a 500 without internals (the caller logs it). Framework exceptions (Hono's) are turned
- * into ServingErrors by the tier before they get here (`regional/hono-error.ts`).
+ * into ServingErrors by the tier before they get here (`hono-shared/hono-error.ts`).
  */
 export function errorAnswer(err: unknown): { status: number; headers: Record<string, string>; body: string } {
   const known = err instanceof ServingError ? err : undefined;

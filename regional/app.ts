@@ -1,8 +1,8 @@
 import { Hono } from "hono";
+import { asServingError } from "../hono-shared/hono-error.ts";
 import { errorResponse } from "../protocol/error-answer.ts";
 import { NotFound } from "../protocol/errors.ts";
 import type { AppDeps, RegionalEnv } from "./app-context.ts";
-import { asServingError } from "./hono-error.ts";
 import type { InferenceAnswers } from "./inference-answers.ts";
 import { closeConnectionsWhile } from "./middleware/drain.ts";
 import { httpMetrics } from "./middleware/http-metrics.ts";

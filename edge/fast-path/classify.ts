@@ -1,4 +1,5 @@
-import { asServingError, errorAnswer } from "../../protocol/http-errors.ts";
+import { asServingError } from "../../hono-shared/hono-error.ts";
+import { errorAnswer } from "../../protocol/error-answer.ts";
 import { DEFAULT_LIMITS } from "../../protocol/limits.ts";
 import { API_CORS } from "../api-cors.ts";
 import type { Env } from "../env.ts";
@@ -7,7 +8,7 @@ import { bodyTooLarge } from "../middleware/body-limit.ts";
 import { corsAnswerHeaders } from "../middleware/cors.ts";
 import { checkRateLimits } from "../middleware/rate-limit.ts";
 import { BUDGET_HEADER } from "../regions/budget.ts";
-import { type CfLocation, requestLocation } from "../regions/location.ts";
+import { type CfLocation, requestLocation } from "../regions/request-location.ts";
 import { answerClassify } from "../routes/classify-answer.ts";
 import { servedHeaders, settleServed } from "../routes/served-headers.ts";
 import { type EdgeRuntime, runtimeFor } from "../runtime.ts";
@@ -68,8 +69,9 @@ export async function fastClassify(request: Request, env: Env, ctx: ExecutionCon
       headers: { "content-type": "application/json", ...servedHeaders(answered.model, answered.served), ...cors },
     });
   } catch (err) {
-    if (!asServingError(err)) console.error("unhandled error on POST /v1/classify:", err);
-    const { status, headers, body } = errorAnswer(err);
+    const known = asServingError(err);
+    if (!known) console.error("unhandled error on POST /v1/classify:", err);
+    const { status, headers, body } = errorAnswer(known ?? err);
     runtime?.counts.failed(model, tenant?.name, status);
     return new Response(body, { status, headers: { ...headers, ...cors } });
   }

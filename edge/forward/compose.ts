@@ -1,18 +1,18 @@
 import { breaker } from "./breaker.ts";
 import { deadline } from "./deadline.ts";
-import { fetchRegion } from "./fetch-region.ts";
 import { hedged } from "./hedge.ts";
 import { observe } from "./observe.ts";
+import { postToRegion } from "./post-to-region.ts";
 import type { RegionBook } from "./region-book.ts";
-import type { RegionFetch } from "./region-fetch.ts";
+import type { RegionTransport } from "./region-transport.ts";
 import { signing } from "./sign.ts";
 import type { Interceptor, RegionDispatch } from "./types.ts";
 
 export interface ForwarderOptions {
   book: RegionBook;
   sharedSecret: string | undefined;
-  /** How each region is reached (region-fetch.ts). */
-  send: RegionFetch;
+  /** How each region is reached (region-transport.ts). */
+  send: RegionTransport;
 }
 
 /**
@@ -49,9 +49,9 @@ export type Forwarder = ReturnType<typeof createForwarder>;
 
 /**
  * One region's call through the per-region layers (breaker, observe, deadline, signing, fetch), without the
- * hedge: what the forwarder sends to each region, and what a warm probe sends (edge/probe/warm-probe.ts).
+ * hedge: what the forwarder sends to each region, and what a warm probe sends (edge/forward/warm-probe.ts).
  */
 export function createRegionCall({ book, sharedSecret, send }: ForwarderOptions): RegionDispatch {
   const layers: Interceptor[] = [breaker(book), observe(book), deadline, signing(sharedSecret)];
-  return layers.reduceRight((next, layer) => layer(next), fetchRegion(send));
+  return layers.reduceRight((next, layer) => layer(next), postToRegion(send));
 }

@@ -6,8 +6,8 @@ import {
   type CallOutcome,
   CLOSED,
   type RegionBreaker,
-} from "../regions/breaker.ts";
-import { type HedgeBudget, hedgeBudgetEarn, hedgeBudgetSpend, hedgeDelay } from "../regions/hedge.ts";
+} from "../regions/breaker-policy.ts";
+import { type HedgeBudget, hedgeBudgetEarn, hedgeBudgetSpend, hedgeDelay } from "../regions/hedge-policy.ts";
 import { LatencyWindow } from "../regions/latency-window.ts";
 import type { RegionHealth } from "../regions/order.ts";
 import { priorRoundTripMs } from "../regions/prior.ts";
@@ -34,7 +34,7 @@ export interface RegionCounters {
   tooFar: number;
   /** Calls that were hedges. */
   hedges: number;
-  /** Warm probes sent (edge/probe/warm-probe.ts), each two GETs. */
+  /** Warm probes sent (edge/forward/warm-probe.ts), each two GETs. */
   warmProbes: number;
 }
 

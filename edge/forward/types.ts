@@ -24,7 +24,7 @@ export interface RegionCall {
    * client asked for the full model, or nothing else can answer. Default false.
    */
   anyDistance?: boolean;
-  /** A warm probe's call (edge/probe/warm-probe.ts), not a request's: its answer time is marked as such. */
+  /** A warm probe's call (edge/forward/warm-probe.ts), not a request's: its answer time is marked as such. */
   probe?: boolean;
   signal?: AbortSignal;
 }

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
+import { errorResponse } from "../../protocol/error-answer.ts";
 import { NotFound } from "../../protocol/errors.ts";
-import { errorResponse } from "../../protocol/http-errors.ts";
 import type { AppEnv } from "../app-env.ts";
 import type { EdgeRuntime } from "../runtime.ts";
 import { allowedOrigin, cors } from "./cors.ts";

@@ -18,7 +18,7 @@ export interface ModelSource {
  * the classes and the labels requests are checked against. With an edge variant the cascade may answer at
  * the edge; without one every request is forwarded (the cache still applies). It also keeps the full
  * model version the edge believes the regions serve, part of every cache key: the config's at first, then
- * only moving forward as regions answer or the probe sees newer versions.
+ * only moving forward as regions answer or the region status check sees newer versions.
  */
 export class ServedModel {
   readonly name: string;
@@ -27,7 +27,7 @@ export class ServedModel {
   readonly edge: EdgeModel | undefined;
   readonly samples: ModelSource["samples"];
   #servedVersion: string;
-  /** The newest rollout state the regions reported (answers' headers, the probe), by revision. */
+  /** The newest rollout state the regions reported (answers' headers, the region status check), by revision. */
   #rollout: RolloutView | undefined;
 
   constructor(source: ModelSource) {

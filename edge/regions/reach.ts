@@ -22,7 +22,7 @@ export interface AnswerSample {
    * counts as slower than any budget until a warm probe measures the region again.
    */
   cutOff?: boolean;
-  /** The call was a warm probe (edge/probe/warm-probe.ts), not a request's. */
+  /** The call was a warm probe (edge/forward/warm-probe.ts), not a request's. */
   probe?: boolean;
 }
 
@@ -50,7 +50,7 @@ function lowerMedian(values: readonly number[]): number {
  * deadline make up that median.
  *
  * Why from the latest warm probe: a region judged too far is no longer called by requests, so its answer
- * times cannot improve; the warm probe that a skip triggers (edge/probe/warm-probe.ts) is then the newer
+ * times cannot improve; the warm probe that a skip triggers (edge/forward/warm-probe.ts) is then the newer
  * evidence and replaces them, and the answers that follow it join it. A median, so that one slow call among
  * many does not move the estimate.
  */

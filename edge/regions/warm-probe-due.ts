@@ -1,5 +1,5 @@
 /**
- * When an isolate sends a warm probe to a region (edge/probe/warm-probe.ts does the sending): the region's
+ * When an isolate sends a warm probe to a region (edge/forward/warm-probe.ts does the sending): the region's
  * estimate just kept a request from it (skipped as too far) or proved wrong (a call cut off by the deadline),
  * and no probe of this isolate went to it within `intervalMs` or is still out. So a wrong "too far" is
  * corrected at most `intervalMs` after traffic needs the region, and a region that is really far costs at most

@@ -1,10 +1,10 @@
 import { Hono } from "hono";
-import { refuseOtherMethods } from "../../protocol/http-errors.ts";
+import { refuseOtherMethods } from "../../hono-shared/method-not-allowed.ts";
 import type { AppEnv } from "../app-env.ts";
 import { limitBody } from "../middleware/body-limit.ts";
 import { BUDGET_HEADER } from "../regions/budget.ts";
-import { locate } from "../regions/locate.ts";
 import { answerClassify } from "./classify-answer.ts";
+import { contextLocation } from "./context-location.ts";
 import { applyServed } from "./served-headers.ts";
 
 /**
@@ -20,7 +20,7 @@ classify.post("/classify", limitBody(), async (c) => {
       tenant: c.get("tenant"),
       startedAt: c.get("startedAt"),
       budgetHeader: c.req.header(BUDGET_HEADER),
-      locate: () => locate(c),
+      locate: () => contextLocation(c),
       named: (name) => c.set("model", name),
     },
     await c.req.arrayBuffer(),

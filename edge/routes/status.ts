@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { refuseOtherMethods } from "../../protocol/http-errors.ts";
+import { refuseOtherMethods } from "../../hono-shared/method-not-allowed.ts";
 import type { AppEnv } from "../app-env.ts";
 import { mayCall } from "../tenants/keys.ts";
 
@@ -7,7 +7,7 @@ import { mayCall } from "../tenants/keys.ts";
  * `GET /status`: this isolate's request counts per model (by the tier that answered) and per tenant, and each
  * model's served version and edge variant. A key scoped to some models sees only those and its own tenant;
  * an unscoped key (or an open Worker) sees everything.
- * `GET /status/regions`: the latest scheduled probe (shared through the Cache API) and this isolate's own
+ * `GET /status/regions`: the latest scheduled region status check (shared through Workers KV) and this isolate's own
  * view of each region: breaker state, hedge delay, call counts. Isolates do not share the latter.
  */
 export const status = new Hono<AppEnv>();

@@ -1,4 +1,5 @@
 import { type Context, Hono } from "hono";
+import { refuseOtherMethods } from "../../hono-shared/method-not-allowed.ts";
 import pkg from "../../package.json";
 import {
   encodeInferResponse,
@@ -8,7 +9,6 @@ import {
 } from "../../protocol/binary-tensor.ts";
 import { decodeBody, requestCoding } from "../../protocol/content-coding.ts";
 import { ServingError } from "../../protocol/errors.ts";
-import { refuseOtherMethods } from "../../protocol/http-errors.ts";
 import { checkNamedModel, parseInferRequest, readInferInputs } from "../../protocol/infer-request.ts";
 import { DEFAULT_LIMITS } from "../../protocol/limits.ts";
 import { toInferResponse } from "../../protocol/responses.ts";
@@ -19,9 +19,9 @@ import { tritonAnswerEncoding } from "../middleware/answer-encoding.ts";
 import { limitBody } from "../middleware/body-limit.ts";
 import type { ServedModel } from "../models/served-model.ts";
 import { BUDGET_HEADER } from "../regions/budget.ts";
-import { locate } from "../regions/locate.ts";
 import { serve } from "../serve.ts";
 import { mayCall } from "../tenants/keys.ts";
+import { contextLocation } from "./context-location.ts";
 import { lookupModel } from "./lookup.ts";
 import { applyServed } from "./served-headers.ts";
 
@@ -106,7 +106,7 @@ const infer = async (c: Context<AppEnv>) => {
     rows,
     version,
     mode: call.cascade,
-    locate: () => locate(c),
+    locate: () => contextLocation(c),
     startedAt: c.get("startedAt"),
     budgetMs: rt.budgetMs(c.req.header(BUDGET_HEADER)),
   });

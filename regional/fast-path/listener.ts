@@ -1,4 +1,5 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
+import { asServingError } from "../../hono-shared/hono-error.ts";
 import { INFERENCE_HEADER_LENGTH } from "../../protocol/binary-tensor.ts";
 import { errorAnswer } from "../../protocol/error-answer.ts";
 import { BadRequest } from "../../protocol/errors.ts";
@@ -6,7 +7,6 @@ import { DEADLINE_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER } from "../../proto
 import type { AppDeps } from "../app-context.ts";
 import { nowUs } from "../clock.ts";
 import { deadlineFromHeader } from "../deadline-header.ts";
-import { asServingError } from "../hono-error.ts";
 import type { InferenceAnswers, InferenceInput } from "../inference-answers.ts";
 import { bodyTooLarge } from "../middleware/body-limit.ts";
 import { checkEdgeSignature } from "../middleware/signature-auth.ts";

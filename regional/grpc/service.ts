@@ -6,11 +6,11 @@ import {
   type sendUnaryData,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
+import { asServingError } from "../../hono-shared/hono-error.ts";
 import { bytesOfFloat32 } from "../../protocol/binary-tensor.ts";
 import { errorStatus, NotFound } from "../../protocol/errors.ts";
 import type { AppDeps } from "../app-context.ts";
 import { nowUs } from "../clock.ts";
-import { asServingError } from "../hono-error.ts";
 import type { InferenceAnswers } from "../inference-answers.ts";
 import { modelReadiness, poolReadiness } from "../readiness.ts";
 import { SERVER_NAME, SERVER_VERSION } from "../server-info.ts";

@@ -1,5 +1,5 @@
 import { status as GrpcStatus, Metadata } from "@grpc/grpc-js";
-import { asServingError } from "../hono-error.ts";
+import { asServingError } from "../../hono-shared/hono-error.ts";
 
 /**
  * The gRPC status each HTTP status of the error family (protocol/errors.ts) answers with, as Triton and

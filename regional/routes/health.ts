@@ -1,9 +1,9 @@
 import { Hono } from "hono";
+import { refuseOtherMethods } from "../../hono-shared/method-not-allowed.ts";
 import type { ServerMetadata } from "../../protocol/types.ts";
 import type { AppDeps, RegionalEnv } from "../app-context.ts";
 import { modelReadiness, poolReadiness } from "../readiness.ts";
 import { SERVER_NAME, SERVER_VERSION } from "../server-info.ts";
-import { refuseOtherMethods } from "./method-not-allowed.ts";
 
 /**
  * Server and model metadata, liveness and readiness (open to everyone, like /metrics: probes and scrapers

@@ -1,4 +1,5 @@
 import { type Context, Hono } from "hono";
+import { refuseOtherMethods } from "../../hono-shared/method-not-allowed.ts";
 import { INFERENCE_HEADER_LENGTH } from "../../protocol/binary-tensor.ts";
 import type { AppDeps, RegionalEnv } from "../app-context.ts";
 import type { InferenceAnswer, InferenceAnswers, InferenceInput } from "../inference-answers.ts";
@@ -6,7 +7,6 @@ import { admitInTime } from "../middleware/admit-in-time.ts";
 import { bodyLimit } from "../middleware/body-limit.ts";
 import { deadline } from "../middleware/request-deadline.ts";
 import { edgeSignature } from "../middleware/signature-auth.ts";
-import { refuseOtherMethods } from "./method-not-allowed.ts";
 
 /** The inference routes' patterns; the fast path (regional/fast-path/) counts its answers under the same ones. */
 export const INFERENCE_ROUTES = {

@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import * as v from "valibot";
+import { refuseOtherMethods } from "../../hono-shared/method-not-allowed.ts";
 import { BadRequest } from "../../protocol/errors.ts";
 import { parseJsonBody } from "../../protocol/json-body.ts";
 import { parseRolloutState } from "../../protocol/rollout/state.ts";
@@ -7,7 +8,6 @@ import { parseOrDescribe, plainObject } from "../../protocol/schema-message.ts";
 import type { AppDeps, RegionalEnv } from "../app-context.ts";
 import { adminToken } from "../middleware/admin-auth.ts";
 import { bodyLimit } from "../middleware/body-limit.ts";
-import { refuseOtherMethods } from "./method-not-allowed.ts";
 
 const loadSchema = v.strictObject({
   parameters: v.optional(

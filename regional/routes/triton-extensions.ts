@@ -1,7 +1,7 @@
 import { Hono } from "hono";
+import { refuseOtherMethods } from "../../hono-shared/method-not-allowed.ts";
 import { tritonModelConfig } from "../../protocol/triton-config.ts";
 import type { AppDeps, RegionalEnv } from "../app-context.ts";
-import { refuseOtherMethods } from "./method-not-allowed.ts";
 
 /**
  * Triton's model configuration and statistics extensions, which perf_analyzer and model_analyzer read:

@@ -29,6 +29,7 @@ const CONTEXT = [
   "package-lock.json",
   ".npmrc",
   "protocol",
+  "hono-shared",
   "regional",
   "models",
 ];
@@ -205,7 +206,14 @@ describe.skipIf(!isRoot)("the cpu image, built with buildah and run read-only as
     for (const dev of ["vitest", "wrangler", "@biomejs", "miniflare", "onnxruntime-web"])
       expect(modules).not.toContain(dev);
     expect(readdirSync(join(app, "node_modules/onnxruntime-node/bin/napi-v6"))).toEqual(["linux"]);
-    expect(readdirSync(app).sort()).toEqual(["models", "node_modules", "package.json", "protocol", "regional"]);
+    expect(readdirSync(app).sort()).toEqual([
+      "hono-shared",
+      "models",
+      "node_modules",
+      "package.json",
+      "protocol",
+      "regional",
+    ]);
     expect(readdirSync(join(app, "regional")).filter((f) => f.endsWith(".test.ts"))).toEqual([]);
     // The changed file is the one in the image.
     expect(readFileSync(join(app, "regional/main.ts"), "utf8")).toMatch(/changed by test\/deploy\/image\.test\.ts\n$/);

@@ -123,7 +123,7 @@ describe("failover, circuit breaker and degradation", () => {
       expect(answer.headers.get("x-edgecascade-degraded")).toBe("deadline");
       expectScores(answer.body, [row], "digits-edge");
       const { counters } = await regionStatus(tight, "slow");
-      // Besides the request's call, at most the warm probe its cut-off sent (edge/probe/warm-probe.ts).
+      // Besides the request's call, at most the warm probe its cut-off sent (edge/forward/warm-probe.ts).
       expect(counters.admitted - counters.warmProbes).toBe(1);
       expect(counters).toMatchObject({ timedOut: 1, answered: 0 });
     } finally {

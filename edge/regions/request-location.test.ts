@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { requestLocation } from "./location.ts";
+import { requestLocation } from "./request-location.ts";
 
 describe("requestLocation", () => {
   it("reads request.cf, whose coordinates are strings", () => {

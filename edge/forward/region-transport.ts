@@ -1,7 +1,7 @@
 import type { Region } from "../regions/region.ts";
 
 /** How the edge sends a call to a region: fetch, through the region's binding when it names one. */
-export type RegionFetch = (region: Region, url: string, init: RequestInit) => Promise<Response>;
+export type RegionTransport = (region: Region, url: string, init: RequestInit) => Promise<Response>;
 
 /** A binding the edge can send HTTP through (a service binding, a Workers VPC service). */
 interface FetcherLike {
@@ -26,7 +26,7 @@ export function missingBindings(regions: readonly Region[], env: object): string
  * local workerd an `external` service binding is the direct connection global fetch is on Cloudflare:
  * Miniflare sends every global fetch through an extra Worker of its own (docs/performance.md).
  */
-export function regionFetch(regions: readonly Region[], env: object): RegionFetch {
+export function regionTransport(regions: readonly Region[], env: object): RegionTransport {
   const bindings = new Map<string, FetcherLike>();
   for (const region of regions) {
     const binding = region.binding === undefined ? undefined : (env as Record<string, unknown>)[region.binding];

@@ -1,7 +1,7 @@
-import type { ProbeReport } from "./probe.ts";
+import type { RegionStatusReport } from "./check.ts";
 
 /** Probe results older than this are ignored: the cron runs every minute, so five missed runs. */
-export const PROBE_MAX_AGE_S = 300;
+export const REPORT_MAX_AGE_S = 300;
 /** The report's key in the REGION_STATUS namespace (one namespace per deployed environment). */
 export const REGION_STATUS_KEY = "regions";
 
@@ -13,31 +13,31 @@ export const REGION_STATUS_KEY = "regions";
  * written every minute; each isolate rereads it at most every `memoMs` (default 5 s), so requests do not pay
  * a KV read each. Without the binding there is no shared report.
  */
-export class ProbeStore {
+export class RegionStatusStore {
   readonly #kv: KVNamespace | undefined;
   readonly #memoMs: number;
-  #memo: { report: ProbeReport | null; readAt: number } | undefined;
+  #memo: { report: RegionStatusReport | null; readAt: number } | undefined;
 
   constructor(kv: KVNamespace | undefined, memoMs: number) {
     this.#kv = kv;
     this.#memoMs = memoMs;
   }
 
-  async write(report: ProbeReport): Promise<void> {
+  async write(report: RegionStatusReport): Promise<void> {
     this.#memo = { report, readAt: report.at };
-    await this.#kv?.put(REGION_STATUS_KEY, JSON.stringify(report), { expirationTtl: PROBE_MAX_AGE_S });
+    await this.#kv?.put(REGION_STATUS_KEY, JSON.stringify(report), { expirationTtl: REPORT_MAX_AGE_S });
   }
 
   /**
-   * The latest report, if one younger than PROBE_MAX_AGE_S exists. Every request reads it first, so a KV
+   * The latest report, if one younger than REPORT_MAX_AGE_S exists. Every request reads it first, so a KV
    * failure reads as no report (regions ordered by location and breakers alone) and is memoised like a
    * report, rather than failing the request.
    */
-  async read(now: number): Promise<ProbeReport | null> {
+  async read(now: number): Promise<RegionStatusReport | null> {
     if (this.#memo && now - this.#memo.readAt < this.#memoMs) return this.#fresh(this.#memo.report, now);
-    let report: ProbeReport | null = null;
+    let report: RegionStatusReport | null = null;
     try {
-      const body = (await this.#kv?.get(REGION_STATUS_KEY, "json")) as ProbeReport | null | undefined;
+      const body = (await this.#kv?.get(REGION_STATUS_KEY, "json")) as RegionStatusReport | null | undefined;
       if (body && typeof body.at === "number" && Array.isArray(body.regions)) report = body;
     } catch (err) {
       console.warn(`region status read failed: ${(err as Error).message}`);
@@ -46,7 +46,7 @@ export class ProbeStore {
     return this.#fresh(report, now);
   }
 
-  #fresh(report: ProbeReport | null, now: number): ProbeReport | null {
-    return report && now - report.at < PROBE_MAX_AGE_S * 1000 ? report : null;
+  #fresh(report: RegionStatusReport | null, now: number): RegionStatusReport | null {
+    return report && now - report.at < REPORT_MAX_AGE_S * 1000 ? report : null;
   }
 }

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Region } from "../regions/region.ts";
-import { missingBindings, regionFetch } from "./region-fetch.ts";
+import { missingBindings, regionTransport } from "./region-transport.ts";
 
 const region = (name: string, binding?: string): Region => ({
   name,
@@ -14,7 +14,7 @@ afterEach(() => {
   vi.unstubAllGlobals();
 });
 
-describe("regionFetch", () => {
+describe("regionTransport", () => {
   it("sends a region's calls through its binding, as a method call, and the others through global fetch", async () => {
     const viaBinding: [string, RequestInit | undefined][] = [];
     const binding = {
@@ -26,7 +26,7 @@ describe("regionFetch", () => {
     };
     const global = vi.fn(async () => new Response("internet"));
     vi.stubGlobal("fetch", global);
-    const send = regionFetch([region("us", "REGION_US"), region("eu")], { REGION_US: binding });
+    const send = regionTransport([region("us", "REGION_US"), region("eu")], { REGION_US: binding });
     const init = { method: "POST", body: "{}" };
     expect(await (await send(region("us", "REGION_US"), "http://us.example/v1/classify", init)).text()).toBe("bound");
     expect(viaBinding).toEqual([["http://us.example/v1/classify", init]]);

@@ -7,7 +7,7 @@ import {
   type CallOutcome,
   CLOSED,
   type RegionBreaker,
-} from "./breaker.ts";
+} from "./breaker-policy.ts";
 
 const options: BreakerOptions = { failures: 3, cooldownMs: 1000, maxCooldownMs: 2500 };
 const record = (b: RegionBreaker, outcomes: CallOutcome[], now = 0) =>

@@ -1,5 +1,5 @@
 import type { Env, Hono } from "hono";
-import { MethodNotAllowed } from "../../protocol/errors.ts";
+import { MethodNotAllowed } from "../protocol/errors.ts";
 
 /**
  * After a router's own routes: any other method on those paths is a 405 naming the allowed ones, instead of

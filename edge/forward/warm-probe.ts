@@ -1,8 +1,8 @@
-import type { RegionDispatch } from "../forward/types.ts";
+import { regionGet, type StatusCheckOptions } from "../region-status/check.ts";
 import type { Region } from "../regions/region.ts";
-import { type ProbeOptions, probeGet } from "./probe.ts";
+import type { RegionDispatch } from "./types.ts";
 
-export interface WarmProbeOptions extends Pick<ProbeOptions, "timeoutMs" | "sharedSecret" | "send"> {
+export interface WarmProbeOptions extends Pick<StatusCheckOptions, "timeoutMs" | "sharedSecret" | "send"> {
   /** One region's call through the forwarding layers (forward/compose.ts `createRegionCall`). */
   call: RegionDispatch;
   /** The model whose request triggered the probe, and its row width and class count. */
@@ -20,7 +20,7 @@ export interface WarmProbeOptions extends Pick<ProbeOptions, "timeoutMs" | "shar
  */
 export async function warmProbe(region: Region, options: WarmProbeOptions): Promise<void> {
   try {
-    const ready = await probeGet(region, "/v2/health/ready", options);
+    const ready = await regionGet(region, "/v2/health/ready", options);
     await ready.body?.cancel();
     if (!ready.ok) return;
     const { name, width, classes } = options.model;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { breaker } from "./breaker.ts";
 import { RegionError } from "./errors.ts";
-import { fetchRegion } from "./fetch-region.ts";
+import { postToRegion } from "./post-to-region.ts";
 import { RegionBook } from "./region-book.ts";
 import type { RegionCall } from "./types.ts";
 
@@ -15,14 +15,14 @@ const call: RegionCall = {
   headers: {},
   deadlineAt: Date.now() + 10_000,
 };
-const answering = (status: number, body: unknown) => fetchRegion(async () => Response.json(body, { status }));
+const answering = (status: number, body: unknown) => postToRegion(async () => Response.json(body, { status }));
 const codeOf = async (p: Promise<unknown>) =>
   p.then(
     () => "answered",
     (err: unknown) => (err instanceof RegionError ? err.code : String(err)),
   );
 
-describe("fetchRegion's reading of a region's refusal", () => {
+describe("postToRegion's reading of a region's refusal", () => {
   it("tells a model the pool does not serve now (503 model_not_ready) from a pool that is not ready", async () => {
     const modelMissing = answering(503, {
       error: 'model "digits" is not ready: its load failed',
@@ -31,7 +31,7 @@ describe("fetchRegion's reading of a region's refusal", () => {
     expect(await codeOf(modelMissing(call))).toBe("model_unavailable");
     const poolDown = answering(503, { error: "draining", code: "not_ready" });
     expect(await codeOf(poolDown(call))).toBe("status");
-    const notJson = fetchRegion(async () => new Response("Service Unavailable", { status: 503 }));
+    const notJson = postToRegion(async () => new Response("Service Unavailable", { status: 503 }));
     expect(await codeOf(notJson(call))).toBe("status");
   });
 

@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ProbeStore } from "./store.ts";
+import { RegionStatusStore } from "./store.ts";
 
 afterEach(() => {
   vi.restoreAllMocks();
 });
 
-describe("ProbeStore", () => {
+describe("RegionStatusStore", () => {
   it("reads a failing KV namespace as no report, logs it, and asks again only after the memo time", async () => {
     const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
     let lookups = 0;
@@ -15,7 +15,7 @@ describe("ProbeStore", () => {
         return Promise.reject(new Error("KV unavailable"));
       },
     } as unknown as KVNamespace;
-    const store = new ProbeStore(failing, 5000);
+    const store = new RegionStatusStore(failing, 5000);
     expect(await store.read(10_000)).toBeNull();
     expect(await store.read(11_000)).toBeNull();
     expect(lookups).toBe(1);

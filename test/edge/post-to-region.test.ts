@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RegionError } from "../../edge/forward/errors.ts";
-import { fetchRegion } from "../../edge/forward/fetch-region.ts";
+import { postToRegion } from "../../edge/forward/post-to-region.ts";
 import type { RegionCall } from "../../edge/forward/types.ts";
 
 /**
@@ -47,14 +47,14 @@ const failure = (promise: Promise<unknown>) =>
     (err: unknown) => err as RegionError,
   );
 
-describe("fetchRegion and a pinned version", () => {
+describe("postToRegion and a pinned version", () => {
   it("takes the region's version when none is pinned", async () => {
-    const answer = await fetchRegion()(call("/v1/classify"));
+    const answer = await postToRegion()(call("/v1/classify"));
     expect(answer.version).toBe("2");
   });
 
   it("refuses an answer of another version than the pinned one", async () => {
-    const err = await failure(fetchRegion()(call("/v1/classify", "1")));
+    const err = await failure(postToRegion()(call("/v1/classify", "1")));
     expect(err).toBeInstanceOf(RegionError);
     expect([err!.code, err!.message]).toEqual([
       "wrong_version",
@@ -63,9 +63,9 @@ describe("fetchRegion and a pinned version", () => {
   });
 
   it("reads a 404 as 'does not serve the pinned version' only when a version is pinned", async () => {
-    const pinned = await failure(fetchRegion()(call("/missing", "1")));
+    const pinned = await failure(postToRegion()(call("/missing", "1")));
     expect(pinned!.code).toBe("wrong_version");
-    const unpinned = await failure(fetchRegion()(call("/missing")));
+    const unpinned = await failure(postToRegion()(call("/missing")));
     expect(unpinned!.code).toBe("status");
   });
 });

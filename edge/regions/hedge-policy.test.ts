@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type HedgeBudget, hedgeBudgetEarn, hedgeBudgetSpend, hedgeDelay, quantile } from "./hedge.ts";
+import { type HedgeBudget, hedgeBudgetEarn, hedgeBudgetSpend, hedgeDelay, quantile } from "./hedge-policy.ts";
 
 describe("quantile", () => {
   it("is the nearest rank", () => {

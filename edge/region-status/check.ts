@@ -1,10 +1,10 @@
 import type { RolloutView } from "../../protocol/rollout/state.ts";
 import { signatureHeaders } from "../../protocol/signing.ts";
-import type { RegionFetch } from "../forward/region-fetch.ts";
+import type { RegionTransport } from "../forward/region-transport.ts";
 import type { Region } from "../regions/region.ts";
 
-/** What one scheduled probe saw of one region. */
-export interface RegionProbe {
+/** What one scheduled status check saw of one region. */
+export interface RegionCheck {
   name: string;
   /** `GET /v2/health/ready` answered 200. */
   ready: boolean;
@@ -15,26 +15,26 @@ export interface RegionProbe {
   error?: string;
 }
 
-export interface ProbeReport {
-  /** Unix ms when the probe ran. */
+export interface RegionStatusReport {
+  /** Unix ms when the check ran. */
   at: number;
-  regions: RegionProbe[];
+  regions: RegionCheck[];
 }
 
-export interface ProbeOptions {
+export interface StatusCheckOptions {
   /** Logical models whose versions to read. */
   models: readonly string[];
   timeoutMs: number;
   sharedSecret: string | undefined;
   /** How each region is reached, as the forward reaches it (its binding, or global fetch). */
-  send: RegionFetch;
+  send: RegionTransport;
 }
 
 /** A probe's GET to a region, signed when there is a secret, through the region's binding or global fetch. */
-export async function probeGet(
+export async function regionGet(
   region: Region,
   path: string,
-  options: Pick<ProbeOptions, "timeoutMs" | "sharedSecret" | "send">,
+  options: Pick<StatusCheckOptions, "timeoutMs" | "sharedSecret" | "send">,
 ): Promise<Response> {
   const headers = options.sharedSecret
     ? await signatureHeaders(options.sharedSecret, { method: "GET", path, body: "" })
@@ -68,16 +68,16 @@ function highestVersion(metadata: unknown): string | undefined {
  * Cloudflare picks, anywhere, so a time measured there says nothing about the colos that serve requests
  * (what an isolate expects of a region is its own evidence: edge/regions/reach.ts).
  */
-async function probeRegion(region: Region, options: ProbeOptions): Promise<RegionProbe> {
+async function probeRegion(region: Region, options: StatusCheckOptions): Promise<RegionCheck> {
   try {
-    const ready = await probeGet(region, "/v2/health/ready", options);
+    const ready = await regionGet(region, "/v2/health/ready", options);
     await ready.body?.cancel();
     if (!ready.ok) return { name: region.name, ready: false, error: `ready: HTTP ${ready.status}` };
     const versions: Record<string, string> = {};
     const rollouts: Record<string, RolloutView> = {};
     await Promise.all(
       options.models.map(async (model) => {
-        const metadata = await probeGet(region, `/v2/models/${encodeURIComponent(model)}`, options);
+        const metadata = await regionGet(region, `/v2/models/${encodeURIComponent(model)}`, options);
         const body = metadata.ok ? await metadata.json().catch(() => undefined) : undefined;
         if (!metadata.ok) await metadata.body?.cancel();
         const version = highestVersion(body);
@@ -93,7 +93,10 @@ async function probeRegion(region: Region, options: ProbeOptions): Promise<Regio
 }
 
 /** Probe every region at once: readiness, the version of each model it serves and its rollout. */
-export async function probeRegions(regions: readonly Region[], options: ProbeOptions): Promise<ProbeReport> {
+export async function checkRegions(
+  regions: readonly Region[],
+  options: StatusCheckOptions,
+): Promise<RegionStatusReport> {
   const at = Date.now();
   return { at, regions: await Promise.all(regions.map((r) => probeRegion(r, options))) };
 }

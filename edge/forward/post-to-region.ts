@@ -2,7 +2,7 @@ import { MODEL_VERSION_HEADER, ROLLOUT_HEADER } from "../../protocol/headers.ts"
 import { parseRolloutHeader } from "../../protocol/rollout/header.ts";
 import type { Prediction } from "../../protocol/types.ts";
 import { modelUnavailable, RegionError, regionCancelled, wrongVersion } from "./errors.ts";
-import type { RegionFetch } from "./region-fetch.ts";
+import type { RegionTransport } from "./region-transport.ts";
 import type { RegionDispatch } from "./types.ts";
 
 function badAnswer(region: string, what: string): RegionError {
@@ -45,7 +45,7 @@ function readProbs(region: string, body: unknown, batch: number, classes: number
  * (`model_unavailable`: the pool serves its other models). `send` is how the region is reached (its
  * binding, or global fetch).
  */
-export function fetchRegion(send: RegionFetch = (_region, url, init) => fetch(url, init)): RegionDispatch {
+export function postToRegion(send: RegionTransport = (_region, url, init) => fetch(url, init)): RegionDispatch {
   return async (call) => {
     const { region, signal } = call;
     const started = Date.now();
