@@ -8,7 +8,7 @@ export interface EdgeWorkerOptions {
   port?: number;
   /** Vars and secrets, over wrangler.toml's `[vars]` of `env` (e.g. REGIONS, SLO_BUDGET_MS, API_KEYS). */
   vars?: Record<string, string>;
-  /** Directory where the Cache API persists between runs. Default: in memory. */
+  /** Directory where the Cache API and KV persist between runs (Miniflare's `resourcePersistencePath`). Default: in memory. */
   persistDir?: string;
   /** `request.cf` of requests arriving on the socket (dispatchFetch may pass its own). Default: none. */
   cf?: Record<string, unknown>;
@@ -95,9 +95,9 @@ export async function startEdgeWorker(options: EdgeWorkerOptions = {}): Promise<
       // subrequests; the forward never sends that header. (The Worker itself stays on the path of every global
       // fetch: regions are reached through service bindings instead, above.)
       stripCfConnectingIp: false,
-      ...(options.persistDir
-        ? { cachePersist: `${options.persistDir}/cache`, kvPersist: `${options.persistDir}/kv` }
-        : {}),
+      // Miniflare 5 keeps every resource (Cache API, KV) under one root; the conversion drops v4's per-plugin
+      // `cachePersist` / `kvPersist` without a word, so they would leave everything in memory.
+      ...(options.persistDir ? { resourcePersistencePath: options.persistDir } : {}),
       log: new Log(options.logLevel ?? LogLevel.WARN),
     }),
   );
