@@ -41,6 +41,8 @@ export interface Served {
   trace: ServeTrace;
   /** The shared-cache write, for `waitUntil`. */
   pending?: Promise<void>;
+  /** The edge variant's session being created off the request path (a cold isolate), for `waitUntil`; never rejects. */
+  warming?: Promise<void>;
 }
 
 function rowsJson(model: string, version: string | undefined, rows: InputRows): string {
@@ -97,16 +99,26 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
     return edgeRun;
   };
 
-  const edgeProbs = mode === "regional" ? undefined : await runEdge();
-  if (edgeProbs) {
+  /** The edge variant's answer when every row clears the threshold (auto, edge modes); undefined otherwise. */
+  const confidentAnswer = (edgeProbs: Float32Array): Served | undefined => {
     const confidences = Array.from({ length: rows.batch }, (_, r) => topClass(edgeProbs, r, classes).confidence);
-    if (cascadeDecision(confidences, rt.threshold(served)!, mode) === "edge") {
-      const pending = key
-        ? rt.cache.put(key, { version: edgeVersion, probs: Array.from(edgeProbs) }, startedAt)
-        : undefined;
-      return { probs: edgeProbs, batch: rows.batch, version: edgeVersion, servedBy: "edge", trace, pending };
-    }
-  }
+    if (cascadeDecision(confidences, rt.threshold(served)!, mode) !== "edge") return undefined;
+    const pending = key
+      ? rt.cache.put(key, { version: edgeVersion, probs: Array.from(edgeProbs) }, startedAt)
+      : undefined;
+    return { probs: edgeProbs, batch: rows.batch, version: edgeVersion, servedBy: "edge", trace, pending };
+  };
+
+  // A cold isolate: the edge variant has no session yet. An auto request does not wait for one while a region may
+  // answer it: the session is created off the request path (waitUntil) and the request forwarded. Should no
+  // region answer (none in reach, failures), the request waits for the session below and the cascade decides then.
+  const warming =
+    mode === "auto" && model && !model.ready
+      ? model.load().catch((err: unknown) => console.warn(`edge model load failed: ${(err as Error).message}`))
+      : undefined;
+  const edgeProbs = mode === "regional" || warming ? undefined : await runEdge();
+  const atEdge = edgeProbs && confidentAnswer(edgeProbs);
+  if (atEdge) return atEdge;
 
   const health = rt.book.health(startedAt, Object.fromEntries((probe?.regions ?? []).map((p) => [p.name, p.ready])));
   let forwarded: Forwarded;
@@ -127,6 +139,8 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
       const why = model ? "the edge model is not available" : `model "${served.name}" has no edge variant`;
       throw new NotReady(`no region answered and ${why}: ${err.message}`, 1);
     }
+    const confident = warming && confidentAnswer(fallback); // the edge was skipped only because it was cold
+    if (confident) return confident;
     return {
       probs: fallback,
       batch: rows.batch,
@@ -154,5 +168,6 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
     servedBy: `regional:${answer.region}`,
     trace,
     pending,
+    warming,
   };
 }

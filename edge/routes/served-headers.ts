@@ -22,8 +22,8 @@ export function servedHeaders(model: ServedModel, served: Served): Record<string
 }
 
 /**
- * What follows an answer: count it for the model and the tenant, and hand the shared-cache write to
- * `waitUntil` (undefined outside a Worker: the write then finishes on its own).
+ * What follows an answer: count it for the model and the tenant, and hand the shared-cache write and a session
+ * being created to `waitUntil` (undefined outside a Worker: they then finish on their own).
  */
 export function settleServed(
   runtime: EdgeRuntime,
@@ -37,6 +37,7 @@ export function settleServed(
     const write = served.pending.catch((err: unknown) => console.warn(`cache write failed: ${(err as Error).message}`));
     waitUntil?.(write);
   }
+  if (served.warming) waitUntil?.(served.warming);
 }
 
 /** `servedHeaders` on a route's answer, then `settleServed`. */
