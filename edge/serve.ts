@@ -7,6 +7,7 @@ import type { CacheTier } from "./cache/response-cache.ts";
 import { cascadeDecision } from "./cascade/decision.ts";
 import { type DegradedReason, degradedReason, NoRegionAnswered } from "./forward/errors.ts";
 import type { Forwarded } from "./forward/hedge.ts";
+import type { EdgeModel } from "./inference/edge-model.ts";
 import type { ServedModel } from "./models/served-model.ts";
 import { regionOrder } from "./regions/order.ts";
 import type { RequestLocation } from "./regions/region.ts";
@@ -41,8 +42,11 @@ export interface Served {
   trace: ServeTrace;
   /** The shared-cache write, for `waitUntil`. */
   pending?: Promise<void>;
-  /** The edge variant's session being created off the request path (a cold isolate), for `waitUntil`; never rejects. */
-  warming?: Promise<void>;
+  /**
+   * A cold isolate's edge variant, to load once the answer has gone (`settleServed` runs it in `waitUntil`):
+   * creating a session is CPU on the isolate's one thread, which would hold the answer back if it ran first.
+   */
+  warm?: EdgeModel;
 }
 
 function rowsJson(model: string, version: string | undefined, rows: InputRows): string {
@@ -110,13 +114,10 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
   };
 
   // A cold isolate: the edge variant has no session yet. An auto request does not wait for one while a region may
-  // answer it: the session is created off the request path (waitUntil) and the request forwarded. Should no
-  // region answer (none in reach, failures), the request waits for the session below and the cascade decides then.
-  const warming =
-    mode === "auto" && model && !model.ready
-      ? model.load().catch((err: unknown) => console.warn(`edge model load failed: ${(err as Error).message}`))
-      : undefined;
-  const edgeProbs = mode === "regional" || warming ? undefined : await runEdge();
+  // answer it: the request is forwarded and the session created after the answer (waitUntil). Should no region
+  // answer (none in reach, failures), the request waits for the session below and the cascade decides then.
+  const cold = mode === "auto" && model !== undefined && !model.ready;
+  const edgeProbs = mode === "regional" || cold ? undefined : await runEdge();
   const atEdge = edgeProbs && confidentAnswer(edgeProbs);
   if (atEdge) return atEdge;
 
@@ -139,7 +140,7 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
       const why = model ? "the edge model is not available" : `model "${served.name}" has no edge variant`;
       throw new NotReady(`no region answered and ${why}: ${err.message}`, 1);
     }
-    const confident = warming && confidentAnswer(fallback); // the edge was skipped only because it was cold
+    const confident = cold && confidentAnswer(fallback); // the edge was skipped only because it was cold
     if (confident) return confident;
     return {
       probs: fallback,
@@ -168,6 +169,6 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
     servedBy: `regional:${answer.region}`,
     trace,
     pending,
-    warming,
+    warm: cold ? model : undefined,
   };
 }

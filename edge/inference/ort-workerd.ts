@@ -4,6 +4,7 @@ import type { ModelSignature } from "../../protocol/model-config.ts";
 import type { Runner } from "./edge-model.ts";
 import { DirectRunner, type OrtWasmExports, ortWasmExports } from "./ort-direct.ts";
 import { serialRuns } from "./serial-runs.ts";
+import { WARM_UP_MODEL_BASE64 } from "./warm-up-model.ts";
 
 /**
  * onnxruntime-web inside workerd (see shared notes, toolchain.md). Workers refuse to compile WebAssembly
@@ -46,25 +47,29 @@ function installWasm(): void {
       : instantiate(source, imports)) as typeof WebAssembly.instantiate;
 }
 
-/** The least ONNX model (Identity, float32 [1]); creating a session of it initialises ORT's runtime. */
-const IDENTITY_MODEL = Uint8Array.from([
-  8, 8, 18, 0, 58, 55, 10, 16, 10, 1, 120, 18, 1, 121, 34, 8, 73, 100, 101, 110, 116, 105, 116, 121, 18, 1, 103, 90, 15,
-  10, 1, 120, 18, 10, 10, 8, 8, 1, 18, 4, 10, 2, 8, 1, 98, 15, 10, 1, 121, 18, 10, 10, 8, 8, 1, 18, 4, 10, 2, 8, 1, 66,
-  4, 10, 0, 16, 13,
-]);
-
 const SESSION_OPTIONS: ort.InferenceSession.SessionOptions = { executionProviders: ["wasm"] };
 
 installWasm();
 /**
- * ORT's wasm instantiated and its runtime initialised at start-up (module scope), not on a request: that is
- * ~90% of a first session's CPU (docs/edge.md, *Cold isolates*); each model's own session is then a few ms.
+ * ORT's wasm instantiated, its runtime initialised and the code of every operator the edge variants use compiled
+ * at start-up (module scope), not on a request (docs/edge.md, *Cold isolates*); each model's own session is
+ * then a few ms.
  * A failure here is not final: the first session creation awaits this and tries again.
  */
-const runtimeStarted: Promise<void> = ort.InferenceSession.create(IDENTITY_MODEL, SESSION_OPTIONS).then(
-  (session) => session.release(),
-  (err: unknown) => console.warn(`onnxruntime-web did not start at start-up: ${(err as Error).message}`),
+const runtimeStarted: Promise<void> = warmUp().catch((err: unknown) =>
+  console.warn(`onnxruntime-web did not start at start-up: ${(err as Error).message}`),
 );
+
+/** A session of the start-up model (warm-up-model.ts), created, run once and released. */
+async function warmUp(): Promise<void> {
+  const bytes = Uint8Array.from(atob(WARM_UP_MODEL_BASE64), (c) => c.charCodeAt(0));
+  const session = await ort.InferenceSession.create(bytes, SESSION_OPTIONS);
+  try {
+    await session.run({ x: new ort.Tensor("float32", Float32Array.from([0.2, 0.7, 0.9, 0.1]), [2, 2]) });
+  } finally {
+    await session.release();
+  }
+}
 
 /** The session handle onnxruntime-web's wasm session handler keeps (`sessionId`, the `OrtSession*`). */
 function sessionHandle(session: ort.InferenceSession): number | undefined {

@@ -22,8 +22,8 @@ export function servedHeaders(model: ServedModel, served: Served): Record<string
 }
 
 /**
- * What follows an answer: count it for the model and the tenant, and hand the shared-cache write and a session
- * being created to `waitUntil` (undefined outside a Worker: they then finish on their own).
+ * What follows an answer: count it for the model and the tenant, and hand the shared-cache write and a cold
+ * edge variant's load to `waitUntil` (undefined outside a Worker: they then finish on their own).
  */
 export function settleServed(
   runtime: EdgeRuntime,
@@ -37,7 +37,14 @@ export function settleServed(
     const write = served.pending.catch((err: unknown) => console.warn(`cache write failed: ${(err as Error).message}`));
     waitUntil?.(write);
   }
-  if (served.warming) waitUntil?.(served.warming);
+  if (served.warm) {
+    const model = served.warm;
+    // A timer's turn first: the answer is written before the session's CPU takes the isolate's thread.
+    const load = new Promise((resolve) => setTimeout(resolve, 0))
+      .then(() => model.load())
+      .catch((err: unknown) => console.warn(`edge model load failed: ${(err as Error).message}`));
+    waitUntil?.(load);
+  }
 }
 
 /** `servedHeaders` on a route's answer, then `settleServed`. */
