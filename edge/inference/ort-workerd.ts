@@ -47,7 +47,15 @@ function installWasm(): void {
       : instantiate(source, imports)) as typeof WebAssembly.instantiate;
 }
 
-const SESSION_OPTIONS: ort.InferenceSession.SessionOptions = { executionProviders: ["wasm"] };
+/**
+ * "basic" graph optimisations fold the int8 weights' DequantizeLinear into constants once, as "all" does, without
+ * the layout and fusion passes that find nothing in a model this small: session creation ~80 → ~60 ms of CPU in
+ * workerd here (docs/edge.md). onnxruntime-web's outputs are identical at every level (toolchain notes).
+ */
+const SESSION_OPTIONS: ort.InferenceSession.SessionOptions = {
+  executionProviders: ["wasm"],
+  graphOptimizationLevel: "basic",
+};
 
 installWasm();
 /**
