@@ -4,12 +4,12 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { edgeAnswers, type HeldoutRow } from "../../protocol/heldout.ts";
 import { probeTarget } from "../probe/target.ts";
 import { generateModels, MODELS_DIR, ROOT } from "../stack/build-edge.ts";
 import { type EdgeWorker, startEdgeWorker } from "../stack/edge-worker.ts";
 import { startRegionalPool } from "../stack/regional-pool.ts";
+import { startHelloWorker } from "./hello.ts";
 import { holdBenchLock } from "./lock.ts";
 import { cpuMs, listeningPid } from "./process-cpu.ts";
 
@@ -135,19 +135,9 @@ const readyCpu = (url: string) => {
 };
 
 async function helloStartupCpu(): Promise<number> {
-  const hello = new Miniflare(
-    convertV4MiniflareOptions({
-      modules: true,
-      scriptPath: join(ROOT, "scripts/bench/hello-worker.js"),
-      compatibilityDate: "2026-04-01",
-      cf: {},
-      host: "127.0.0.1",
-      port: 0,
-    }),
-  );
+  const hello = await startHelloWorker();
   try {
-    const url = (await hello.ready).toString();
-    return readyCpu(url).cpu;
+    return readyCpu(hello.url).cpu;
   } finally {
     await hello.dispose();
   }

@@ -14,6 +14,7 @@ import { ROOT } from "../stack/build-edge.ts";
 import { startEdgeWorker } from "../stack/edge-worker.ts";
 import { startRegionalPool } from "../stack/regional-pool.ts";
 import { type ForwardOverhead, measureForwardOverhead } from "./forward-overhead.ts";
+import { startHelloWorker } from "./hello.ts";
 import { holdBenchLock } from "./lock.ts";
 import { cpuSeconds, listeningPid } from "./process-cpu.ts";
 import { haveWrk } from "./wrk.ts";
@@ -190,20 +191,8 @@ async function main() {
       rateLimit: false,
       cacheApi: cacheApi === "on",
     });
-    const hello = new Miniflare(
-      convertV4MiniflareOptions({
-        modules: true,
-        scriptPath: join(ROOT, "scripts/bench/hello-worker.js"),
-        compatibilityDate: "2026-04-01",
-        // As the edge Worker's (scripts/stack/edge-worker.ts): Miniflare's placeholder request.cf, attached to
-        // every request when none is given, cost the hello-world Worker more than the edge paid for its own.
-        cf: {},
-        cacheAPI: cacheApi === "on",
-        host: "127.0.0.1",
-        port: 0,
-      }),
-    );
-    const helloUrl = (await hello.ready).toString().replace(/\/$/, "");
+    const hello = await startHelloWorker({ cacheApi: cacheApi === "on" });
+    const helloUrl = hello.url;
     // A warm isolate: its edge variants loaded (a cold one forwards its first requests; bench:cold measures those).
     const ready = await fetch(`${edge.url}/v2/health/ready`);
     if (ready.status !== 200) throw new Error(`the edge variants did not load: ${await ready.text()}`);

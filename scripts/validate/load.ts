@@ -13,6 +13,8 @@ export interface LoadResponse {
   /** ms from the start of the run at which the request was due. */
   dueMs: number;
   latencyMs: number;
+  /** How late the request left (the generator's own timer lateness), in ms; part of `latencyMs`. */
+  sendLagMs: number;
   /** HTTP status; 0 when no response came (connection reset or refused, timeout). */
   status: number;
   headers: Record<string, string | string[] | undefined>;
@@ -55,6 +57,7 @@ export async function openLoop(options: OpenLoopOptions): Promise<{ sent: number
 
   const send = async (i: number, request: LoadRequest, dueMs: number) => {
     const due = started + dueMs;
+    const sendLagMs = performance.now() - due;
     try {
       const res = await pool.request({
         method: (request.method ?? "POST") as "POST",
@@ -64,13 +67,17 @@ export async function openLoop(options: OpenLoopOptions): Promise<{ sent: number
       });
       const body = await res.body.text();
       onResponse(
-        { dueMs, latencyMs: performance.now() - due, status: res.statusCode, headers: res.headers, body },
+        { dueMs, latencyMs: performance.now() - due, sendLagMs, status: res.statusCode, headers: res.headers, body },
         request,
         i,
       );
     } catch (err) {
       const error = `${(err as Error & { code?: string }).code ?? ""} ${(err as Error).message}`.trim();
-      onResponse({ dueMs, latencyMs: performance.now() - due, status: 0, headers: {}, body: "", error }, request, i);
+      onResponse(
+        { dueMs, latencyMs: performance.now() - due, sendLagMs, status: 0, headers: {}, body: "", error },
+        request,
+        i,
+      );
     }
   };
 
