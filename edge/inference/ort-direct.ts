@@ -30,8 +30,21 @@ export interface OrtWasmExports {
   ): number;
   /** `OrtGetLastError(code*, message**)`. */
   getLastError(code: number, message: number): void;
-  memory: WebAssembly.Memory;
+  memory: WasmMemory;
 }
+
+/** The parts of WebAssembly's types used here, written out so that Node's type checking (tests) takes this file too. */
+interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+  grow(pages: number): number;
+}
+export interface WasmInstance {
+  readonly exports: Record<string, unknown>;
+}
+export type WasmImports = Record<string, Record<string, unknown>>;
+
+const isMemory = (value: unknown): value is WasmMemory =>
+  typeof value === "object" && value !== null && "buffer" in value && "grow" in value;
 
 /** ORT's C enums: `ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT`, and data location "cpu" (wasm-common.ts). */
 const FLOAT = 1;
@@ -41,11 +54,8 @@ const CPU = 1;
  * The instance's C functions by their 1.30.0 names and its memory (this build imports it: the threaded build
  * shares one between workers); undefined when the instance is not that build.
  */
-export function ortWasmExports(
-  instance: WebAssembly.Instance,
-  imports: WebAssembly.Imports | undefined,
-): OrtWasmExports | undefined {
-  const exports = instance.exports as Record<string, unknown>;
+export function ortWasmExports(instance: WasmInstance, imports: WasmImports | undefined): OrtWasmExports | undefined {
+  const exports = instance.exports;
   const fns: Record<string, (...args: number[]) => number> = {};
   for (const [name, exported] of Object.entries(ORT_EXPORT_NAMES)) {
     const fn = exports[exported];
@@ -53,7 +63,7 @@ export function ortWasmExports(
     fns[name] = fn as (...args: number[]) => number;
   }
   const candidates = [...Object.values(exports), ...Object.values(imports ?? {}).flatMap((m) => Object.values(m))];
-  const memory = candidates.find((e) => e instanceof WebAssembly.Memory) as WebAssembly.Memory | undefined;
+  const memory = candidates.find(isMemory);
   if (!memory) return undefined;
   return { ...(fns as unknown as Omit<OrtWasmExports, "memory">), memory };
 }
