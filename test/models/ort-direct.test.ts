@@ -18,7 +18,8 @@ const webAssembly = (
   globalThis as unknown as { WebAssembly: { instantiate: (...args: unknown[]) => Promise<unknown> } }
 ).WebAssembly;
 const instantiate = webAssembly.instantiate.bind(webAssembly);
-webAssembly.instantiate = async (source: unknown, imports?: WasmImports) => {
+webAssembly.instantiate = async (...args: unknown[]) => {
+  const [source, imports] = args as [unknown, WasmImports | undefined];
   const result = (await instantiate(source, imports)) as { instance?: WasmInstance };
   if (result.instance) caught = { instance: result.instance, imports };
   return result;
