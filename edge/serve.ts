@@ -7,6 +7,7 @@ import type { CacheTier } from "./cache/response-cache.ts";
 import { cascadeDecision } from "./cascade/decision.ts";
 import { type DegradedReason, degradedReason, NoRegionAnswered, type RegionError } from "./forward/errors.ts";
 import type { Forwarded } from "./forward/hedge.ts";
+import type { EdgeModel } from "./inference/edge-model.ts";
 import type { ServedModel } from "./models/served-model.ts";
 import { regionOrder } from "./regions/order.ts";
 import type { RequestLocation } from "./regions/region.ts";
@@ -43,6 +44,11 @@ export interface Served {
   trace: ServeTrace;
   /** The shared-cache write and warm probes, for `waitUntil`. */
   pending?: Promise<void>;
+  /**
+   * A cold isolate's edge variant, to load once the answer has gone (`settleServed` runs it in `waitUntil`):
+   * creating a session is CPU on the isolate's one thread, which would hold the answer back if it ran first.
+   */
+  warm?: EdgeModel;
 }
 
 function rowsJson(model: string, version: string | undefined, rows: InputRows): string {
@@ -119,16 +125,23 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
     return edgeRun;
   };
 
-  const edgeProbs = mode === "regional" ? undefined : await runEdge();
-  if (edgeProbs) {
+  /** The edge variant's answer when every row clears the threshold (auto, edge modes); undefined otherwise. */
+  const confidentAnswer = (edgeProbs: Float32Array): Served | undefined => {
     const confidences = Array.from({ length: rows.batch }, (_, r) => topClass(edgeProbs, r, classes).confidence);
-    if (cascadeDecision(confidences, rt.threshold(served)!, mode) === "edge") {
-      const pending = key
-        ? rt.cache.put(key, { version: edgeVersion, probs: float32Data(edgeProbs) }, startedAt)
-        : undefined;
-      return { probs: edgeProbs, batch: rows.batch, version: edgeVersion, servedBy: "edge", trace, pending };
-    }
-  }
+    if (cascadeDecision(confidences, rt.threshold(served)!, mode) !== "edge") return undefined;
+    const pending = key
+      ? rt.cache.put(key, { version: edgeVersion, probs: float32Data(edgeProbs) }, startedAt)
+      : undefined;
+    return { probs: edgeProbs, batch: rows.batch, version: edgeVersion, servedBy: "edge", trace, pending };
+  };
+
+  // A cold isolate: the edge variant has no session yet. An auto request does not wait for one while a region may
+  // answer it: the request is forwarded and the session created after the answer (waitUntil). Should no region
+  // answer (none in reach, failures), the request waits for the session below and the cascade decides then.
+  const cold = mode === "auto" && model !== undefined && !model.ready;
+  const edgeProbs = mode === "regional" || cold ? undefined : await runEdge();
+  const atEdge = edgeProbs && confidentAnswer(edgeProbs);
+  if (atEdge) return atEdge;
 
   const health = rt.book.health(startedAt, Object.fromEntries((probe?.regions ?? []).map((p) => [p.name, p.ready])));
   const location = locate();
@@ -152,6 +165,13 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
     if (!fallback) {
       const why = model ? "the edge model is not available" : `model "${served.name}" has no edge variant`;
       throw new NotReady(`no region answered and ${why}: ${err.message}`, 1);
+    }
+    // The edge was skipped only because it was cold: a confident row is the edge's answer, not a degraded one.
+    const confident = cold ? confidentAnswer(fallback) : undefined;
+    if (confident) {
+      const both =
+        confident.pending && pending ? Promise.all([confident.pending, pending]).then(() => undefined) : undefined;
+      return { ...confident, pending: both ?? confident.pending ?? pending };
     }
     return {
       probs: fallback,
@@ -182,5 +202,6 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
     servedBy: `regional:${answer.region}`,
     trace,
     pending,
+    warm: cold ? model : undefined,
   };
 }

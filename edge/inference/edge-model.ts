@@ -9,8 +9,12 @@ import {
 import { type ModelPublicKey, signatureProblem } from "../../protocol/model-signature.ts";
 import { Lazy } from "./lazy.ts";
 
-/** Runs the model on `batch` rows of float32 features (row-major) and returns the output matrix. */
-export type Runner = (data: Float32Array, batch: number) => Promise<Float32Array>;
+/**
+ * Runs the model on `batch` rows of float32 features (row-major) and returns the output matrix, which the
+ * caller owns. Synchronous where the runtime allows it (ort-direct.ts); runners that await keep their runs
+ * from overlapping themselves.
+ */
+export type Runner = (data: Float32Array, batch: number) => Float32Array | Promise<Float32Array>;
 
 export interface EdgeModelSource {
   /** The edge model's config.json, parsed. */
@@ -49,17 +53,14 @@ export async function verifyModelBytes(
 }
 
 /**
- * The edge model of one isolate: verified and loaded once, on first use (see Lazy), then run one call
- * at a time. onnxruntime-web's wasm backend keeps per-call scratch on one shared wasm stack across awaits,
- * so overlapping `run` calls could overwrite each other's buffers; a run of this model takes tens of µs,
- * so a queue costs nothing measurable.
+ * The edge model of one isolate: verified and loaded once, on first use or ahead of it (`load`, see Lazy),
+ * then run.
  */
 export class EdgeModel {
   readonly config: ModelConfig;
   readonly signature: ModelSignature;
   readonly calibration: CascadeCalibration;
   readonly #runner: Lazy<Runner>;
-  #tail: Promise<unknown> = Promise.resolve();
   #loads = 0;
 
   constructor(source: EdgeModelSource) {
@@ -100,10 +101,8 @@ export class EdgeModel {
 
   /** Probabilities `[batch, classes]` for `batch` rows. */
   async infer(data: Float32Array, batch: number): Promise<Float32Array> {
-    const runner = await this.#runner.get();
-    const result = this.#tail.then(() => runner(data, batch));
-    this.#tail = result.catch(() => undefined);
-    const probs = await result;
+    const runner = this.#runner.value ?? (await this.#runner.get());
+    const probs = await runner(data, batch);
     if (probs.length !== batch * this.signature.classes) {
       throw new Error(`${this.config.name}: expected ${batch}x${this.signature.classes} outputs, got ${probs.length}`);
     }

@@ -12,12 +12,14 @@ describe("Lazy", () => {
       });
     });
     expect(calls).toBe(0);
+    expect(lazy.value).toBeUndefined();
     const all = Promise.all([lazy.get(), lazy.get(), lazy.get()]);
     expect(calls).toBe(1);
     expect(lazy.ready).toBe(false);
     release("session");
     expect(await all).toEqual(["session", "session", "session"]);
     expect(lazy.ready).toBe(true);
+    expect(lazy.value).toBe("session");
     expect(await lazy.get()).toBe("session");
     expect(calls).toBe(1);
   });

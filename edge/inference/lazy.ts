@@ -31,6 +31,11 @@ export class Lazy<T> {
     return this.#pending;
   }
 
+  /** The value once created (no promise, for hot paths); undefined before. */
+  get value(): T | undefined {
+    return this.#value?.value;
+  }
+
   /** Whether the value exists (creation finished successfully). */
   get ready(): boolean {
     return this.#value !== undefined;

@@ -14,6 +14,7 @@ import { ROOT } from "../stack/build-edge.ts";
 import { startEdgeWorker } from "../stack/edge-worker.ts";
 import { startRegionalPool } from "../stack/regional-pool.ts";
 import { type ForwardOverhead, measureForwardOverhead } from "./forward-overhead.ts";
+import { startHelloWorker } from "./hello.ts";
 import { holdBenchLock } from "./lock.ts";
 import { cpuSeconds, listeningPid } from "./process-cpu.ts";
 import { haveWrk } from "./wrk.ts";
@@ -51,6 +52,7 @@ const { values: args } = parseArgs({
     "forward-rounds": { type: "string", default: "3" },
     out: { type: "string", default: "bench" },
     model: { type: "string", default: "digits" },
+    "cache-api": { type: "string", default: "both" },
   },
 });
 const connections = Number(args.connections);
@@ -59,6 +61,17 @@ const rate = Number(args.rate);
 const warmupS = Number(args.warmup);
 const rounds = Number(args.rounds);
 const forwardRounds = Number(args["forward-rounds"]);
+/**
+ * Miniflare's Cache API simulation for both Workers: "off" (the edge with LOCAL_CACHE_ONLY, Miniflare's
+ * `cacheAPI: false` for both, as Cloudflare pays no simulation), "on" (as before), or "both" (off first: the
+ * headline figures, the forward overhead and the cascade; then on, the scenarios only).
+ */
+const CACHE_SETTINGS = { off: ["off"], on: ["on"], both: ["off", "on"] } as const;
+const cacheSettings = CACHE_SETTINGS[args["cache-api"] as keyof typeof CACHE_SETTINGS];
+if (!cacheSettings) {
+  console.error(`--cache-api must be off, on or both (got ${args["cache-api"]})`);
+  process.exit(2);
+}
 if (!haveWrk()) {
   console.error("bench:edge needs wrk for the forward overhead (Debian: sudo apt-get install wrk)");
   process.exit(1);
@@ -164,29 +177,30 @@ async function main() {
   console.log("starting a regional pool, the edge Worker, the hello-world and the forwarding Workers...");
   const secret = randomBytes(16).toString("hex");
   const regional = await startRegionalPool({ region: "bench", workers: 1, env: { REGIONAL_SHARED_SECRET: secret } });
-  const edge = await startEdgeWorker({
-    vars: {
-      REGIONS: JSON.stringify([{ name: "bench", url: regional.url, latitude: 39.04, longitude: -77.49 }]),
-      REGIONAL_SHARED_SECRET: secret,
-      // The bench measures the forwarding path, not the SLO: with 10 ms on a loaded 2-core box, some forwards
-      // would degrade. The servedBy tallies below show what answered.
-      SLO_BUDGET_MS: "1000",
-    },
-    rateLimit: false,
-  });
-  const hello = new Miniflare(
-    convertV4MiniflareOptions({
-      modules: true,
-      scriptPath: join(ROOT, "scripts/bench/hello-worker.js"),
-      compatibilityDate: "2026-04-01",
-      // As the edge Worker's (scripts/stack/edge-worker.ts): Miniflare's placeholder request.cf, attached to
-      // every request when none is given, cost the hello-world Worker more than the edge paid for its own.
-      cf: {},
-      host: "127.0.0.1",
-      port: 0,
-    }),
-  );
-  const helloUrl = (await hello.ready).toString().replace(/\/$/, "");
+  /** The edge Worker and hello-world, with Miniflare's Cache API simulation on or off for both. */
+  const startPair = async (cacheApi: "on" | "off") => {
+    const edge = await startEdgeWorker({
+      vars: {
+        REGIONS: JSON.stringify([{ name: "bench", url: regional.url, latitude: 39.04, longitude: -77.49 }]),
+        REGIONAL_SHARED_SECRET: secret,
+        // The bench measures the forwarding path, not the SLO: with 10 ms on a loaded 2-core box, some forwards
+        // would degrade. The servedBy tallies below show what answered.
+        SLO_BUDGET_MS: "1000",
+        LOCAL_CACHE_ONLY: cacheApi === "off" ? "true" : "false",
+      },
+      rateLimit: false,
+      cacheApi: cacheApi === "on",
+    });
+    const hello = await startHelloWorker({ cacheApi: cacheApi === "on" });
+    const helloUrl = hello.url;
+    // A warm isolate: its edge variants loaded (a cold one forwards its first requests; bench:cold measures those).
+    const ready = await fetch(`${edge.url}/v2/health/ready`);
+    if (ready.status !== 200) throw new Error(`the edge variants did not load: ${await ready.text()}`);
+    return { edge, hello, helloUrl };
+  };
+  const pairs = new Map<string, Awaited<ReturnType<typeof startPair>>>();
+  for (const setting of cacheSettings) pairs.set(setting, await startPair(setting));
+  const { edge, helloUrl } = pairs.get(cacheSettings[0])!;
   const trivial = new Miniflare(
     convertV4MiniflareOptions({
       modules: true,
@@ -202,7 +216,8 @@ async function main() {
   );
   const trivialUrl = (await trivial.ready).toString().replace(/\/$/, "");
   const cleanUp = async () => {
-    await Promise.allSettled([edge.dispose(), hello.dispose(), trivial.dispose(), regional.stop()]);
+    const workers = [...pairs.values()].flatMap((p) => [p.edge.dispose(), p.hello.dispose()]);
+    await Promise.allSettled([...workers, trivial.dispose(), regional.stop()]);
   };
   // Ctrl-C must not leave workerd or the pool running.
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
@@ -211,8 +226,8 @@ async function main() {
 
   try {
     // The cascade over the whole held-out set (this also fills the cache for the cache-hit scenario).
-    const ask = async (body: string) => {
-      const response = await fetch(`${edge.url}/v1/classify`, {
+    const ask = async (body: string, url = edge.url) => {
+      const response = await fetch(`${url}/v1/classify`, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body,
@@ -239,91 +254,104 @@ async function main() {
     const n = heldout.rows.length;
     const referenceFull = heldout.rows.filter((r) => argmax(r.expected[model]!) === r.label).length;
 
-    const scenarios: Scenario[] = [
-      { name: "hello", what: "hello-world Worker (baseline)", url: helloUrl, path: "/", bodies: auto },
-      { name: "cache", what: "cache hit (auto, every row cached)", url: edge.url, path: "/v1/classify", bodies: auto },
-      {
-        name: "edge",
-        what: "edge inference (cascade edge, no cache)",
-        url: edge.url,
-        path: "/v1/classify",
-        bodies: bodies({ cascade: "edge" }),
-      },
-      {
-        name: "regional",
-        what: "regional forward (cascade regional, real pool)",
-        url: edge.url,
-        path: "/v1/classify",
-        bodies: bodies({ cascade: "regional" }),
-      },
-    ];
-    const samples = Object.fromEntries(scenarios.map((s) => [s.name, [] as Measurement[]]));
-    const tallies = Object.fromEntries(
-      scenarios.map((s) => [s.name, { requests: 0, errors: 0, servedBy: {} } as Tally]),
-    );
-    for (let r = 1; r <= rounds; r++) {
-      for (const s of scenarios) {
-        const pool = new Pool(s.url, { connections: Math.max(connections, 64), pipelining: 1 });
-        const tally = tallies[s.name]!;
-        const scratch: Tally = { requests: 0, errors: 0, servedBy: {} };
-        await closedLoop(pool, s, warmupS, scratch);
-        const pid = listeningPid(s.url);
-        const cpuBefore = pid === undefined ? undefined : cpuSeconds(pid);
-        const requestsBefore = tally.requests;
-        const reqPerSec = await closedLoop(pool, s, durationS, tally);
-        const cpuAfter = pid === undefined ? undefined : cpuSeconds(pid);
-        const answered = tally.requests - requestsBefore;
-        const cpuUsPerRequest =
-          cpuBefore && cpuAfter
-            ? ((cpuAfter.user + cpuAfter.kernel - cpuBefore.user - cpuBefore.kernel) * 1e6) / answered
-            : null;
-        const h = await openLoop(pool, s, durationS, tally);
-        const m = {
-          reqPerSec,
-          cpuUsPerRequest,
-          p50Ms: h.getValueAtPercentile(50) / 1000,
-          p95Ms: h.getValueAtPercentile(95) / 1000,
-          p99Ms: h.getValueAtPercentile(99) / 1000,
-        };
-        samples[s.name]!.push(m);
-        console.log(
-          `round ${r} ${s.name.padEnd(8)} ${m.reqPerSec.toFixed(0).padStart(6)} req/s  ` +
-            `workerd CPU ${m.cpuUsPerRequest?.toFixed(0) ?? "?"} µs/request  ` +
-            `p50 ${m.p50Ms.toFixed(2)} p95 ${m.p95Ms.toFixed(2)} p99 ${m.p99Ms.toFixed(2)} ms @ ${rate}/s`,
-        );
-        await pool.close();
-      }
-    }
-
-    const result = Object.fromEntries(
-      scenarios.map((s) => {
-        const ms = samples[s.name]!;
-        const cpus = ms.flatMap((m) => (m.cpuUsPerRequest === null ? [] : [m.cpuUsPerRequest]));
-        const med = {
-          reqPerSec: round(median(ms.map((m) => m.reqPerSec)), 0),
-          cpuUsPerRequest: cpus.length ? round(median(cpus), 0) : null,
-          p50Ms: round(median(ms.map((m) => m.p50Ms))),
-          p95Ms: round(median(ms.map((m) => m.p95Ms))),
-          p99Ms: round(median(ms.map((m) => m.p99Ms))),
-        };
-        return [s.name, { what: s.what, ...med, rounds: ms, tally: tallies[s.name] }];
-      }),
-    );
-    const base = result.hello!;
-    const helloRounds = samples.hello!;
-    for (const s of scenarios) {
-      const m = result[s.name]!;
-      // Per round, against the hello run of the same round: load from elsewhere that comes and goes cancels out.
-      const ratios = samples[s.name]!.map((x, i) => x.reqPerSec / helloRounds[i]!.reqPerSec);
-      const cpu = m.cpuUsPerRequest !== null && base.cpuUsPerRequest !== null;
-      Object.assign(m, {
-        vsHello: {
-          throughput: round(median(ratios)),
-          cpu: cpu ? round(m.cpuUsPerRequest! / base.cpuUsPerRequest!, 2) : null,
-          p50: round(m.p50Ms / base.p50Ms, 2),
-          p99: round(m.p99Ms / base.p99Ms, 2),
+    /** The scenarios' rounds against one edge Worker and its hello-world: medians and ratios to hello. */
+    const measureScenarios = async (edgeAt: string, helloAt: string, label: string, withRegional: boolean) => {
+      const scenarios: Scenario[] = [
+        { name: "hello", what: "hello-world Worker (baseline)", url: helloAt, path: "/", bodies: auto },
+        { name: "cache", what: "cache hit (auto, every row cached)", url: edgeAt, path: "/v1/classify", bodies: auto },
+        {
+          name: "edge",
+          what: "edge inference (cascade edge, no cache)",
+          url: edgeAt,
+          path: "/v1/classify",
+          bodies: bodies({ cascade: "edge" }),
         },
-      });
+      ];
+      if (withRegional) {
+        scenarios.push({
+          name: "regional",
+          what: "regional forward (cascade regional, real pool)",
+          url: edgeAt,
+          path: "/v1/classify",
+          bodies: bodies({ cascade: "regional" }),
+        });
+      }
+      const samples = Object.fromEntries(scenarios.map((s) => [s.name, [] as Measurement[]]));
+      const tallies = Object.fromEntries(
+        scenarios.map((s) => [s.name, { requests: 0, errors: 0, servedBy: {} } as Tally]),
+      );
+      for (let r = 1; r <= rounds; r++) {
+        for (const s of scenarios) {
+          const pool = new Pool(s.url, { connections: Math.max(connections, 64), pipelining: 1 });
+          const tally = tallies[s.name]!;
+          const scratch: Tally = { requests: 0, errors: 0, servedBy: {} };
+          await closedLoop(pool, s, warmupS, scratch);
+          const pid = listeningPid(s.url);
+          const cpuBefore = pid === undefined ? undefined : cpuSeconds(pid);
+          const requestsBefore = tally.requests;
+          const reqPerSec = await closedLoop(pool, s, durationS, tally);
+          const cpuAfter = pid === undefined ? undefined : cpuSeconds(pid);
+          const answered = tally.requests - requestsBefore;
+          const cpuUsPerRequest =
+            cpuBefore && cpuAfter
+              ? ((cpuAfter.user + cpuAfter.kernel - cpuBefore.user - cpuBefore.kernel) * 1e6) / answered
+              : null;
+          const h = await openLoop(pool, s, durationS, tally);
+          const m = {
+            reqPerSec,
+            cpuUsPerRequest,
+            p50Ms: h.getValueAtPercentile(50) / 1000,
+            p95Ms: h.getValueAtPercentile(95) / 1000,
+            p99Ms: h.getValueAtPercentile(99) / 1000,
+          };
+          samples[s.name]!.push(m);
+          console.log(
+            `${label} round ${r} ${s.name.padEnd(8)} ${m.reqPerSec.toFixed(0).padStart(6)} req/s  ` +
+              `workerd CPU ${m.cpuUsPerRequest?.toFixed(0) ?? "?"} µs/request  ` +
+              `p50 ${m.p50Ms.toFixed(2)} p95 ${m.p95Ms.toFixed(2)} p99 ${m.p99Ms.toFixed(2)} ms @ ${rate}/s`,
+          );
+          await pool.close();
+        }
+      }
+
+      const result = Object.fromEntries(
+        scenarios.map((s) => {
+          const ms = samples[s.name]!;
+          const cpus = ms.flatMap((m) => (m.cpuUsPerRequest === null ? [] : [m.cpuUsPerRequest]));
+          const med = {
+            reqPerSec: round(median(ms.map((m) => m.reqPerSec)), 0),
+            cpuUsPerRequest: cpus.length ? round(median(cpus), 0) : null,
+            p50Ms: round(median(ms.map((m) => m.p50Ms))),
+            p95Ms: round(median(ms.map((m) => m.p95Ms))),
+            p99Ms: round(median(ms.map((m) => m.p99Ms))),
+          };
+          return [s.name, { what: s.what, ...med, rounds: ms, tally: tallies[s.name] }];
+        }),
+      );
+      const base = result.hello!;
+      const helloRounds = samples.hello!;
+      for (const s of scenarios) {
+        const m = result[s.name]!;
+        // Per round, against the hello run of the same round: load from elsewhere that comes and goes cancels out.
+        const ratios = samples[s.name]!.map((x, i) => x.reqPerSec / helloRounds[i]!.reqPerSec);
+        const cpu = m.cpuUsPerRequest !== null && base.cpuUsPerRequest !== null;
+        Object.assign(m, {
+          vsHello: {
+            throughput: round(median(ratios)),
+            cpu: cpu ? round(m.cpuUsPerRequest! / base.cpuUsPerRequest!, 2) : null,
+            p50: round(m.p50Ms / base.p50Ms, 2),
+            p99: round(m.p99Ms / base.p99Ms, 2),
+          },
+        });
+      }
+      return result;
+    };
+    const result = await measureScenarios(edge.url, helloUrl, `cache API ${cacheSettings[0]}`, true);
+    const others: Record<string, typeof result> = {};
+    for (const setting of cacheSettings.slice(1)) {
+      const pair = pairs.get(setting)!;
+      for (const body of auto) await ask(body, pair.edge.url); // every row cached in this Worker too
+      others[setting] = await measureScenarios(pair.edge.url, pair.helloUrl, `cache API ${setting}`, false);
     }
     console.log("forward overhead (wrk, one connection)...");
     const forward = await measureForwardOverhead({
@@ -357,7 +385,10 @@ async function main() {
         git: execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT }).toString().trim(),
       },
       settings: { connections, durationS, warmupS, openLoopRatePerS: rate, rounds, forwardRounds, sloBudgetMs: 1000 },
+      cacheApi: cacheSettings[0],
       scenarios: result,
+      /** The same scenarios with the other Cache API setting (`--cache-api both`). */
+      otherCacheApi: others,
       forward,
       cascade: {
         rows: n,
@@ -381,6 +412,8 @@ async function main() {
 
 type Report = {
   date: string;
+  cacheApi: string;
+  otherCacheApi: Record<string, Report["scenarios"]>;
   machine: Record<string, string | number>;
   settings: Record<string, number>;
   scenarios: Record<
@@ -396,9 +429,8 @@ type Report = {
   cascade: Record<string, number>;
 };
 
-function markdown(report: Report): string {
-  const pct = (x: number) => `${(x * 100).toFixed(2)}%`;
-  const rows = Object.values(report.scenarios).map((s) => {
+function scenarioRows(scenarios: Report["scenarios"]): string[] {
+  return Object.values(scenarios).map((s) => {
     const served = Object.entries(s.tally?.servedBy ?? {})
       .map(([k, v]) => `${k} ${v}`)
       .join(", ");
@@ -412,6 +444,21 @@ function markdown(report: Report): string {
       `${s.p95Ms} | ${s.p99Ms} (${spread((m) => m.p99Ms, 1)}) | ${s.vsHello?.p99} | ${s.tally?.errors ?? 0} | ${served} |`
     );
   });
+}
+
+function markdown(report: Report): string {
+  const pct = (x: number) => `${(x * 100).toFixed(2)}%`;
+  const rows = scenarioRows(report.scenarios);
+  const otherTables = Object.entries(report.otherCacheApi).map(
+    ([setting, scenarios]) => `### Miniflare's Cache API simulation ${setting}
+
+Both Workers restarted with the simulation ${setting} (the edge Worker with \`LOCAL_CACHE_ONLY=${setting === "on" ? "false" : "true"}\`), the same rounds.
+
+| scenario | req/s (rounds' range) | vs hello (median of rounds) | workerd CPU µs/request (vs hello) | p50 ms | p95 ms | p99 ms (range) | p99 vs hello | errors | answered by |
+|---|---|---|---|---|---|---|---|---|---|
+${scenarioRows(scenarios).join("\n")}
+`,
+  );
   const c = report.cascade;
   const fw = report.forward;
   const m = report.machine;
@@ -433,10 +480,15 @@ The edge's SLO budget is raised to ${st.sloBudgetMs} ms here so forwards are mea
 |---|---|---|---|---|---|---|---|---|---|
 ${rows.join("\n")}
 
-Targets: cache hit and edge inference each at least 0.8× hello's throughput. workerd's CPU per request is the
+Miniflare's Cache API simulation: **${report.cacheApi}** for both Workers in this table (\`--cache-api\`; off: the edge
+Worker runs with \`LOCAL_CACHE_ONLY=true\` and Miniflare's \`cacheAPI: false\`, as Cloudflare pays for no simulation).
+Every row was answered once before the rounds, so the isolate is warm (edge variant loaded) and the cache full.
+
+Targets: cache hit at least 0.87× and the edge answer at least 0.9× hello's throughput. workerd's CPU per request is the
 workerd process's user and kernel time during the closed loop divided by the requests answered; hello's is
 mostly workerd and Miniflare themselves (the entry Worker, HTTP), which a deployment does not bill.
 
+${otherTables.join("\n")}
 ## Forward overhead
 
 One connection (wrk -c1), ${st.forwardRounds} rounds of 3 s per load, p50 / p95 in ms, medians of the rounds' own

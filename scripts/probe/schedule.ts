@@ -14,16 +14,19 @@ export const dueAt = (startMs: number, i: number, rate: number): number => start
  * latency counted from the due time would include that lateness (measured: p50 0.4 ms at 30 req/s), which is
  * the instrument's error, not the server's. When sends fall behind (the process was busy), the ones due are
  * sent at once, each still timed from its own due time, so a stall shows as latency (no coordinated omission).
+ * `stopWhen`, checked before each send, ends the schedule early. Resolves with the number sent.
  */
 export async function openLoop(
   rate: number,
   total: number,
   send: (i: number, due: number) => void,
   onProgress?: (sent: number) => void,
-): Promise<void> {
+  stopWhen?: () => boolean,
+): Promise<number> {
   const start = performance.now();
   let lastProgress = start;
-  for (let i = 0; i < total; i++) {
+  let i = 0;
+  for (; i < total && !stopWhen?.(); i++) {
     const due = dueAt(start, i, rate);
     const ahead = due - performance.now() - POLL_MS;
     if (ahead > 0) await sleep(ahead);
@@ -34,4 +37,5 @@ export async function openLoop(
       lastProgress = due;
     }
   }
+  return i;
 }

@@ -32,6 +32,11 @@ export interface EdgeWorkerOptions {
    * fetch, which Miniflare routes through an extra Worker of its own. Default true.
    */
   regionBindings?: boolean;
+  /**
+   * Miniflare's Cache API simulation (on-disk storage behind an entry Worker of its own). `false` makes
+   * `caches.default` a no-op, as it is on workers.dev. Default true.
+   */
+  cacheApi?: boolean;
 }
 
 export interface EdgeWorker {
@@ -95,6 +100,7 @@ export async function startEdgeWorker(options: EdgeWorkerOptions = {}): Promise<
       // subrequests; the forward never sends that header. (The Worker itself stays on the path of every global
       // fetch: regions are reached through service bindings instead, above.)
       stripCfConnectingIp: false,
+      cacheAPI: options.cacheApi ?? true,
       // Miniflare 5 keeps every resource (Cache API, KV) under one root; the conversion drops v4's per-plugin
       // `cachePersist` / `kvPersist` without a word, so they would leave everything in memory.
       ...(options.persistDir ? { resourcePersistencePath: options.persistDir } : {}),

@@ -12,8 +12,13 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { edgeAnswers, type HeldoutRow } from "../../protocol/heldout.ts";
+import { startHelloWorker } from "../bench/hello.ts";
+import { cpuMs, listeningPid } from "../bench/process-cpu.ts";
+import { startNoopServer } from "../probe/floor.ts";
 import { seededRandom } from "../probe/mix.ts";
-import { type ProbeSummary, summarize } from "../probe/summary.ts";
+import { type LatencyStats, latencyStats, type ProbeSummary, percentile, summarize } from "../probe/summary.ts";
+import type { EdgeWorker } from "../stack/edge-worker.ts";
 import { LOCAL_REGIONS } from "../stack/local-regions.ts";
 import { listFlag, numberFlag, runMain } from "./args.ts";
 import { tradeoffSvg } from "./chart.ts";
@@ -41,6 +46,11 @@ const HELP = `Usage: npm run validate:latency -- [options]
   --distinct N            distinct inputs in the Zipf population (default 100000)
   --zipf-s S              Zipf exponent (default 1)
   --seed N                traffic seed (default 1)
+  --cold                  no warm-up: each location's fresh Worker first takes one request of each kind (a row
+                          the edge is sure of, one it is unsure of, the second model's), one after another, each
+                          reported with latency and workerd CPU beside the run's warm ones (docs/edge.md)
+  --floors BOOL           also measure, in the same run, the same rate against a hello-world Worker and a no-op
+                          Node server, before and after the locations (default true)
   --out DIR               where the results go (default bench)
   --help                  this text`;
 
@@ -57,6 +67,10 @@ interface RunResult {
   /** Labels equal to the rows' true labels, over answered requests. */
   accuracy: number;
   degradedReasons: Record<string, number>;
+  /** The load generator's own lateness in sending (its timers): p50, p99 and max, ms; part of every latency. */
+  sendLagMs: { p50: number; p99: number; max: number };
+  /** `--cold`: the first request of each kind in the fresh isolate, before the load. */
+  firstRequests?: FirstRequest[];
   /** Each region as the edge saw it at the end of the run (GET /status/regions). */
   regions: {
     name: string;
@@ -72,11 +86,109 @@ interface RunResult {
 
 const round = (x: number, digits = 4) => Math.round(x * 10 ** digits) / 10 ** digits;
 
+interface FirstRequest {
+  kind: string;
+  servedBy: string;
+  latencyMs: number;
+  /** workerd's CPU (all threads) from send to the answer, and until 300 ms after it (waitUntil's work too). */
+  cpuToAnswerMs: number;
+  cpuTotalMs: number;
+}
+
+/**
+ * `--cold`: a fresh isolate's first requests, one of each kind, sent one after another as soon as it is up:
+ * a row the edge variant is sure of (warm, a cache miss the edge answers), one it is unsure of (a forward), and
+ * the second model's first row. workerd's CPU from its threads' schedstat (scripts/bench/process-cpu.ts).
+ */
+async function firstRequests(edge: EdgeWorker, model: ValidationModel, where: string): Promise<FirstRequest[]> {
+  const pid = listeningPid(edge.url);
+  if (pid === undefined) throw new Error("--cold: cannot tell workerd's pid (ss from iproute2 is needed)");
+  const other = validationModel(model.name === "digits" ? "breast-cancer" : "digits");
+  const sure = (m: ValidationModel) => m.rows.find((r) => edgeAnswers(r, m.threshold, m.edgeModel))!;
+  const unsure = model.rows.find((r) => !edgeAnswers(r, model.threshold, model.edgeModel))!;
+  const kinds: [string, ValidationModel, HeldoutRow][] = [
+    [`${model.name} row the edge is sure of`, model, sure(model)],
+    [`${model.name} row it is unsure of`, model, unsure],
+    [`${other.name} row its edge is sure of (second model)`, other, sure(other)],
+  ];
+  const out: FirstRequest[] = [];
+  for (const [kind, m, row] of kinds) {
+    const request = classifyRequest(m, row.input, where);
+    const cpu0 = cpuMs(pid);
+    const t0 = performance.now();
+    const response = await fetch(`${edge.url}${request.path}`, {
+      method: "POST",
+      headers: request.headers,
+      body: request.body,
+    });
+    await response.arrayBuffer();
+    const latencyMs = performance.now() - t0;
+    const cpu1 = cpuMs(pid);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    out.push({
+      kind,
+      servedBy: response.headers.get("x-served-by") ?? `HTTP ${response.status}`,
+      latencyMs: round(latencyMs, 2),
+      cpuToAnswerMs: round(cpu1 - cpu0, 2),
+      cpuTotalMs: round(cpuMs(pid) - cpu0, 2),
+    });
+  }
+  return out;
+}
+
+interface FloorRun {
+  what: string;
+  when: "before" | "after";
+  stats: LatencyStats;
+  sendLagMs: { p50: number; p99: number; max: number };
+}
+
+/** The same open-loop schedule against a server with nothing behind it: what the machine and client cost alone. */
+async function floorRun(
+  what: string,
+  when: FloorRun["when"],
+  origin: string,
+  body: string,
+  rate: number,
+  durationS: number,
+): Promise<FloorRun> {
+  const latencies: number[] = [];
+  const lags: number[] = [];
+  await openLoop({
+    origin,
+    rate,
+    durationS,
+    next: () => ({ path: "/", headers: { "content-type": "application/json" }, body }),
+    onResponse: (response) => {
+      if (response.status === 200) latencies.push(response.latencyMs);
+      lags.push(response.sendLagMs);
+    },
+  });
+  return { what, when, stats: latencyStats(latencies), sendLagMs: lagStats(lags) };
+}
+
+function lagStats(lags: number[]): { p50: number; p99: number; max: number } {
+  const sorted = [...lags].sort((a, b) => a - b);
+  return {
+    p50: round(percentile(sorted, 50), 2),
+    p99: round(percentile(sorted, 99), 2),
+    max: round(sorted.at(-1) ?? 0, 2),
+  };
+}
+
 async function runOnce(
   stack: ValidationStack,
   model: ValidationModel,
   location: ClientLocation,
-  settings: { rate: number; durationS: number; budgetMs: number; threshold?: number; seed: number; traffic: object },
+  settings: {
+    rate: number;
+    durationS: number;
+    budgetMs: number;
+    threshold?: number;
+    seed: number;
+    traffic: object;
+    cold?: boolean;
+  },
 ): Promise<RunResult> {
   const delaysMs = Object.fromEntries(LOCAL_REGIONS.map((r) => [r.name, oneWayDelayMs(location, r)])) as Record<
     RegionName,
@@ -88,18 +200,26 @@ async function runOnce(
   const edge = await stack.startEdge(vars);
   try {
     const threshold = settings.threshold ?? model.threshold;
-    // The edge model is loaded before the run (its cold start is measured by bench:edge, not here); nothing
-    // else is warmed: no call reaches a region and the cron has not run, so routing starts from the prior.
-    const warm = await edge.dispatchFetch(`${edge.url}/v1/classify`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ model: model.name, inputs: model.rows[0]!.input, parameters: { cascade: "edge" } }),
-    });
-    if (warm.status !== 200) throw new Error(`edge model load answered ${warm.status}: ${await warm.text()}`);
+    const where = `${location.latitude},${location.longitude}`;
+    let first: FirstRequest[] | undefined;
+    if (settings.cold) {
+      // A new isolate as it comes: no session, no probe report; its first requests arrive at once.
+      first = await firstRequests(edge, model, where);
+    } else {
+      // What a deployed colo has before traffic: a loaded edge model and the cron's readiness report (KV). No
+      // call has reached a region, so routing starts from the distance prior (issue 17: no routing warm-up).
+      const warm = await edge.dispatchFetch(`${edge.url}/v1/classify`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: model.name, inputs: model.rows[0]!.input, parameters: { cascade: "edge" } }),
+      });
+      if (warm.status !== 200) throw new Error(`edge warm-up answered ${warm.status}: ${await warm.text()}`);
+    }
+    await edge.scheduled();
     const cron = setInterval(() => void edge.scheduled().catch(() => {}), 60_000);
     const next = zipfTraffic(model.rows, seededRandom(settings.seed), settings.traffic);
-    const where = `${location.latitude},${location.longitude}`;
     const rows: number[] = [];
+    const lags: number[] = [];
     const results: EdgeResult[] = [];
     const startedAt = new Date().toISOString();
     const { sent } = await openLoop({
@@ -111,7 +231,10 @@ async function runOnce(
         rows[i] = request.row;
         return classifyRequest(model, request.input, where);
       },
-      onResponse: (response, _, i) => results.push(readEdgeAnswer(response, model.rows[rows[i]!]!, model, threshold)),
+      onResponse: (response, _, i) => {
+        lags.push(response.sendLagMs);
+        results.push(readEdgeAnswer(response, model.rows[rows[i]!]!, model, threshold));
+      },
     });
     clearInterval(cron);
     const status = (await (await edge.dispatchFetch(`${edge.url}/status/regions`)).json()) as {
@@ -146,6 +269,8 @@ async function runOnce(
       cacheShare: round(count((r) => r.path === "cache") / Math.max(1, answered.length)),
       accuracy: round(count((r) => r.accurate === true) / Math.max(1, answered.length)),
       degradedReasons,
+      sendLagMs: lagStats(lags),
+      ...(first ? { firstRequests: first } : {}),
       regions: status.isolate.regions.map((r) => ({
         name: r.name,
         breaker: r.breaker.state,
@@ -172,6 +297,7 @@ function markdown(report: {
   tradeoff: (RunResult & { fixture: ReturnType<typeof cascadeOutcome> })[];
   calibrated: number;
   budgetMs: number;
+  floors: FloorRun[];
 }): string {
   const { locations, tradeoff, budgetMs } = report;
   const lines = [
@@ -200,6 +326,48 @@ function markdown(report: {
         `| ${r.location} | ${r.delaysMs.us} / ${r.delaysMs.eu} / ${r.delaysMs.ap} | ${r.summary.sent} | ${pct(r.regionalShare)} | ${ms(r.summary.overall.p95Ms)} | ${ms(r.summary.overall.p99Ms)} | ${pct(r.edgeShare)} | ${pct(r.cacheShare)} | ${ms(r.summary.overall.p50Ms)} | ${r.summary.target.holds ? "**holds**" : "missed"} (${r.summary.target.measuredP95Ms ?? "inf"}) | ${r.summary.errors} | ${r.summary.mismatches} |`,
     ),
     "",
+    "The load generator's own lateness in sending (its timers on this shared machine), part of every latency above:",
+    "",
+    "| location | send lag p50 ms | p99 ms | max ms |",
+    "|---|---|---|---|",
+    ...locations.map((r) => `| ${r.location} | ${r.sendLagMs.p50} | ${r.sendLagMs.p99} | ${r.sendLagMs.max} |`),
+    "",
+    ...(report.floors.length > 0
+      ? [
+          "## Floors in the same run",
+          "",
+          "The same rate and duration against servers with nothing behind them, before and after the locations: what",
+          "this machine, loopback and the client cost alone. The edge's tail above this is the edge's; the rest is the",
+          "machine's.",
+          "",
+          "| floor | when | p50 ms | p95 ms | p99 ms | max ms | send lag p99 ms |",
+          "|---|---|---|---|---|---|---|",
+          ...report.floors.map(
+            (f) =>
+              `| ${f.what} | ${f.when} | ${ms(f.stats.p50Ms)} | ${ms(f.stats.p95Ms)} | ${ms(f.stats.p99Ms)} | ${ms(f.stats.maxMs)} | ${f.sendLagMs.p99} |`,
+          ),
+          "",
+        ]
+      : []),
+    ...(locations.some((r) => r.firstRequests)
+      ? [
+          "## First requests of a fresh isolate (`--cold`)",
+          "",
+          "Each location's fresh Worker took these, one after another, as soon as it was up (no warm-up, no probe",
+          "report); workerd's CPU from its threads' schedstat, to the answer and until 300 ms after it (the session",
+          "created in waitUntil). The run's warm figures per path are in the next table.",
+          "",
+          "| location | first request | served by | latency ms | CPU to answer ms | CPU incl. waitUntil ms |",
+          "|---|---|---|---|---|---|",
+          ...locations.flatMap((r) =>
+            (r.firstRequests ?? []).map(
+              (f) =>
+                `| ${r.location} | ${f.kind} | ${f.servedBy} | ${f.latencyMs} | ${f.cpuToAnswerMs} | ${f.cpuTotalMs} |`,
+            ),
+          ),
+          "",
+        ]
+      : []),
     "## Per path",
     "",
     "| location | path | count | p50 ms | p95 ms | p99 ms | max ms |",
@@ -276,6 +444,8 @@ async function main(): Promise<number> {
       distinct: { type: "string" },
       "zipf-s": { type: "string" },
       seed: { type: "string" },
+      cold: { type: "boolean", default: false },
+      floors: { type: "string" },
       out: { type: "string" },
       help: { type: "boolean", default: false },
     },
@@ -305,6 +475,8 @@ async function main(): Promise<number> {
     zipfS: numberFlag(values, "zipf-s", 1),
   };
   const seed = numberFlag(values, "seed", 1, { integer: true });
+  const cold = values.cold === true;
+  const floors = listFlag(values, "floors", ["true"], ["true", "false"])[0] === "true";
   const out = resolve(ROOT, values.out ?? "bench");
   holdBenchLock();
 
@@ -313,7 +485,29 @@ async function main(): Promise<number> {
   const stack = await startValidationStack({ jitterMs });
   stopOnSignals(stack);
   try {
-    const settings = { rate, durationS, budgetMs, seed, traffic };
+    const settings = { rate, durationS, budgetMs, seed, traffic, cold };
+    const floorRuns: FloorRun[] = [];
+    /** hello-world Worker and no-op Node server at the same rate: the machine's and the client's own tail. */
+    const measureFloors = async (when: FloorRun["when"]) => {
+      if (!floors) return;
+      const body = classifyRequest(model, model.rows[0]!.input).body!;
+      const hello = await startHelloWorker({ cacheApi: false });
+      const noop = await startNoopServer(body);
+      try {
+        for (const [what, url] of [
+          ["hello-world Worker (workerd, Miniflare)", hello.url],
+          ["no-op Node server (its own thread)", noop.url],
+        ] as const) {
+          console.error(`floor (${when}): ${what}, ${durationS} s at ${rate} req/s...`);
+          const run = await floorRun(what, when, url, body, rate, durationS);
+          console.error(`  p50 ${run.stats.p50Ms} ms, p95 ${run.stats.p95Ms} ms, p99 ${run.stats.p99Ms} ms`);
+          floorRuns.push(run);
+        }
+      } finally {
+        await Promise.all([hello.dispose(), noop.close()]);
+      }
+    };
+    await measureFloors("before");
     const perLocation: RunResult[] = [];
     for (const location of locations) {
       console.error(`${location.name}: ${durationS} s at ${rate} req/s...`);
@@ -324,17 +518,19 @@ async function main(): Promise<number> {
       );
       perLocation.push(result);
     }
+    await measureFloors("after");
     const tradeoff: (RunResult & { fixture: ReturnType<typeof cascadeOutcome> })[] = [];
     const from = CLIENT_LOCATIONS.find((l) => l.name === tradeoffAt)!;
     for (const threshold of thresholds) {
       console.error(`trade-off: threshold ${threshold} from ${from.name}, ${tradeoffS} s...`);
-      const result = await runOnce(stack, model, from, { ...settings, durationS: tradeoffS, threshold });
+      const result = await runOnce(stack, model, from, { ...settings, durationS: tradeoffS, threshold, cold: false });
       tradeoff.push({ ...result, fixture: cascadeOutcome(model.rows, threshold, model.name, model.edgeModel) });
       console.error(`  p95 ${result.summary.overall.p95Ms} ms, edge share ${pct(result.edgeShare)}`);
     }
     const report = {
       info,
-      settings: { model: model.name, rate, durationS, tradeoffS, budgetMs, jitterMs, traffic, seed },
+      settings: { model: model.name, rate, durationS, tradeoffS, budgetMs, jitterMs, traffic, seed, cold },
+      floors: floorRuns,
       calibrated: model.threshold,
       budgetMs,
       locations: perLocation,

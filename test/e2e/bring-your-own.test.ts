@@ -71,6 +71,8 @@ beforeAll(async () => {
     EDGE_HEDGE_BUDGET_RATIO: "0",
     EDGE_HEDGE_BUDGET_BURST: "0",
   });
+  // A warm isolate: a cold one forwards its first requests while its sessions are created (docs/edge.md).
+  expect((await fetch(`${stack.edgeUrl}/v2/health/ready`)).status).toBe(200);
 }, 240_000);
 
 afterAll(async () => {

@@ -38,6 +38,8 @@ beforeAll(async () => {
     EDGE_HEDGE_BUDGET_BURST: "0",
   });
   edgeUrl = stack.edgeUrl;
+  // Which tier answers is asserted below: a warm isolate (a cold one forwards its first requests, docs/edge.md).
+  expect((await fetch(`${edgeUrl}/v2/health/ready`)).status).toBe(200);
   browser = await chromium.launch({
     executablePath: "/usr/bin/chromium",
     args: [

@@ -17,6 +17,7 @@ import {
   serverTiming,
   US_EAST,
   unsureRows,
+  warmEdge,
 } from "./support.ts";
 
 const SECRET = "edge-to-region-secret";
@@ -134,7 +135,8 @@ describe("CASCADE_THRESHOLDS", () => {
     await Promise.all(workers.map((w) => w.dispose()));
     await us?.stop();
   });
-  const start = async (thresholds: string) => {
+  /** A warm Worker with these thresholds (`warm: false` for a configuration that cannot load). */
+  const start = async (thresholds: string, warm = true) => {
     const worker = await startEdgeWorker({
       vars: {
         REGIONS: regionsVar([{ name: "us", url: us.url, at: US_EAST }]),
@@ -144,7 +146,7 @@ describe("CASCADE_THRESHOLDS", () => {
       },
     });
     workers.push(worker);
-    return worker;
+    return warm ? warmEdge(worker) : worker;
   };
 
   it("0: the edge answers every row, unsure ones included", async () => {
@@ -168,7 +170,7 @@ describe("CASCADE_THRESHOLDS", () => {
   });
 
   it("a model the edge does not serve: every request is a 500 and the log names the variable", async () => {
-    const worker = await start('{"cats": 0.5}');
+    const worker = await start('{"cats": 0.5}', false);
     const answer = await classify(worker, [confidentRows[0]!]);
     expect(answer.status).toBe(500);
     expect(answer.body).toMatchObject({ code: "internal" });

@@ -1,6 +1,7 @@
 import * as ort from "onnxruntime-web";
 import { describe, expect, it } from "vitest";
 import { EdgeModel, type EdgeModelSource, type Runner, verifyModelBytes } from "../../edge/inference/edge-model.ts";
+import { serialRuns } from "../../edge/inference/serial-runs.ts";
 import type { ModelSignature } from "../../protocol/model-config.ts";
 import { modelBytes, modelConfig } from "../support/heldout.ts";
 import { confidentRows, TOLERANCE, unsureRows } from "./support.ts";
@@ -12,12 +13,12 @@ const bytes = modelBytes("digits-edge");
 
 async function ortRunner(model: Uint8Array, signature: ModelSignature): Promise<Runner> {
   const session = await ort.InferenceSession.create(model, { executionProviders: ["wasm"] });
-  return async (data, batch) => {
+  return serialRuns(async (data, batch) => {
     const outputs = await session.run({
       [signature.inputName]: new ort.Tensor("float32", data, [batch, signature.width]),
     });
     return outputs[signature.outputName]!.data as Float32Array;
-  };
+  });
 }
 
 const source = (over: Partial<EdgeModelSource> = {}): EdgeModelSource => ({

@@ -10,7 +10,7 @@ import { readRepository } from "../../scripts/stack/edge-models.ts";
 import { type EdgeWorker, startEdgeWorker } from "../../scripts/stack/edge-worker.ts";
 import { type RegionalPool, startRegionalPool } from "../../scripts/stack/regional-pool.ts";
 import { heldoutOf, MODELS_DIR, modelConfig } from "../support/heldout.ts";
-import { classify, getJson, NO_HEDGES, post, regionsVar, US_EAST, unsureRows } from "./support.ts";
+import { classify, getJson, NO_HEDGES, post, regionsVar, US_EAST, unsureRows, warmEdge } from "./support.ts";
 
 const SYDNEY = { latitude: "-33.87", longitude: "151.21", continent: "OC", colo: "SYD" };
 
@@ -41,9 +41,11 @@ describe("two models at the edge and in a region", () => {
   beforeAll(async () => {
     pool = await startRegionalPool({ region: "us", env: { REGIONAL_SHARED_SECRET: SECRET } });
     const REGIONS = regionsVar([{ name: "us", url: pool.url, at: US_EAST }]);
-    worker = await startEdgeWorker({
-      vars: { REGIONS, REGIONAL_SHARED_SECRET: SECRET, SLO_BUDGET_MS: "20000", ...NO_HEDGES },
-    });
+    worker = await warmEdge(
+      await startEdgeWorker({
+        vars: { REGIONS, REGIONAL_SHARED_SECRET: SECRET, SLO_BUDGET_MS: "20000", ...NO_HEDGES },
+      }),
+    );
   });
   afterAll(async () => {
     await worker?.dispose();

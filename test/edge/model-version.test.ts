@@ -20,6 +20,7 @@ import {
   type StatusBody,
   US_EAST,
   unsureRows,
+  warmEdge,
 } from "./support.ts";
 
 const ADMIN_TOKEN = "admin-token";
@@ -54,9 +55,11 @@ describe("cache and a regional model version change", () => {
   beforeAll(async () => {
     modelsDir = modelsWithVersion2();
     pool = await startRegionalPool({ region: "us", modelsDir, env: { ADMIN_TOKEN } });
-    worker = await startEdgeWorker({
-      vars: { REGIONS: regionsVar([{ name: "us", url: pool.url, at: US_EAST }]), SLO_BUDGET_MS: "20000" },
-    });
+    worker = await warmEdge(
+      await startEdgeWorker({
+        vars: { REGIONS: regionsVar([{ name: "us", url: pool.url, at: US_EAST }]), SLO_BUDGET_MS: "20000" },
+      }),
+    );
   });
   afterAll(async () => {
     await worker?.dispose();

@@ -154,3 +154,15 @@ export async function closedPort(): Promise<number> {
  * region can take longer than the default hedge delay (5 ms), and a hedge to the next region may then win.
  */
 export const NO_HEDGES = { HEDGE_BUDGET_RATIO: "0", HEDGE_BUDGET_BURST: "0" };
+
+/**
+ * A warm isolate, as a colo's is after its first requests: every edge variant's session created
+ * (`GET /v2/health/ready` loads them). A cold one forwards its first requests while the sessions are created
+ * (docs/edge.md, *Cold isolates*; test/edge/cold-isolate.test.ts).
+ */
+export async function warmEdge(worker: EdgeWorker): Promise<EdgeWorker> {
+  const response = await worker.dispatchFetch(`${worker.url}/v2/health/ready`);
+  if (response.status !== 200)
+    throw new Error(`edge variants did not load: ${response.status} ${await response.text()}`);
+  return worker;
+}

@@ -1,0 +1,15 @@
+import type { Runner } from "./edge-model.ts";
+
+/**
+ * `run` one call at a time: each call starts after the previous one settled. onnxruntime-web's `session.run`
+ * keeps per-call scratch on one shared wasm stack across awaits, so overlapping calls could overwrite each
+ * other's buffers; a run of an edge model takes tens of µs, so the queue costs nothing measurable.
+ */
+export function serialRuns(run: Runner): Runner {
+  let tail: Promise<unknown> = Promise.resolve();
+  return (data, batch) => {
+    const result = tail.then(() => run(data, batch));
+    tail = result.catch(() => undefined);
+    return result;
+  };
+}

@@ -1,0 +1,85 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type EdgeWorker, startEdgeWorker } from "../../scripts/stack/edge-worker.ts";
+import { type RegionalPool, startRegionalPool } from "../../scripts/stack/regional-pool.ts";
+import {
+  classify,
+  confidentRows,
+  expectScores,
+  getJson,
+  NEW_YORK,
+  NO_HEDGES,
+  post,
+  regionsVar,
+  US_EAST,
+} from "./support.ts";
+
+const SECRET = "cold-isolate-secret";
+
+interface Status {
+  models: Record<string, { edge: { loaded: boolean; loads: number } | null; requests: Record<string, number> }>;
+}
+
+/** The edge variant of `model` has a session in this isolate (GET /status), after at most `tries` looks. */
+async function edgeLoaded(worker: EdgeWorker, model = "digits", tries = 200): Promise<boolean> {
+  for (let i = 0; i < tries; i++) {
+    const { body } = await getJson<Status>(worker, "/status");
+    if (body.models[model]?.edge?.loaded) return true;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return false;
+}
+
+// A fresh Worker is a cold isolate: its edge variants have no session yet (docs/edge.md, *Cold isolates*).
+describe("a cold isolate", () => {
+  let us: RegionalPool;
+  let withRegion: EdgeWorker;
+  let withoutRegions: EdgeWorker;
+  beforeAll(async () => {
+    us = await startRegionalPool({ region: "us", env: { REGIONAL_SHARED_SECRET: SECRET } });
+    const REGIONS = regionsVar([{ name: "us", url: us.url, at: US_EAST }]);
+    const vars = { SLO_BUDGET_MS: "20000", LOCAL_CACHE_ONLY: "true", ...NO_HEDGES };
+    [withRegion, withoutRegions] = await Promise.all([
+      startEdgeWorker({ vars: { ...vars, REGIONS, REGIONAL_SHARED_SECRET: SECRET } }),
+      startEdgeWorker({ vars: { ...vars, REGIONS: "[]" } }),
+    ]);
+  });
+  afterAll(async () => {
+    await Promise.all([withRegion?.dispose(), withoutRegions?.dispose()]);
+    await us?.stop();
+  });
+
+  it("forwards its first request while the session is created off the request path, then answers at the edge", async () => {
+    const [first, second] = confidentRows;
+    const cold = await classify(withRegion, [first!], undefined, { cf: NEW_YORK });
+    expect(cold.status).toBe(200);
+    // A row the edge would answer, answered by the region's full model: the request did not wait for a session.
+    expect(cold.body.servedBy).toBe("regional:us");
+    expectScores(cold.body, [first!], "digits");
+    // The session the first request started (in waitUntil) becomes ready without another request asking for it.
+    expect(await edgeLoaded(withRegion)).toBe(true);
+    const warm = await classify(withRegion, [second!], undefined, { cf: NEW_YORK });
+    expect(warm.body.servedBy).toBe("edge");
+    expectScores(warm.body, [second!], "digits-edge");
+    const { body } = await getJson<Status>(withRegion, "/status");
+    expect(body.models.digits!.edge!.loads).toBe(1);
+    expect(body.models.digits!.requests).toMatchObject({ regional: 1, edge: 1, degraded: 0 });
+  });
+
+  it("waits for the session when no region is in reach, and answers at the edge", async () => {
+    const cold = await classify(withoutRegions, [confidentRows[2]!]);
+    expect(cold.status).toBe(200);
+    expect(cold.body.servedBy).toBe("edge");
+    expectScores(cold.body, [confidentRows[2]!], "digits-edge");
+    const { body } = await getJson<Status>(withoutRegions, "/status");
+    expect(body.models.digits!.edge).toMatchObject({ loaded: true, loads: 1 });
+  });
+
+  it("creates each model's session on its own first request (a second model after the first)", async () => {
+    // breast-cancer's first row in an isolate whose digits session exists: forwarded, its own session created.
+    const body = { model: "breast-cancer", inputs: Array.from({ length: 30 }, () => 1) };
+    const answer = await post(withRegion, "/v1/classify", body, { cf: NEW_YORK });
+    expect(answer.status).toBe(200);
+    expect(answer.body.servedBy).toBe("regional:us");
+    expect(await edgeLoaded(withRegion, "breast-cancer")).toBe(true);
+  });
+});

@@ -1,0 +1,71 @@
+import * as ort from "onnxruntime-web/wasm";
+import { beforeAll, describe, expect, it } from "vitest";
+import {
+  DirectRunner,
+  type OrtWasmExports,
+  ortWasmExports,
+  type WasmImports,
+  type WasmInstance,
+} from "../../edge/inference/ort-direct.ts";
+import { signatureOf } from "../../protocol/model-config.ts";
+import { heldoutOf, modelBytes, modelConfig } from "../support/heldout.ts";
+
+// The direct runner against `session.run` on the same session, in Node's onnxruntime-web: the same wasm build
+// the Worker runs (its glue instantiates it the same way, so the instance is caught the same way).
+let caught: { instance: WasmInstance; imports: WasmImports | undefined } | undefined;
+// (Node's type checking here has no WebAssembly namespace: reached through globalThis.)
+const webAssembly = (
+  globalThis as unknown as { WebAssembly: { instantiate: (...args: unknown[]) => Promise<unknown> } }
+).WebAssembly;
+const instantiate = webAssembly.instantiate.bind(webAssembly);
+webAssembly.instantiate = async (...args: unknown[]) => {
+  const [source, imports] = args as [unknown, WasmImports | undefined];
+  const result = (await instantiate(source, imports)) as { instance?: WasmInstance };
+  if (result.instance) caught = { instance: result.instance, imports };
+  return result;
+};
+ort.env.wasm.numThreads = 1;
+
+let wasm: OrtWasmExports;
+beforeAll(async () => {
+  await ort.InferenceSession.create(modelBytes("digits-edge"));
+  wasm = ortWasmExports(caught!.instance, caught!.imports)!;
+});
+
+describe.each([
+  ["digits-edge", "digits"],
+  ["breast-cancer-edge", "breast-cancer"],
+])("DirectRunner on %s", (edgeName, fullName) => {
+  it("answers every held-out row exactly as session.run does, at batch sizes 1, 2, 7 and 64", async () => {
+    expect(wasm).toBeDefined();
+    const signature = signatureOf(modelConfig(edgeName));
+    const session = await ort.InferenceSession.create(modelBytes(edgeName), { graphOptimizationLevel: "basic" });
+    const handle = (session as unknown as { handler: { sessionId: number } }).handler.sessionId;
+    const direct = new DirectRunner(wasm, { session: handle, ...signature });
+    const rows = heldoutOf(fullName).rows.map((r) => r.input);
+    let compared = 0;
+    for (const batch of [1, 2, 7, 64]) {
+      for (let start = 0; start + batch <= rows.length; start += batch) {
+        const data = Float32Array.from(rows.slice(start, start + batch).flat());
+        const feeds = { [signature.inputName]: new ort.Tensor("float32", data, [batch, signature.width]) };
+        const expected = (await session.run(feeds, [signature.outputName]))[signature.outputName]!.data;
+        const got = direct.run(data, batch);
+        expect(got).toEqual(expected);
+        // The answer is the caller's: the next run does not change it.
+        const copy = Float32Array.from(got);
+        direct.run(new Float32Array(data.length), batch);
+        expect(got).toEqual(copy);
+        compared += batch;
+      }
+    }
+    expect(compared).toBeGreaterThan(rows.length * 3);
+  });
+
+  it("refuses rows that do not fill the batch", () => {
+    const signature = signatureOf(modelConfig(edgeName));
+    const direct = new DirectRunner(wasm, { session: 1, ...signature });
+    expect(() => direct.run(new Float32Array(signature.width + 1), 1)).toThrow(
+      `expected 1x${signature.width} values, got ${signature.width + 1}`,
+    );
+  });
+});
