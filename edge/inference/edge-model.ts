@@ -1,4 +1,3 @@
-import { sha256Hex } from "../../protocol/digest.ts";
 import {
   type CascadeCalibration,
   calibrationOf,
@@ -6,7 +5,8 @@ import {
   type ModelSignature,
   signatureOf,
 } from "../../protocol/model-config.ts";
-import { type ModelPublicKey, signatureProblem } from "../../protocol/model-signature.ts";
+import { checkModelFile, modelFileProblem } from "../../protocol/model-file-check.ts";
+import type { ModelPublicKey } from "../../protocol/model-signature.ts";
 import { Lazy } from "./lazy.ts";
 
 /**
@@ -29,7 +29,8 @@ export interface EdgeModelSource {
 
 /**
  * Refuse model bytes whose size or SHA-256 differ from what the config lists for that version, and, given a
- * public key, a file that is unsigned, signed by another key or altered.
+ * public key, a file that is unsigned, signed by another key or altered: the pools' and the tools' one check
+ * (protocol/model-file-check.ts).
  */
 export async function verifyModelBytes(
   config: ModelConfig,
@@ -39,17 +40,8 @@ export async function verifyModelBytes(
 ): Promise<void> {
   const entry = config.versions[version];
   if (!entry) throw new Error(`${config.name}: version ${version} is not in config.json`);
-  const digest = await sha256Hex(bytes);
-  if (bytes.byteLength !== entry.bytes || digest !== entry.sha256) {
-    throw new Error(
-      `${config.name} v${version}: bundled model has ${bytes.byteLength} bytes, sha256 ${digest}; ` +
-        `config.json lists ${entry.bytes} bytes, sha256 ${entry.sha256}`,
-    );
-  }
-  if (!publicKey) return;
-  const file = { model: config.name, version, sha256: digest, bytes: bytes.byteLength };
-  const problem = await signatureProblem(publicKey, file, entry.signature);
-  if (problem) throw new Error(`signature refused: ${problem}; the edge model will not load`);
+  const problem = modelFileProblem(await checkModelFile(bytes, config.name, version, entry, publicKey));
+  if (problem) throw new Error(`${problem}; the edge model will not load`);
 }
 
 /**

@@ -34,9 +34,11 @@ describe("EdgeModel", () => {
     const tampered = Uint8Array.from(bytes);
     tampered[tampered.length - 1]! ^= 1;
     await expect(verifyModelBytes(config, tampered)).rejects.toThrow(
-      new RegExp(`sha256 [0-9a-f]{64}; config.json lists ${bytes.length} bytes`),
+      new RegExp(
+        `checksum mismatch: .* config.json says [0-9a-f]{64} \\(${bytes.length} bytes\\); the edge model will not load`,
+      ),
     );
-    await expect(verifyModelBytes(config, bytes.subarray(1))).rejects.toThrow(`has ${bytes.length - 1} bytes`);
+    await expect(verifyModelBytes(config, bytes.subarray(1))).rejects.toThrow(`(${bytes.length - 1} bytes)`);
     let created = 0;
     const counted: EdgeModelSource["createRunner"] = async (...args) => {
       created++;
