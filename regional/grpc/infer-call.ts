@@ -113,16 +113,6 @@ export function grpcInferCall(request: GrpcModelInferRequest): GrpcInferCall {
     model: request.model_name,
     version: request.model_version === "" ? undefined : request.model_version,
     call: parseInferRequest(body),
-    binary: raw.length === 0 ? EMPTY : raw.length === 1 ? raw[0]! : concat(raw),
+    binary: raw.length === 0 ? EMPTY : raw.length === 1 ? raw[0]! : Buffer.concat(raw),
   };
-}
-
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
