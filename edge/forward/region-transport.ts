@@ -3,7 +3,7 @@ import type { Region } from "../regions/region.ts";
 /** How the edge sends a call to a region: fetch, through the region's binding when it names one. */
 export type RegionTransport = (region: Region, url: string, init: RequestInit) => Promise<Response>;
 
-/** A binding the edge can send HTTP through (a service binding, a Workers VPC service). */
+/** A binding the edge can send HTTP through (a service binding). */
 interface FetcherLike {
   fetch(input: string, init?: RequestInit): Promise<Response>;
 }
@@ -21,8 +21,7 @@ export function missingBindings(regions: readonly Region[], env: object): string
 }
 
 /**
- * The edge's way to each region: its binding's `fetch` where `REGIONS` names one, else global fetch. A
- * binding reaches a pool the internet cannot (a Workers VPC service in front of a private cluster), and in
+ * The edge's way to each region: its binding's `fetch` where `REGIONS` names one, else global fetch. In
  * local workerd an `external` service binding is the direct connection global fetch is on Cloudflare:
  * Miniflare sends every global fetch through an extra Worker of its own (docs/performance.md).
  */

@@ -11,8 +11,8 @@ export interface Region {
   /** Cloudflare colos (IATA codes) that prefer this region when a request has no location. */
   colos?: string[];
   /**
-   * A Fetcher binding of the Worker to send this region's calls through instead of global fetch (a Workers
-   * VPC service; the local stack's `external` services); the URL still gives the path and Host.
+   * A Fetcher binding of the Worker to send this region's calls through instead of global fetch (a service
+   * binding; the local stack's `external` services); the URL still gives the path and Host.
    */
   binding?: string;
 }
