@@ -123,8 +123,12 @@ describe("failover, circuit breaker and degradation", () => {
       expect(answer.headers.get("x-edgecascade-degraded")).toBe("deadline");
       expectScores(answer.body, [row], "digits-edge");
       const { counters } = await regionStatus(tight, "slow");
-      // Besides the request's call, at most the warm probe its cut-off sent (edge/forward/warm-probe.ts).
-      expect(counters.admitted - counters.warmProbes).toBe(1);
+      // Besides the request's call, at most the warm probe its cut-off sent (edge/forward/warm-probe.ts). The
+      // probe is counted when sent; its classify call is admitted after its readiness GET, which may still be in
+      // flight when the status is read.
+      expect(counters.warmProbes).toBeLessThanOrEqual(1);
+      expect(counters.admitted).toBeGreaterThanOrEqual(1);
+      expect(counters.admitted).toBeLessThanOrEqual(1 + counters.warmProbes);
       expect(counters).toMatchObject({ timedOut: 1, answered: 0 });
     } finally {
       await tight.dispose();
