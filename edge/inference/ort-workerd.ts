@@ -1,7 +1,7 @@
 import ortWasm from "onnxruntime-web/ort-wasm-simd-threaded.wasm";
 import * as ort from "onnxruntime-web/wasm";
 import type { ModelSignature } from "../../protocol/model-config.ts";
-import type { Runner } from "./edge-model.ts";
+import type { Runner } from "./edge-variant.ts";
 import { DirectRunner, type OrtWasmExports, ortWasmExports } from "./ort-direct.ts";
 import { serialRuns } from "./serial-runs.ts";
 import { WARM_UP_MODEL_BASE64 } from "./warm-up-model.ts";

@@ -4,12 +4,12 @@ import { assignmentBytes, bucketOf, canaryVersion } from "../../protocol/rollout
 import type { RolloutView } from "../../protocol/rollout/state.ts";
 import type { ModelMetadata } from "../../protocol/types.ts";
 import { newerVersion } from "../cascade/served-version.ts";
-import type { EdgeModel } from "../inference/edge-model.ts";
+import type { EdgeVariant } from "../inference/edge-variant.ts";
 
 /** A bundled model: the full model's config, its edge variant if it has one, demo samples. */
 export interface ModelSource {
   config: ModelConfig;
-  edge: EdgeModel | undefined;
+  edge: EdgeVariant | undefined;
   samples: readonly { input: number[]; label: number }[];
 }
 
@@ -24,7 +24,7 @@ export class ServedModel {
   readonly name: string;
   readonly config: ModelConfig;
   readonly signature: ModelSignature;
-  readonly edge: EdgeModel | undefined;
+  readonly edge: EdgeVariant | undefined;
   readonly samples: ModelSource["samples"];
   #servedVersion: string;
   /** The newest rollout state the regions reported (answers' headers, the region status check), by revision. */
@@ -54,7 +54,7 @@ export class ServedModel {
   }
 
   /**
-   * A region answered with (or a probe saw) `version`; the served version only moves forward. A canary's
+   * A region answered with (or the region status check saw) `version`; the served version only moves forward. A canary's
    * candidate answering is not a new served version (it serves only the inputs that hash into the canary).
    */
   seeVersion(version: string | undefined): void {

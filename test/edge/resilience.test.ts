@@ -78,7 +78,7 @@ describe("failover, circuit breaker and degradation", () => {
 
   it("recovers: after the cool-down one probe goes through, and its success closes the breaker", async () => {
     us = await startRegionalPool({ region: "us", port: usPort });
-    // Until the cool-down ends, eu keeps answering; then the half-open probe reaches the restarted us.
+    // Until the cool-down ends, eu keeps answering; then the half-open trial call reaches the restarted us.
     let answer = await ask(worker);
     const deadline = Date.now() + 10 * COOLDOWN_MS;
     while (answer.body.servedBy !== "regional:us" && Date.now() < deadline) {

@@ -119,7 +119,7 @@ export interface RegionStatus {
 
 export interface StatusBody {
   servedVersions: Record<string, string>;
-  probe: {
+  regionStatus: {
     at: number;
     regions: {
       name: string;

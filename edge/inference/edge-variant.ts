@@ -16,7 +16,7 @@ import { Lazy } from "./lazy.ts";
  */
 export type Runner = (data: Float32Array, batch: number) => Float32Array | Promise<Float32Array>;
 
-export interface EdgeModelSource {
+export interface EdgeVariantSource {
   /** The edge model's config.json, parsed. */
   config: ModelConfig;
   /** The model file of `config.version` as bundled. */
@@ -45,17 +45,17 @@ export async function verifyModelBytes(
 }
 
 /**
- * The edge model of one isolate: verified and loaded once, on first use or ahead of it (`load`, see Lazy),
+ * An edge variant in one isolate: verified and loaded once, on first use or ahead of it (`load`, see Lazy),
  * then run.
  */
-export class EdgeModel {
+export class EdgeVariant {
   readonly config: ModelConfig;
   readonly signature: ModelSignature;
   readonly calibration: CascadeCalibration;
   readonly #runner: Lazy<Runner>;
   #loads = 0;
 
-  constructor(source: EdgeModelSource) {
+  constructor(source: EdgeVariantSource) {
     this.config = source.config;
     this.signature = signatureOf(source.config);
     this.calibration = calibrationOf(source.config);
@@ -67,7 +67,7 @@ export class EdgeModel {
     });
   }
 
-  /** The edge model's own version (of `digits-edge`). */
+  /** The edge variant's own version (of `digits-edge`). */
   get version(): string {
     return this.config.version;
   }
