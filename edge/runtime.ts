@@ -126,7 +126,7 @@ export class EdgeRuntime {
       sharedSecret: this.options.sharedSecret,
       send: this.send,
       call: this.#regionCall,
-      model: { name: served.name, width: served.signature.width, classes: served.signature.classes },
+      model: { name: served.name, width: served.io.width, classes: served.io.classes },
     };
     return Promise.all(
       due.map(async (name) => {

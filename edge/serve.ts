@@ -88,7 +88,7 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
   const { rows, version: pinned, mode, locate, startedAt } = request;
   const budgetMs = request.budgetMs ?? rt.options.sloBudgetMs;
   const edgeVariant = served.edge;
-  const { classes } = served.signature;
+  const { classes } = served.io;
   if (mode === "edge" && !edgeVariant) {
     throw new BadRequest(`model "${served.name}" has no edge variant; "cascade": "edge" is not available for it`);
   }

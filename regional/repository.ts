@@ -131,7 +131,7 @@ export class ModelRepository {
       readFile(join(this.#options.modelsDir, name, version, file)).catch((err: Error) => {
         throw new Error(`cannot read ${name}/${version}/${file}: ${err.message}`);
       }),
-    createSession: (bytes, signature, weights) => createOnnxModel(bytes, signature, this.#options.provider, weights),
+    createSession: (bytes, io, weights) => createOnnxModel(bytes, io, this.#options.provider, weights),
     fixture: (config, version) => this.#fixtures.read(join(this.#options.modelsDir, heldoutPath(config, version))),
   };
   #announced = false;
@@ -475,7 +475,7 @@ export class ModelRepository {
   /** Checks (`#check`) and builds a version with its executor, unless nothing wants the model any more. */
   async #prepare(entry: Entry, requested: string | undefined): Promise<ModelVersion> {
     const { name } = entry;
-    const { config, version, signature, session, checks } = await this.#check(entry, requested);
+    const { config, version, io, session, checks } = await this.#check(entry, requested);
     if (!entry.wanted) {
       // Unloaded, or the pool began shutting down, while this version was checked: swapped in, its session
       // would never be released.
@@ -494,7 +494,7 @@ export class ModelRepository {
       recorder,
     });
     const simulatedDelayMs = this.#options.simulatedVersionDelayMs?.get(`${name}@${version}`) ?? 0;
-    return new ModelVersion({ config, version, signature, session, executor, recorder, checks, simulatedDelayMs });
+    return new ModelVersion({ config, version, io, session, executor, recorder, checks, simulatedDelayMs });
   }
 
   /** The swap: one assignment. Requests that took a lease on the old version keep it until they answer. */

@@ -2,8 +2,8 @@ import {
   type CascadeCalibration,
   calibrationOf,
   type ModelConfig,
-  type ModelSignature,
-  signatureOf,
+  type ModelIo,
+  modelIoOf,
 } from "../../protocol/model-config.ts";
 import { checkModelFile, modelFileProblem } from "../../protocol/model-file-check.ts";
 import type { ModelPublicKey } from "../../protocol/model-signature.ts";
@@ -22,7 +22,7 @@ export interface EdgeVariantSource {
   /** The model file of `config.version` as bundled. */
   bytes: ArrayBuffer | Uint8Array;
   /** Builds a runner over verified model bytes (onnxruntime-web in the Worker). */
-  createRunner: (bytes: Uint8Array, signature: ModelSignature) => Promise<Runner>;
+  createRunner: (bytes: Uint8Array, io: ModelIo) => Promise<Runner>;
   /** The key the file must be signed with (the Worker's MODEL_PUBLIC_KEY); none: unsigned files load. */
   publicKey?: Promise<ModelPublicKey>;
 }
@@ -50,20 +50,20 @@ export async function verifyModelBytes(
  */
 export class EdgeVariant {
   readonly config: ModelConfig;
-  readonly signature: ModelSignature;
+  readonly io: ModelIo;
   readonly calibration: CascadeCalibration;
   readonly #runner: Lazy<Runner>;
   #loads = 0;
 
   constructor(source: EdgeVariantSource) {
     this.config = source.config;
-    this.signature = signatureOf(source.config);
+    this.io = modelIoOf(source.config);
     this.calibration = calibrationOf(source.config);
     const bytes = source.bytes instanceof Uint8Array ? source.bytes : new Uint8Array(source.bytes);
     this.#runner = new Lazy(async () => {
       this.#loads++;
       await verifyModelBytes(source.config, bytes, source.config.version, await source.publicKey);
-      return source.createRunner(bytes, this.signature);
+      return source.createRunner(bytes, this.io);
     });
   }
 
@@ -95,8 +95,8 @@ export class EdgeVariant {
   async infer(data: Float32Array, batch: number): Promise<Float32Array> {
     const runner = this.#runner.value ?? (await this.#runner.get());
     const probs = await runner(data, batch);
-    if (probs.length !== batch * this.signature.classes) {
-      throw new Error(`${this.config.name}: expected ${batch}x${this.signature.classes} outputs, got ${probs.length}`);
+    if (probs.length !== batch * this.io.classes) {
+      throw new Error(`${this.config.name}: expected ${batch}x${this.io.classes} outputs, got ${probs.length}`);
     }
     return probs;
   }

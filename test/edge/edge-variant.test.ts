@@ -7,7 +7,7 @@ import {
   verifyModelBytes,
 } from "../../edge/inference/edge-variant.ts";
 import { serialRuns } from "../../edge/inference/serial-runs.ts";
-import type { ModelSignature } from "../../protocol/model-config.ts";
+import type { ModelIo } from "../../protocol/model-config.ts";
 import { modelBytes, modelConfig } from "../support/heldout.ts";
 import { confidentRows, TOLERANCE, unsureRows } from "./support.ts";
 
@@ -16,13 +16,13 @@ import { confidentRows, TOLERANCE, unsureRows } from "./support.ts";
 const config = modelConfig("digits-edge");
 const bytes = modelBytes("digits-edge");
 
-async function ortRunner(model: Uint8Array, signature: ModelSignature): Promise<Runner> {
+async function ortRunner(model: Uint8Array, io: ModelIo): Promise<Runner> {
   const session = await ort.InferenceSession.create(model, { executionProviders: ["wasm"] });
   return serialRuns(async (data, batch) => {
     const outputs = await session.run({
-      [signature.inputName]: new ort.Tensor("float32", data, [batch, signature.width]),
+      [io.inputName]: new ort.Tensor("float32", data, [batch, io.width]),
     });
-    return outputs[signature.outputName]!.data as Float32Array;
+    return outputs[io.outputName]!.data as Float32Array;
   });
 }
 
