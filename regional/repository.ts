@@ -10,9 +10,9 @@ import type { ExecutionProvider } from "./execution-provider.ts";
 import type { ExecutorFactory } from "./executor.ts";
 import { FixtureCache } from "./heldout-fixture.ts";
 import type { Logger } from "./log.ts";
-import { failedReason, loadDue, type ModelAvailability, poolReady, whyNotServing } from "./model-availability.ts";
 import { discoverModels, isModelDir, readModelConfig } from "./model-discovery.ts";
 import { type Lease, ModelVersion } from "./model-version.ts";
+import { failedReason, loadDue, type ModelLifecycleView, poolReady, whyNotServing } from "./readiness-policy.ts";
 import type { Recorder } from "./recorder.ts";
 import { DEFAULT_RETRY_BACKOFF, type RetryBackoff, retryDelayMs } from "./retry-backoff.ts";
 import { createOnnxModel } from "./session.ts";
@@ -556,8 +556,8 @@ export class ModelRepository {
   }
 }
 
-/** What the readiness policies (model-availability.ts) read of an entry. */
-function availability(entry: Entry): ModelAvailability {
+/** What the readiness policies (readiness-policy.ts) read of an entry. */
+function availability(entry: Entry): ModelLifecycleView {
   const { wanted, lastError, failures, retryAtMs } = entry;
   return { wanted, serving: !!entry.serving, loading: !!entry.loading, lastError, failures, retryAtMs };
 }
