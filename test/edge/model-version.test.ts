@@ -20,6 +20,7 @@ import {
   type StatusBody,
   US_EAST,
   unsureRows,
+  usEuRegions,
   warmEdge,
 } from "./support.ts";
 
@@ -115,10 +116,7 @@ describe("a pinned version during a rollout", () => {
     await loadVersion2(us);
     worker = await startEdgeWorker({
       vars: {
-        REGIONS: regionsVar([
-          { name: "us", url: us.url, at: US_EAST },
-          { name: "eu", url: eu.url, at: EU_CENTRAL },
-        ]),
+        REGIONS: usEuRegions(us, eu),
         SLO_BUDGET_MS: "20000",
         BREAKER_FAILURES: String(BREAKER_FAILURES),
         ...NO_HEDGES,
