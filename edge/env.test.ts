@@ -38,8 +38,8 @@ describe("parseEnv", () => {
       localPlatform: undefined,
       rateLimitPeriodS: 60,
       corsOrigins: "*",
-      probeTimeoutMs: 2000,
-      statusMemoMs: 5000,
+      regionCheckTimeoutMs: 2000,
+      regionStatusMemoMs: 5000,
       modelPublicKey: undefined,
       cascadeThresholds: {},
     });
@@ -57,6 +57,16 @@ describe("parseEnv", () => {
       rateLimit: 6000,
     });
     expect(() => parseEnv({ LOCAL_PLATFORM: "sqlite" }, MODELS)).toThrow('LOCAL_PLATFORM: must be "memory"');
+  });
+
+  it("refuses a renamed variable by its old name, naming the new one", () => {
+    expect(() => parseEnv({ PROBE_MEMO_MS: "0" } as Env, MODELS)).toThrow(
+      "PROBE_MEMO_MS: renamed REGION_STATUS_MEMO_MS",
+    );
+    expect(() => parseEnv({ PROBE_TIMEOUT_MS: 50 } as Env, MODELS)).toThrow(
+      "PROBE_TIMEOUT_MS: renamed REGION_CHECK_TIMEOUT_MS",
+    );
+    expect(parseEnv({ REGION_STATUS_MEMO_MS: "0" }, MODELS).regionStatusMemoMs).toBe(0);
   });
 
   it("reads regions from a JSON string or a wrangler.toml array, trimming the URL's slash", () => {

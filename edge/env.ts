@@ -29,8 +29,8 @@ export interface Env {
   CACHE_BYTES?: string | number;
   RATE_LIMIT_PERIOD_S?: string | number;
   CORS_ORIGINS?: string;
-  PROBE_TIMEOUT_MS?: string | number;
-  PROBE_MEMO_MS?: string | number;
+  REGION_CHECK_TIMEOUT_MS?: string | number;
+  REGION_STATUS_MEMO_MS?: string | number;
   MODEL_PUBLIC_KEY?: string;
   CASCADE_THRESHOLDS?: string | Record<string, unknown>;
   ALLOW_LOCATION_OVERRIDE?: string | boolean;
@@ -65,8 +65,8 @@ export interface EdgeOptions {
   cacheBytes: number;
   rateLimitPeriodS: number;
   corsOrigins: string[] | "*";
-  probeTimeoutMs: number;
-  statusMemoMs: number;
+  regionCheckTimeoutMs: number;
+  regionStatusMemoMs: number;
   modelPublicKey: string | undefined;
   cascadeThresholds: Readonly<Record<string, number>>;
   allowLocationOverride: boolean;
@@ -298,7 +298,7 @@ export const SETTINGS: Settings<Exclude<keyof EdgeOptions, keyof typeof SIMULATI
     variable: "BREAKER_COOLDOWN_MS",
     default: 30_000,
     unit: "ms",
-    doc: "cool-down before the half-open probe; grows linearly with repeated ejections",
+    doc: "cool-down before the half-open trial call; grows linearly with repeated ejections",
     min: 1,
   }),
   breakerMaxCooldownMs: numberSetting({
@@ -350,15 +350,15 @@ export const SETTINGS: Settings<Exclude<keyof EdgeOptions, keyof typeof SIMULATI
       return origins.length === 0 || origins.includes("*") ? "*" : origins;
     },
   },
-  probeTimeoutMs: numberSetting({
-    variable: "PROBE_TIMEOUT_MS",
+  regionCheckTimeoutMs: numberSetting({
+    variable: "REGION_CHECK_TIMEOUT_MS",
     default: 2000,
     unit: "ms",
     doc: "timeout of each scheduled status check call, and the deadline of a warm probe's classify",
     min: 1,
   }),
-  statusMemoMs: numberSetting({
-    variable: "PROBE_MEMO_MS",
+  regionStatusMemoMs: numberSetting({
+    variable: "REGION_STATUS_MEMO_MS",
     default: 5000,
     unit: "ms",
     doc: "how long a request isolate reuses the stored region status report",
@@ -421,8 +421,17 @@ export const LOCAL_RATE_LIMIT = numberSetting({
   integer: true,
 });
 
+/** Variables that were renamed: a Worker still given the old name refuses to start rather than ignore it. */
+const RENAMED: Readonly<Record<string, keyof Env>> = {
+  PROBE_TIMEOUT_MS: "REGION_CHECK_TIMEOUT_MS",
+  PROBE_MEMO_MS: "REGION_STATUS_MEMO_MS",
+};
+
 /** Parse and check the environment against the models the Worker serves, row by row; the error names the variable. */
 export function parseEnv(env: Env, servedModels: readonly string[]): EdgeOptions {
+  for (const [old, name] of Object.entries(RENAMED)) {
+    if (!unset((env as Record<string, unknown>)[old])) throw new Error(`${old}: renamed ${name}`);
+  }
   const parsed: Partial<EdgeOptions> = {};
   const context = { env, servedModels, parsed };
   for (const [field, setting] of Object.entries({ ...SETTINGS, ...SIMULATION_SETTINGS })) {

@@ -67,12 +67,12 @@ export class EdgeRuntime {
       hedgeBudgetRatio: options.hedgeBudgetRatio,
       hedgeBudgetBurst: options.hedgeBudgetBurst,
       warmProbeIntervalMs: options.warmProbeIntervalMs,
-      // A probe's two calls each end by PROBE_TIMEOUT_MS.
-      warmProbeLostAfterMs: options.warmProbeIntervalMs + 2 * options.probeTimeoutMs,
+      // A warm probe's two calls each end by REGION_CHECK_TIMEOUT_MS.
+      warmProbeLostAfterMs: options.warmProbeIntervalMs + 2 * options.regionCheckTimeoutMs,
     });
     this.forward = createForwarder({ book: this.book, sharedSecret: options.sharedSecret, send });
     this.#regionCall = createRegionCall({ book: this.book, sharedSecret: options.sharedSecret, send });
-    this.statusStore = new RegionStatusStore(regionStatus, options.statusMemoMs);
+    this.statusStore = new RegionStatusStore(regionStatus, options.regionStatusMemoMs);
   }
 
   #seen: RegionStatusReport | null = null;
@@ -107,8 +107,8 @@ export class EdgeRuntime {
     return this.options.cascadeThresholds[served.name] ?? served.edge?.calibration.threshold;
   }
 
-  /** The latest stored region status report (serve.ts still calls it by its old name); its versions raise the models' served versions, its readiness orders regions. */
-  async latestProbe(now: number): Promise<RegionStatusReport | null> {
+  /** The latest stored region status report; its versions raise the models' served versions, its readiness orders regions. */
+  async latestRegionStatus(now: number): Promise<RegionStatusReport | null> {
     const report = await this.statusStore.read(now);
     this.#see(report);
     return report;
@@ -122,11 +122,11 @@ export class EdgeRuntime {
     const due = regions.filter((name) => this.book.claimWarmProbe(name, now));
     if (due.length === 0) return undefined;
     const options = {
-      timeoutMs: this.options.probeTimeoutMs,
+      timeoutMs: this.options.regionCheckTimeoutMs,
       sharedSecret: this.options.sharedSecret,
       send: this.send,
       call: this.#regionCall,
-      model: { name: served.name, width: served.signature.width, classes: served.signature.classes },
+      model: { name: served.name, width: served.io.width, classes: served.io.classes },
     };
     return Promise.all(
       due.map(async (name) => {
@@ -140,7 +140,7 @@ export class EdgeRuntime {
   async checkRegions(): Promise<RegionStatusReport> {
     const report = await checkRegions(this.options.regions, {
       models: this.models.names,
-      timeoutMs: this.options.probeTimeoutMs,
+      timeoutMs: this.options.regionCheckTimeoutMs,
       sharedSecret: this.options.sharedSecret,
       send: this.send,
     });

@@ -7,7 +7,7 @@ import type { CacheTier } from "./cache/response-cache.ts";
 import { cascadeDecision } from "./cascade/decision.ts";
 import { type DegradedReason, degradedReason, NoRegionAnswered, type RegionError } from "./forward/errors.ts";
 import type { Forwarded } from "./forward/hedge.ts";
-import type { EdgeModel } from "./inference/edge-model.ts";
+import type { EdgeVariant } from "./inference/edge-variant.ts";
 import type { ServedModel } from "./models/served-model.ts";
 import { regionOrder } from "./regions/order.ts";
 import type { RequestLocation } from "./regions/region.ts";
@@ -48,7 +48,7 @@ export interface Served {
    * A cold isolate's edge variant, to load once the answer has gone (`settleServed` runs it in `waitUntil`):
    * creating a session is CPU on the isolate's one thread, which would hold the answer back if it ran first.
    */
-  warm?: EdgeModel;
+  warm?: EdgeVariant;
 }
 
 function rowsJson(model: string, version: string | undefined, rows: InputRows): string {
@@ -87,15 +87,15 @@ function withWarmProbes(
 export async function serve(rt: EdgeRuntime, served: ServedModel, request: ServeRequest): Promise<Served> {
   const { rows, version: pinned, mode, locate, startedAt } = request;
   const budgetMs = request.budgetMs ?? rt.options.sloBudgetMs;
-  const model = served.edge;
-  const { classes } = served.signature;
-  if (mode === "edge" && !model) {
+  const edgeVariant = served.edge;
+  const { classes } = served.io;
+  if (mode === "edge" && !edgeVariant) {
     throw new BadRequest(`model "${served.name}" has no edge variant; "cascade": "edge" is not available for it`);
   }
-  const probe = await rt.latestProbe(startedAt);
+  const regionStatus = await rt.latestRegionStatus(startedAt);
   const trace: ServeTrace = { cache: { tier: "bypass", ms: 0 }, edge: false };
   const useCache = mode === "auto";
-  // Pinned, the answer is of that version even if the probe read above has just raised the served one. During
+  // Pinned, the answer is of that version even if the region status read above has just raised the served one. During
   // a canary, the version the regions answer this input with (the same hash the pools route by).
   const edgeVersion = pinned ?? (useCache ? await served.versionFor(rows.data) : served.servedVersion);
   let key: AnswerKey | undefined;
@@ -111,8 +111,8 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
   // The edge model runs at most once per request: before the decision (auto, edge) or to degrade (regional).
   let edgeRun: Promise<Float32Array | undefined> | undefined;
   const runEdge = () => {
-    if (!model) return Promise.resolve(undefined);
-    edgeRun ??= model.infer(rows.data, rows.batch).then(
+    if (!edgeVariant) return Promise.resolve(undefined);
+    edgeRun ??= edgeVariant.infer(rows.data, rows.batch).then(
       (probs) => {
         trace.edge = true;
         return probs;
@@ -138,12 +138,15 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
   // A cold isolate: the edge variant has no session yet. An auto request does not wait for one while a region may
   // answer it: the request is forwarded and the session created after the answer (waitUntil). Should no region
   // answer (none in reach, failures), the request waits for the session below and the cascade decides then.
-  const cold = mode === "auto" && model !== undefined && !model.ready;
+  const cold = mode === "auto" && edgeVariant !== undefined && !edgeVariant.ready;
   const edgeProbs = mode === "regional" || cold ? undefined : await runEdge();
   const atEdge = edgeProbs && confidentAnswer(edgeProbs);
   if (atEdge) return atEdge;
 
-  const health = rt.book.health(startedAt, Object.fromEntries((probe?.regions ?? []).map((p) => [p.name, p.ready])));
+  const health = rt.book.health(
+    startedAt,
+    Object.fromEntries((regionStatus?.regions ?? []).map((r) => [r.name, r.ready])),
+  );
   const location = locate();
   let forwarded: Forwarded;
   try {
@@ -156,14 +159,14 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
       headers: {},
       deadlineAt: startedAt + budgetMs,
       location,
-      anyDistance: mode === "regional" || !model,
+      anyDistance: mode === "regional" || !edgeVariant,
     });
   } catch (err) {
     if (!(err instanceof NoRegionAnswered)) throw err;
     const pending = withWarmProbes(rt, served, err.errors, undefined);
     const fallback = await runEdge();
     if (!fallback) {
-      const why = model ? "the edge model is not available" : `model "${served.name}" has no edge variant`;
+      const why = edgeVariant ? "the edge model is not available" : `model "${served.name}" has no edge variant`;
       throw new NotReady(`no region answered and ${why}: ${err.message}`, 1);
     }
     // The edge was skipped only because it was cold: a confident row is the edge's answer, not a degraded one.
@@ -202,6 +205,6 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
     servedBy: `regional:${answer.region}`,
     trace,
     pending,
-    warm: cold ? model : undefined,
+    warm: cold ? edgeVariant : undefined,
   };
 }

@@ -6,7 +6,7 @@ import { runtimeFor } from "./runtime.ts";
 
 /**
  * The edge Worker: `fetch` serves the API, plain POST `/v1/classify` on the fast path (edge/fast-path/) and
- * everything else through the Hono app (app.ts); `scheduled` (cron in wrangler.toml) probes every region and
+ * everything else through the Hono app (app.ts); `scheduled` (cron in wrangler.toml) checks every region's status and
  * stores the results where request isolates read them.
  */
 export default {

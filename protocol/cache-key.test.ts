@@ -3,7 +3,7 @@ import { answerKey, cacheKey, localCacheKey } from "./cache-key.ts";
 import { readClassifyInputs } from "./classify-request.ts";
 import { parseJsonBody } from "./json-body.ts";
 
-const signature = {
+const io = {
   name: "digits",
   inputName: "pixels",
   width: 4,
@@ -14,7 +14,7 @@ const signature = {
 };
 const limits = { maxBodyBytes: 1 << 20, maxBatch: 8 };
 const rowsOf = (json: string) =>
-  readClassifyInputs(parseJsonBody(json, "application/json") as unknown[], signature, limits).data;
+  readClassifyInputs(parseJsonBody(json, "application/json") as unknown[], io, limits).data;
 
 describe("cacheKey", () => {
   it("is a stable hex SHA-256", async () => {

@@ -3,9 +3,9 @@ import { mutatedBodies, plainAgreesWithSchema } from "../test/support/body-mutat
 import { modelConfig } from "../test/support/heldout.ts";
 import { failure } from "../test/support/serving-error.ts";
 import { parseClassifyRequest, plainClassifyCall, readClassifyInputs, schemaClassifyCall } from "./classify-request.ts";
-import { signatureOf } from "./model-config.ts";
+import { modelIoOf } from "./model-config.ts";
 
-const signature = signatureOf(modelConfig("digits"));
+const io = modelIoOf(modelConfig("digits"));
 const limits = { maxBodyBytes: 1 << 20, maxBatch: 8 };
 const row = (fill = 3) => Array.from({ length: 64 }, () => fill);
 
@@ -57,11 +57,11 @@ describe("parseClassifyRequest", () => {
 
 describe("readClassifyInputs", () => {
   it("reads one flat row and a batch of rows into float32", () => {
-    const one = readClassifyInputs(row(2.5), signature, limits);
+    const one = readClassifyInputs(row(2.5), io, limits);
     expect(one.batch).toBe(1);
     expect(one.data).toHaveLength(64);
     expect(one.data[0]).toBe(2.5);
-    const two = readClassifyInputs([row(1), row(0.1)], signature, limits);
+    const two = readClassifyInputs([row(1), row(0.1)], io, limits);
     expect(two.batch).toBe(2);
     expect(two.data[64]).toBe(Math.fround(0.1));
   });
@@ -85,18 +85,18 @@ describe("readClassifyInputs", () => {
     [[...row().slice(1), -3.5e38], 400, "inputs[63] (-3.5e+38) overflows float32"],
     [Array.from({ length: 9 }, () => row()), 413, "batch of 9 rows exceeds the limit of 8"],
   ])("rejects %#", (inputs, status, message) => {
-    expect(failure(() => readClassifyInputs(inputs as unknown[], signature, limits))).toEqual({ status, message });
+    expect(failure(() => readClassifyInputs(inputs as unknown[], io, limits))).toEqual({ status, message });
   });
 
   it("takes the float32 maximum itself and values that round down to it", () => {
     const max = 3.4028234663852886e38;
-    const rows = readClassifyInputs([...row().slice(2), max, -3.4028235e38], signature, limits);
+    const rows = readClassifyInputs([...row().slice(2), max, -3.4028235e38], io, limits);
     expect(rows.data[62]).toBe(max);
     expect(rows.data[63]).toBe(-max);
   });
 
   it("applies the model's own batch limit when it is the smaller", () => {
-    const small = { ...signature, maxBatchSize: 2 };
+    const small = { ...io, maxBatchSize: 2 };
     expect(failure(() => readClassifyInputs([row(), row(), row()], small, limits))).toEqual({
       status: 413,
       message: "batch of 3 rows exceeds the limit of 2",

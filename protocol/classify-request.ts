@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import { BadRequest } from "./errors.ts";
 import type { RequestLimits } from "./limits.ts";
-import type { ModelSignature } from "./model-config.ts";
+import type { ModelIo } from "./model-config.ts";
 import { parseOrDescribe, plainObject } from "./schema-message.ts";
 import { checkBatch, type InputRows, writeFloat32 } from "./tensor.ts";
 import { CASCADE_MODES, type CascadeMode } from "./types.ts";
@@ -71,13 +71,13 @@ export function parseClassifyRequest(body: unknown): ClassifyCall {
  * The rows of a classify call as float32: either one row `[w numbers]` or a batch `[[w numbers], ...]`.
  * 400 for a wrong row length or a bad value (with its position), 413 for a batch over the limits.
  */
-export function readClassifyInputs(inputs: unknown[], signature: ModelSignature, limits: RequestLimits): InputRows {
-  const width = signature.width;
+export function readClassifyInputs(inputs: unknown[], io: ModelIo, limits: RequestLimits): InputRows {
+  const width = io.width;
   if (inputs.length === 0) throw new BadRequest(`"inputs" must not be empty; send ${width} numbers or rows of them`);
   if (!Array.isArray(inputs[0])) {
     if (inputs.length !== width) {
       throw new BadRequest(
-        `"inputs" has ${inputs.length} values; model "${signature.name}" expects rows of ${width}` +
+        `"inputs" has ${inputs.length} values; model "${io.name}" expects rows of ${width}` +
           (inputs.length % width === 0 ? " (send several rows as [[...], [...]])" : ""),
       );
     }
@@ -85,13 +85,13 @@ export function readClassifyInputs(inputs: unknown[], signature: ModelSignature,
     writeFloat32(inputs, data, 0, (i) => `inputs[${i}]`);
     return { data, batch: 1, width };
   }
-  checkBatch(inputs.length, limits, signature.maxBatchSize);
+  checkBatch(inputs.length, limits, io.maxBatchSize);
   const data = new Float32Array(inputs.length * width);
   for (let r = 0; r < inputs.length; r++) {
     const row = inputs[r];
     if (!Array.isArray(row)) throw new BadRequest(`inputs[${r}] must be an array of ${width} numbers`);
     if (row.length !== width) {
-      throw new BadRequest(`inputs[${r}] has ${row.length} values; model "${signature.name}" expects ${width}`);
+      throw new BadRequest(`inputs[${r}] has ${row.length} values; model "${io.name}" expects ${width}`);
     }
     writeFloat32(row, data, r * width, (i) => `inputs[${r}][${i}]`);
   }

@@ -18,12 +18,22 @@ export class ServingError extends Error {
   }
 }
 
-/** 400: the request is malformed (invalid JSON, wrong fields, shapes or values). */
-export class BadRequest extends ServingError {
-  constructor(message: string) {
-    super(400, "bad_request", message);
-  }
+/** A member of the family whose one argument is its message: status and code fixed. */
+function withMessage(status: number, code: string) {
+  return class extends ServingError {
+    constructor(message: string) {
+      super(status, code, message);
+    }
+  };
 }
+
+/** `Retry-After` in whole seconds (RFC 9110 takes no fractions), at least 1; none without a wait. */
+function retryAfter(seconds: number | undefined): Record<string, string> {
+  return seconds ? { "retry-after": String(Math.max(1, Math.ceil(seconds))) } : {};
+}
+
+/** 400: the request is malformed (invalid JSON, wrong fields, shapes or values). */
+export class BadRequest extends withMessage(400, "bad_request") {}
 
 /** 401: missing or invalid credentials (API key, edge signature, admin token). */
 export class Unauthorized extends ServingError {
@@ -33,18 +43,10 @@ export class Unauthorized extends ServingError {
 }
 
 /** 403: the credentials are valid but do not cover this request (an API key calling a model outside its scope). */
-export class Forbidden extends ServingError {
-  constructor(message: string) {
-    super(403, "forbidden", message);
-  }
-}
+export class Forbidden extends withMessage(403, "forbidden") {}
 
 /** 404: unknown route, model or version. */
-export class NotFound extends ServingError {
-  constructor(message: string) {
-    super(404, "not_found", message);
-  }
-}
+export class NotFound extends withMessage(404, "not_found") {}
 
 /** 405: the route exists but not for this method. */
 export class MethodNotAllowed extends ServingError {
@@ -56,18 +58,10 @@ export class MethodNotAllowed extends ServingError {
 }
 
 /** 409: the request conflicts with the server's state (a model load during its rollout, a stale rollout revision). */
-export class Conflict extends ServingError {
-  constructor(message: string) {
-    super(409, "conflict", message);
-  }
-}
+export class Conflict extends withMessage(409, "conflict") {}
 
 /** 413: the body or the batch is over the configured limit. */
-export class PayloadTooLarge extends ServingError {
-  constructor(message: string) {
-    super(413, "payload_too_large", message);
-  }
-}
+export class PayloadTooLarge extends withMessage(413, "payload_too_large") {}
 
 /** 415: the body is not of a type the route reads (`accepted`, default application/json). */
 export class UnsupportedMediaType extends ServingError {
@@ -93,7 +87,7 @@ export class RateLimited extends ServingError {
 /** 503: not ready (model loading, draining) or a full queue where 503 is configured. */
 export class NotReady extends ServingError {
   constructor(message: string, retryAfterS?: number) {
-    super(503, "not_ready", message, retryAfterS ? { "retry-after": String(Math.max(1, Math.ceil(retryAfterS))) } : {});
+    super(503, "not_ready", message, retryAfter(retryAfterS));
   }
 }
 
@@ -104,12 +98,7 @@ export class NotReady extends ServingError {
  */
 export class ModelNotReady extends ServingError {
   constructor(message: string, retryAfterS?: number) {
-    super(
-      503,
-      "model_not_ready",
-      message,
-      retryAfterS ? { "retry-after": String(Math.max(1, Math.ceil(retryAfterS))) } : {},
-    );
+    super(503, "model_not_ready", message, retryAfter(retryAfterS));
   }
 }
 

@@ -9,9 +9,9 @@ import {
   readInferInputs,
   schemaInferCall,
 } from "./infer-request.ts";
-import { signatureOf } from "./model-config.ts";
+import { modelIoOf } from "./model-config.ts";
 
-const signature = signatureOf(modelConfig("digits"));
+const io = modelIoOf(modelConfig("digits"));
 const limits = { maxBodyBytes: 1 << 20, maxBatch: 4 };
 const values = (n: number, fill = 1) => Array.from({ length: n }, () => fill);
 const tensor = (over: Record<string, unknown> = {}) => ({
@@ -22,7 +22,7 @@ const tensor = (over: Record<string, unknown> = {}) => ({
   ...over,
 });
 
-const read = (body: unknown) => readInferInputs(parseInferRequest(body), signature, limits);
+const read = (body: unknown) => readInferInputs(parseInferRequest(body), io, limits);
 
 describe("v2 infer requests", () => {
   it("reads flat and nested data into the same rows, and keeps id and cascade", () => {
@@ -139,7 +139,7 @@ describe("binary tensor data", () => {
     inputs: [{ name: "pixels", shape, datatype: "FP32", parameters: { binary_data_size: size } }],
   });
   const readBinary = (body: unknown, binary: Uint8Array) =>
-    readInferInputs(parseInferRequest(body), signature, limits, binary);
+    readInferInputs(parseInferRequest(body), io, limits, binary);
 
   it("reads little-endian FP32 rows from after the JSON, the same rows as JSON data", () => {
     const fromBinary = readBinary(binaryTensor(512), bytes(rows.flat()));

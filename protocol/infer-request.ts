@@ -2,7 +2,7 @@ import * as v from "valibot";
 import { float32FromBytes } from "./binary-tensor.ts";
 import { BadRequest } from "./errors.ts";
 import type { RequestLimits } from "./limits.ts";
-import type { ModelSignature } from "./model-config.ts";
+import type { ModelIo } from "./model-config.ts";
 import { parseOrDescribe, plainObject } from "./schema-message.ts";
 import { checkBatch, type InputRows, writeFloat32 } from "./tensor.ts";
 import {
@@ -181,17 +181,16 @@ function binaryValues(
  */
 export function readInferInputs(
   call: InferCall,
-  signature: ModelSignature,
+  io: ModelIo,
   limits: RequestLimits,
   binary: Uint8Array = new Uint8Array(0),
 ): InputRows {
   const { inputs, outputs } = call.request;
-  const model = `model "${signature.name}"`;
-  if (inputs.length !== 1)
-    throw new BadRequest(`${model} takes 1 input ("${signature.inputName}"), got ${inputs.length}`);
+  const model = `model "${io.name}"`;
+  if (inputs.length !== 1) throw new BadRequest(`${model} takes 1 input ("${io.inputName}"), got ${inputs.length}`);
   const tensor = inputs[0]!;
-  if (tensor.name !== signature.inputName) {
-    throw new BadRequest(`unknown input "${tensor.name}"; ${model} has input "${signature.inputName}"`);
+  if (tensor.name !== io.inputName) {
+    throw new BadRequest(`unknown input "${tensor.name}"; ${model} has input "${io.inputName}"`);
   }
   if (!(DATATYPES as readonly string[]).includes(tensor.datatype)) {
     throw new BadRequest(`unsupported datatype "${tensor.datatype}"; the protocol's are ${DATATYPES.join(", ")}`);
@@ -200,23 +199,21 @@ export function readInferInputs(
     throw new BadRequest(`input "${tensor.name}" has datatype ${tensor.datatype}; ${model} expects FP32`);
   }
   const { shape } = tensor;
-  if (shape.length !== 2 || shape[1] !== signature.width) {
-    throw new BadRequest(
-      `input "${tensor.name}" has shape ${shapeText(shape)}; ${model} expects [-1,${signature.width}]`,
-    );
+  if (shape.length !== 2 || shape[1] !== io.width) {
+    throw new BadRequest(`input "${tensor.name}" has shape ${shapeText(shape)}; ${model} expects [-1,${io.width}]`);
   }
   const batch = shape[0]!;
   if (batch < 1)
     throw new BadRequest(`input "${tensor.name}" has shape ${shapeText(shape)}; the batch must be at least 1`);
-  checkBatch(batch, limits, signature.maxBatchSize);
+  checkBatch(batch, limits, io.maxBatchSize);
   for (const out of outputs ?? []) {
-    if (out.name !== signature.outputName) {
-      throw new BadRequest(`unknown output "${out.name}"; ${model} has output "${signature.outputName}"`);
+    if (out.name !== io.outputName) {
+      throw new BadRequest(`unknown output "${out.name}"; ${model} has output "${io.outputName}"`);
     }
   }
-  const count = batch * signature.width;
+  const count = batch * io.width;
   if (tensor.parameters?.binary_data_size !== undefined) {
-    return { data: binaryValues(tensor.name, tensor, binary, shape, count), batch, width: signature.width };
+    return { data: binaryValues(tensor.name, tensor, binary, shape, count), batch, width: io.width };
   }
   if (binary.length > 0) {
     throw new BadRequest(`${binary.length} bytes of binary data follow the JSON, but no input has binary_data_size`);
@@ -230,5 +227,5 @@ export function readInferInputs(
   }
   const data = new Float32Array(flat.length);
   writeFloat32(flat, data, 0, (i) => `input "${tensor.name}" value ${i}`);
-  return { data, batch, width: signature.width };
+  return { data, batch, width: io.width };
 }

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { calibrationOf, parseModelConfig, signatureOf } from "./model-config.ts";
+import { calibrationOf, modelIoOf, parseModelConfig } from "./model-config.ts";
 
 const load = (name: string) =>
   JSON.parse(readFileSync(new URL(`../models/${name}/config.json`, import.meta.url), "utf8"));
@@ -8,7 +8,7 @@ const load = (name: string) =>
 describe("model config", () => {
   it("parses both sample configs into signatures", () => {
     const full = parseModelConfig(load("digits"), "digits/config.json");
-    expect(signatureOf(full)).toMatchObject({
+    expect(modelIoOf(full)).toMatchObject({
       name: "digits",
       inputName: "pixels",
       width: 64,

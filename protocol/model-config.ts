@@ -104,8 +104,8 @@ export type CascadeCalibration = v.InferOutput<typeof calibration>;
 export type ModelBudgets = v.InferOutput<typeof budgets>;
 export type GatesRecord = v.InferOutput<typeof gatesRecord>;
 
-/** A model's config as the servers use it: one FP32 input `[N, width]`, one FP32 output `[N, classes]`. */
-export interface ModelSignature {
+/** A model's inputs and outputs as the servers use them (its I/O, not its file's Ed25519 signature): one FP32 input `[N, width]`, one FP32 output `[N, classes]`. */
+export interface ModelIo {
   name: string;
   inputName: string;
   width: number;
@@ -146,8 +146,8 @@ export function parseModelConfig(raw: unknown, source: string): ModelConfig {
   return config;
 }
 
-/** The tensor signature the validators and sessions need. */
-export function signatureOf(config: ModelConfig): ModelSignature {
+/** The inputs and outputs the validators and sessions need. */
+export function modelIoOf(config: ModelConfig): ModelIo {
   const input = config.inputs[0]!;
   const output = config.outputs[0]!;
   return {

@@ -6,7 +6,7 @@ import { ServingError } from "../protocol/errors.ts";
 import { MODEL_VERSION_HEADER, ROLLOUT_HEADER, SERVED_BY_HEADER } from "../protocol/headers.ts";
 import { checkNamedModel, type InferCall, parseInferRequest, readInferInputs } from "../protocol/infer-request.ts";
 import { parseJsonBody } from "../protocol/json-body.ts";
-import type { ModelSignature } from "../protocol/model-config.ts";
+import type { ModelIo } from "../protocol/model-config.ts";
 import { toInferResponse, toPredictions } from "../protocol/responses.ts";
 import { formatRolloutHeader } from "../protocol/rollout/header.ts";
 import type { InputRows } from "../protocol/tensor.ts";
@@ -125,7 +125,7 @@ export function inferenceAnswers(deps: AppDeps) {
   /**
    * A v2 call checked by `parseInferRequest`, run on `model`: lease, validate the rows against the version
    * (with `binary`, the bytes of inputs sent as binary data), rollout seam, batcher. `prepare` runs on the
-   * version's signature before the rows are queued, so a request it refuses never runs; its result comes back
+   * version's inputs and outputs before the rows are queued, so a request it refuses never runs; its result comes back
    * as `prepared`. Each protocol encodes the result its own way: HTTP JSON or binary (`infer`), gRPC
    * (regional/grpc/).
    */
@@ -135,22 +135,22 @@ export function inferenceAnswers(deps: AppDeps) {
     binary: Uint8Array,
     model: string,
     version: string | undefined,
-    prepare: (signature: ModelSignature) => T,
+    prepare: (io: ModelIo) => T,
   ): Promise<InferResult<T>> {
     const acquired = repository.acquire(model, version);
     let lease = acquired;
     try {
-      const rows = readInferInputs(call, acquired.model.signature, limits, binary);
+      const rows = readInferInputs(call, acquired.model.io, limits, binary);
       lease = rollouts.route(acquired, rows, version !== undefined);
-      const { signature } = lease.model;
-      const prepared = prepare(signature);
+      const { io } = lease.model;
+      const prepared = prepare(io);
       const { result, headers } = await run(clock, lease, rows);
       return {
         model,
         version: lease.model.version,
-        outputName: signature.outputName,
+        outputName: io.outputName,
         batch: rows.batch,
-        classes: signature.classes,
+        classes: io.classes,
         probs: result.probs,
         headers,
         prepared,
@@ -168,16 +168,16 @@ export function inferenceAnswers(deps: AppDeps) {
       const acquired = repository.acquire(call.model, call.version);
       let lease = acquired;
       try {
-        const rows = readClassifyInputs(call.inputs, acquired.model.signature, limits);
+        const rows = readClassifyInputs(call.inputs, acquired.model.io, limits);
         // The rollout's seam: during a canary the input's hash may pick the candidate.
         lease = rollouts.route(acquired, rows, call.version !== undefined);
-        const { signature, version } = lease.model;
+        const { io, version } = lease.model;
         const { result, headers } = await run(input, lease, rows);
         const body: ClassifyResponse = {
           model: call.model,
           version,
           ...(call.id !== undefined ? { id: call.id } : {}),
-          predictions: toPredictions(result.probs, rows.batch, signature.labels),
+          predictions: toPredictions(result.probs, rows.batch, io.labels),
           servedBy,
         };
         return { headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) };
@@ -192,8 +192,8 @@ export function inferenceAnswers(deps: AppDeps) {
       const { json, binary } = readInferBody(body, input.jsonLength, input.contentType);
       const call = parseInferRequest(json);
       checkNamedModel(call, model, version);
-      const answered = await inferRows(input, call, binary, model, version, (signature) =>
-        wantsBinaryOutput(call.request, signature.outputName),
+      const answered = await inferRows(input, call, binary, model, version, (io) =>
+        wantsBinaryOutput(call.request, io.outputName),
       );
       const binaryOutput = answered.prepared;
       const response = toInferResponse({ ...answered, id: call.request.id, binary: binaryOutput });

@@ -36,6 +36,16 @@ const SECONDS = [
 ];
 const ROWS = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 
+/** `map`'s value for `key`, made by `make` the first time it is asked for. */
+function getOrMake<K, V>(map: Map<K, V>, key: K, make: () => V): V {
+  let value = map.get(key);
+  if (value === undefined) {
+    value = make();
+    map.set(key, value);
+  }
+  return value;
+}
+
 /** A number on the request path: plain arithmetic, handed to prom-client only when scraped. */
 interface Cell {
   value: number;
@@ -57,15 +67,8 @@ function deferredCounter<L extends string>(config: CounterConfiguration<L>) {
       }
     },
   });
-  return (labels: Record<L, string>): Cell => {
-    const key = JSON.stringify(labels);
-    let entry = cells.get(key);
-    if (!entry) {
-      entry = { labels, cell: { value: 0 } };
-      cells.set(key, entry);
-    }
-    return entry.cell;
-  };
+  return (labels: Record<L, string>): Cell =>
+    getOrMake(cells, JSON.stringify(labels), () => ({ labels, cell: { value: 0 } })).cell;
 }
 
 /** A gauge cell of one model version instance; `dispose()` when that instance is gone. */
@@ -93,12 +96,7 @@ function collectedGauge<L extends string>(config: GaugeConfiguration<L>) {
   });
   return (labels: Record<L, string>): GaugeCell => {
     const key = JSON.stringify(labels);
-    let entry = series.get(key);
-    if (!entry) {
-      entry = { labels, cells: new Set() };
-      series.set(key, entry);
-    }
-    const { cells } = entry;
+    const { cells } = getOrMake(series, key, () => ({ labels, cells: new Set<Cell>() }));
     const cell: GaugeCell = {
       value: 0,
       dispose() {
@@ -155,13 +153,12 @@ function deferredHistogram<L extends string>(config: {
   };
   for (const registry of config.registers) registry.registerMetric(metric as unknown as Metric);
   return (labels: Record<L, string>): HistogramCell => {
-    const key = JSON.stringify(labels);
-    let entry = series.get(key);
-    if (!entry) {
-      entry = { labels, counts: new Float64Array(buckets.length + 1), sum: 0, count: 0 };
-      series.set(key, entry);
-    }
-    const cell = entry;
+    const cell = getOrMake(series, JSON.stringify(labels), () => ({
+      labels,
+      counts: new Float64Array(buckets.length + 1),
+      sum: 0,
+      count: 0,
+    }));
     return {
       observe(value) {
         let i = 0;
@@ -182,73 +179,61 @@ export function createMetrics(): Metrics {
   for (const name of ["nodejs_active_handles_total", "nodejs_active_requests_total", "nodejs_active_resources_total"]) {
     registry.removeSingleMetric(name);
   }
-  const modelLabels = ["model", "version"] as const;
   const common = { registers: [registry] };
+  // Triton's series are per model version.
+  const perVersion = { labelNames: ["model", "version"] as const, ...common };
+  const durationSeconds = (name: string, help: string) =>
+    deferredHistogram({ name, help, buckets: SECONDS, ...perVersion });
 
   const requests = deferredCounter({
     name: "edgecascade_inference_requests_total",
     help: "Inference requests that reached a model, by outcome: success, rejected (queue full), expired (deadline passed before running), failed.",
-    labelNames: [...modelLabels, "outcome"],
+    labelNames: [...perVersion.labelNames, "outcome"],
     ...common,
   });
   const rows = deferredCounter({
     name: "edgecascade_inference_rows_total",
     help: "Rows inferred (Triton's nv_inference_count); divided by executions, the mean batch size.",
-    labelNames: modelLabels,
-    ...common,
+    ...perVersion,
   });
   const executions = deferredCounter({
     name: "edgecascade_inference_executions_total",
     help: "Model executions, i.e. session.run calls (Triton's nv_inference_exec_count).",
-    labelNames: modelLabels,
-    ...common,
+    ...perVersion,
   });
-  const requestDuration = deferredHistogram({
-    name: "edgecascade_inference_request_duration_seconds",
-    help: "Time from receiving an inference request to its answer being ready, by model version.",
-    labelNames: modelLabels,
-    buckets: SECONDS,
-    ...common,
-  });
-  const queueDuration = deferredHistogram({
-    name: "edgecascade_inference_queue_duration_seconds",
-    help: "Time a request waited in the batcher's queue before its run started.",
-    labelNames: modelLabels,
-    buckets: SECONDS,
-    ...common,
-  });
-  const computeDuration = deferredHistogram({
-    name: "edgecascade_inference_compute_duration_seconds",
-    help: "Duration of one model execution (one batch).",
-    labelNames: modelLabels,
-    buckets: SECONDS,
-    ...common,
-  });
+  const requestDuration = durationSeconds(
+    "edgecascade_inference_request_duration_seconds",
+    "Time from receiving an inference request to its answer being ready, by model version.",
+  );
+  const queueDuration = durationSeconds(
+    "edgecascade_inference_queue_duration_seconds",
+    "Time a request waited in the batcher's queue before its run started.",
+  );
+  const computeDuration = durationSeconds(
+    "edgecascade_inference_compute_duration_seconds",
+    "Duration of one model execution (one batch).",
+  );
   const batchSize = deferredHistogram({
     name: "edgecascade_inference_batch_size",
     help: "Rows per model execution.",
-    labelNames: modelLabels,
     buckets: ROWS,
-    ...common,
+    ...perVersion,
   });
   const queueDepth = collectedGauge({
     name: "edgecascade_inference_queue_depth",
     help: "Requests waiting in the batcher's queue; the signal to autoscale on.",
-    labelNames: modelLabels,
-    ...common,
+    ...perVersion,
   });
   const pending = collectedGauge({
     name: "edgecascade_inference_pending_requests",
     help: "Inference requests accepted by a model version and not yet answered (waiting, queued or running).",
-    labelNames: modelLabels,
-    ...common,
+    ...perVersion,
   });
   const modelReady = collectedGauge({
     name: "edgecascade_model_ready",
     help: "1 while the model version serves, else 0.",
-    labelNames: modelLabels,
     aggregator: "min",
-    ...common,
+    ...perVersion,
   });
   const loads = new Counter({
     name: "edgecascade_model_loads_total",
@@ -271,26 +256,24 @@ export function createMetrics(): Metrics {
   });
   // Every worker of a pool applies each rollout change, so its counters and gauge are the same in each: the
   // cluster's sum would multiply them by the number of workers; "max" reports them once per pool.
+  const oncePerPool = { aggregator: "max", ...common } as const;
   const rolloutPercent = new Gauge({
     name: "edgecascade_rollout_percent",
     help: "Share of requests (percent) the rollout's candidate answers: 0 in shadow or after a rollback, 100 once promoted.",
     labelNames: ["model", "candidate"],
-    aggregator: "max",
-    ...common,
+    ...oncePerPool,
   });
   const rollbacks = new Counter({
     name: "edgecascade_rollout_rollbacks_total",
     help: "Rollouts rolled back (a sequential test found the candidate worse, or an operator rolled it back).",
     labelNames: ["model"],
-    aggregator: "max",
-    ...common,
+    ...oncePerPool,
   });
   const promotions = new Counter({
     name: "edgecascade_rollout_promotions_total",
     help: "Rollouts whose candidate became the served version.",
     labelNames: ["model"],
-    aggregator: "max",
-    ...common,
+    ...oncePerPool,
   });
   const shadowCopies = new Counter({
     name: "edgecascade_rollout_shadow_requests_total",
@@ -325,22 +308,9 @@ export function createMetrics(): Metrics {
   const recorder: Recorder = {
     model(model, version): ModelRecorder {
       const labels = { model, version };
-      const key = `${model}\u0000${version}`;
-      let stats = statistics.get(key);
-      if (!stats) {
-        stats = new VersionStatistics(model, version);
-        statistics.set(key, stats);
-      }
-      const st = stats;
+      const st = getOrMake(statistics, `${model}\u0000${version}`, () => new VersionStatistics(model, version));
       const outcomes = new Map<InferenceOutcome, Cell>();
-      const outcome = (o: InferenceOutcome) => {
-        let cell = outcomes.get(o);
-        if (!cell) {
-          cell = requests({ ...labels, outcome: o });
-          outcomes.set(o, cell);
-        }
-        return cell;
-      };
+      const outcome = (o: InferenceOutcome) => getOrMake(outcomes, o, () => requests({ ...labels, outcome: o }));
       const r = rows(labels);
       const e = executions(labels);
       const rd = requestDuration(labels);
@@ -408,22 +378,12 @@ export function createMetrics(): Metrics {
       provider.set({ provider: name }, 1);
     },
     httpResponse(method, route, status) {
-      const key = `${method} ${status} ${route}`;
-      let cell = httpCells.get(key);
-      if (!cell) {
-        cell = http({ method, route, status: String(status) });
-        httpCells.set(key, cell);
-      }
-      cell.value += 1;
+      getOrMake(httpCells, `${method} ${status} ${route}`, () =>
+        http({ method, route, status: String(status) }),
+      ).value += 1;
     },
     grpcResponse(method, code) {
-      const key = `${method} ${code}`;
-      let cell = grpcCells.get(key);
-      if (!cell) {
-        cell = grpc({ method, code });
-        grpcCells.set(key, cell);
-      }
-      cell.value += 1;
+      getOrMake(grpcCells, `${method} ${code}`, () => grpc({ method, code })).value += 1;
     },
   };
 

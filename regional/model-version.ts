@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import type { ModelConfig, ModelSignature } from "../protocol/model-config.ts";
+import type { ModelConfig, ModelIo } from "../protocol/model-config.ts";
 import type { InputRows } from "../protocol/tensor.ts";
 import type { Executed, Executor } from "./executor.ts";
 import type { ModelRecorder } from "./recorder.ts";
@@ -26,7 +26,7 @@ export class ModelVersion {
   readonly name: string;
   readonly version: string;
   readonly config: ModelConfig;
-  readonly signature: ModelSignature;
+  readonly io: ModelIo;
   readonly recorder: ModelRecorder;
   /** What the load checked (sha256, warm-up, fixture), for load reports. */
   readonly checks: VersionChecks;
@@ -43,7 +43,7 @@ export class ModelVersion {
   constructor(options: {
     config: ModelConfig;
     version: string;
-    signature: ModelSignature;
+    io: ModelIo;
     session: OnnxModel;
     executor: Executor;
     recorder: ModelRecorder;
@@ -53,7 +53,7 @@ export class ModelVersion {
     this.name = options.config.name;
     this.version = options.version;
     this.config = options.config;
-    this.signature = options.signature;
+    this.io = options.io;
     this.recorder = options.recorder;
     this.checks = options.checks;
     this.simulatedDelayMs = options.simulatedDelayMs ?? 0;

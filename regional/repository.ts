@@ -10,9 +10,9 @@ import type { ExecutionProvider } from "./execution-provider.ts";
 import type { ExecutorFactory } from "./executor.ts";
 import { FixtureCache } from "./heldout-fixture.ts";
 import type { Logger } from "./log.ts";
-import { failedReason, loadDue, type ModelAvailability, poolReady, whyNotServing } from "./model-availability.ts";
 import { discoverModels, isModelDir, readModelConfig } from "./model-discovery.ts";
 import { type Lease, ModelVersion } from "./model-version.ts";
+import { failedReason, loadDue, type ModelLifecycleView, poolReady, whyNotServing } from "./readiness-policy.ts";
 import type { Recorder } from "./recorder.ts";
 import { DEFAULT_RETRY_BACKOFF, type RetryBackoff, retryDelayMs } from "./retry-backoff.ts";
 import { createOnnxModel } from "./session.ts";
@@ -131,7 +131,7 @@ export class ModelRepository {
       readFile(join(this.#options.modelsDir, name, version, file)).catch((err: Error) => {
         throw new Error(`cannot read ${name}/${version}/${file}: ${err.message}`);
       }),
-    createSession: (bytes, signature, weights) => createOnnxModel(bytes, signature, this.#options.provider, weights),
+    createSession: (bytes, io, weights) => createOnnxModel(bytes, io, this.#options.provider, weights),
     fixture: (config, version) => this.#fixtures.read(join(this.#options.modelsDir, heldoutPath(config, version))),
   };
   #announced = false;
@@ -475,7 +475,7 @@ export class ModelRepository {
   /** Checks (`#check`) and builds a version with its executor, unless nothing wants the model any more. */
   async #prepare(entry: Entry, requested: string | undefined): Promise<ModelVersion> {
     const { name } = entry;
-    const { config, version, signature, session, checks } = await this.#check(entry, requested);
+    const { config, version, io, session, checks } = await this.#check(entry, requested);
     if (!entry.wanted) {
       // Unloaded, or the pool began shutting down, while this version was checked: swapped in, its session
       // would never be released.
@@ -494,7 +494,7 @@ export class ModelRepository {
       recorder,
     });
     const simulatedDelayMs = this.#options.simulatedVersionDelayMs?.get(`${name}@${version}`) ?? 0;
-    return new ModelVersion({ config, version, signature, session, executor, recorder, checks, simulatedDelayMs });
+    return new ModelVersion({ config, version, io, session, executor, recorder, checks, simulatedDelayMs });
   }
 
   /** The swap: one assignment. Requests that took a lease on the old version keep it until they answer. */
@@ -556,8 +556,8 @@ export class ModelRepository {
   }
 }
 
-/** What the readiness policies (model-availability.ts) read of an entry. */
-function availability(entry: Entry): ModelAvailability {
+/** What the readiness policies (readiness-policy.ts) read of an entry. */
+function availability(entry: Entry): ModelLifecycleView {
   const { wanted, lastError, failures, retryAtMs } = entry;
   return { wanted, serving: !!entry.serving, loading: !!entry.loading, lastError, failures, retryAtMs };
 }

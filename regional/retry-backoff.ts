@@ -1,6 +1,6 @@
 /**
  * How long readiness checks wait before loading a model again after its loads failed. A load reads and
- * hashes the file, creates a session, warms it up and runs the fixture: with probes every 2 s in every
+ * hashes the file, creates a session, warms it up and runs the fixture: with readiness probes every 2 s in every
  * worker, retrying on each would repeat that for as long as the model stays broken.
  */
 export interface RetryBackoff {

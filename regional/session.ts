@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import * as ort from "onnxruntime-node";
-import type { ModelSignature } from "../protocol/model-config.ts";
+import type { ModelIo } from "../protocol/model-config.ts";
 import type { ExecutionProvider } from "./execution-provider.ts";
 import { PROVIDER_CHECK_MODEL } from "./provider-check-model.ts";
 
@@ -32,12 +32,12 @@ function sessionOptions(provider: ExecutionProvider, weights: "fp32" | "int8"): 
 /** A session for a verified model file. */
 export async function createOnnxModel(
   bytes: Uint8Array,
-  signature: ModelSignature,
+  io: ModelIo,
   provider: ExecutionProvider,
   weights: "fp32" | "int8" = "fp32",
 ): Promise<OnnxModel> {
   const session = await ort.InferenceSession.create(bytes, sessionOptions(provider, weights));
-  const { inputName, outputName, width } = signature;
+  const { inputName, outputName, width } = io;
   // Only the probabilities are fetched, by name: tree classifiers also output labels (int64), and first.
   const fetches = [outputName];
   if (!session.inputNames.includes(inputName) || !session.outputNames.includes(outputName)) {

@@ -74,7 +74,7 @@ describe("checkVersion", () => {
     const checked = await checkVersion(await configFor(BYTES), "1", sources(fake.session), limits);
     expect(checked.version).toBe("1");
     expect(checked.session).toBe(fake.session);
-    expect(checked.signature).toMatchObject({ width: WIDTH, classes: CLASSES });
+    expect(checked.io).toMatchObject({ width: WIDTH, classes: CLASSES });
     expect(checked.checks).toMatchObject({
       sha256: await sha256Hex(BYTES),
       fixture: { rows: ROWS, accuracy: 1, required: 0.89 },

@@ -1,4 +1,4 @@
-import { type ModelConfig, type ModelSignature, signatureOf } from "../protocol/model-config.ts";
+import { type ModelConfig, type ModelIo, modelIoOf } from "../protocol/model-config.ts";
 import { checkModelFile, modelFileProblem } from "../protocol/model-file-check.ts";
 import type { ModelPublicKey } from "../protocol/model-signature.ts";
 import { checkFixtureOutputs } from "./fixture-check.ts";
@@ -18,7 +18,7 @@ export interface VersionSources {
   /** The bytes of `name/version/file`; rejects with why it cannot. */
   modelBytes(name: string, version: string, file: string): Promise<Uint8Array>;
   /** A session over verified bytes. */
-  createSession(bytes: Uint8Array, signature: ModelSignature, weights: "fp32" | "int8" | undefined): Promise<OnnxModel>;
+  createSession(bytes: Uint8Array, io: ModelIo, weights: "fp32" | "int8" | undefined): Promise<OnnxModel>;
   /** The held-out fixture of `version` (`<name>/<version>/heldout.json`, or the full model's for an edge variant). */
   fixture(config: ModelConfig, version: string): Promise<Fixture>;
 }
@@ -35,7 +35,7 @@ export interface VersionCheckLimits {
 /** A version that passed every check, with its open session. */
 export interface CheckedVersion {
   version: string;
-  signature: ModelSignature;
+  io: ModelIo;
   session: OnnxModel;
   checks: VersionChecks;
 }
@@ -59,17 +59,17 @@ export async function checkVersion(
   const file = await checkModelFile(bytes, name, version, listed, limits.publicKey);
   const problem = modelFileProblem(file);
   if (problem) throw new Error(`${problem}; the file will not be served`);
-  const signature = signatureOf(config);
-  const session = await sources.createSession(bytes, signature, listed.weights).catch((err: Error) => {
+  const io = modelIoOf(config);
+  const session = await sources.createSession(bytes, io, listed.weights).catch((err: Error) => {
     throw new Error(`cannot create a session: ${err.message}`);
   });
   try {
     const fixture = await sources.fixture(config, version);
-    const warmupMs = await warmUp(session, fixture, signature, limits.warmupBudgetMs);
+    const warmupMs = await warmUp(session, fixture, io, limits.warmupBudgetMs);
     const required = Math.max(0, listed.accuracy.test - limits.accuracyTolerance);
-    const accuracy = await fixtureAccuracy(session, fixture, signature, config.maxBatchSize, required);
+    const accuracy = await fixtureAccuracy(session, fixture, io, config.maxBatchSize, required);
     const checks = { sha256: file.sha256, warmupMs, fixture: { rows: fixture.labels.length, accuracy, required } };
-    return { version, signature, session, checks };
+    return { version, io, session, checks };
   } catch (err) {
     await session.release();
     throw err;
@@ -77,14 +77,9 @@ export async function checkVersion(
 }
 
 /** Milliseconds of the fastest of up to 3 one-row inferences; fails when none is within the budget. */
-async function warmUp(
-  session: OnnxModel,
-  fixture: Fixture,
-  signature: ModelSignature,
-  budgetMs: number,
-): Promise<number> {
-  if (fixture.width !== signature.width) {
-    throw new Error(`the fixture's rows have ${fixture.width} values; the model takes ${signature.width}`);
+async function warmUp(session: OnnxModel, fixture: Fixture, io: ModelIo, budgetMs: number): Promise<number> {
+  if (fixture.width !== io.width) {
+    throw new Error(`the fixture's rows have ${fixture.width} values; the model takes ${io.width}`);
   }
   const row = fixture.matrix.slice(0, fixture.width);
   let best = Number.POSITIVE_INFINITY;
@@ -103,23 +98,21 @@ async function warmUp(
 async function fixtureAccuracy(
   session: OnnxModel,
   fixture: Fixture,
-  signature: ModelSignature,
+  io: ModelIo,
   chunk: number,
   required: number,
 ): Promise<number> {
   const rows = fixture.labels.length;
-  const probs = new Float32Array(rows * signature.classes);
+  const probs = new Float32Array(rows * io.classes);
   for (let start = 0; start < rows; start += chunk) {
     const n = Math.min(chunk, rows - start);
     const out = await session.run(fixture.matrix.subarray(start * fixture.width, (start + n) * fixture.width), n);
-    if (out.length !== n * signature.classes) {
-      throw new Error(
-        `the model returned ${out.length} values for ${n} rows; the config says ${signature.classes} classes`,
-      );
+    if (out.length !== n * io.classes) {
+      throw new Error(`the model returned ${out.length} values for ${n} rows; the config says ${io.classes} classes`);
     }
-    probs.set(out, start * signature.classes);
+    probs.set(out, start * io.classes);
   }
-  const verdict = checkFixtureOutputs(probs, fixture.labels, signature.classes, required);
+  const verdict = checkFixtureOutputs(probs, fixture.labels, io.classes, required);
   if (!verdict.ok) throw new Error(verdict.reason);
   return verdict.accuracy;
 }

@@ -12,12 +12,12 @@ const PAGE_HEADERS = {
 
 /** What the page needs of a model: how to collect a row, the names of its features and classes, samples. */
 export function demoModel(model: ServedModel) {
-  const { config, signature } = model;
+  const { config, io } = model;
   return {
     name: model.name,
-    width: signature.width,
-    labels: signature.labels,
-    features: config.features ?? Array.from({ length: signature.width }, (_, i) => `feature ${i + 1}`),
+    width: io.width,
+    labels: io.labels,
+    features: config.features ?? Array.from({ length: io.width }, (_, i) => `feature ${i + 1}`),
     demo: config.demo ?? "numbers",
     samples: model.samples,
   };

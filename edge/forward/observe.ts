@@ -27,12 +27,14 @@ export const observe =
     const sentAt = Date.now();
     try {
       const answer = await next(call);
-      book.observe(name, "answered", answer.ms, { probe: call.probe });
+      book.observe(name, "answered", answer.ms, { warmProbe: call.warmProbe });
       return answer;
     } catch (err) {
       const counter = counterOf(err);
       if (counter) {
-        book.observe(name, counter, counter === "timedOut" ? Date.now() - sentAt : undefined, { probe: call.probe });
+        book.observe(name, counter, counter === "timedOut" ? Date.now() - sentAt : undefined, {
+          warmProbe: call.warmProbe,
+        });
       }
       throw err;
     }

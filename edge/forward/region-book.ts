@@ -1,12 +1,5 @@
-import {
-  type BreakerOptions,
-  breakerAdmit,
-  breakerAllows,
-  breakerRecord,
-  type CallOutcome,
-  CLOSED,
-  type RegionBreaker,
-} from "../regions/breaker-policy.ts";
+import type { BreakerOptions, CallOutcome, RegionBreaker } from "../regions/breaker-policy.ts";
+import { breakerAdmit, breakerAllows, breakerRecord, CLOSED } from "../regions/breaker-policy.ts";
 import { type HedgeBudget, hedgeBudgetEarn, hedgeBudgetSpend, hedgeDelay } from "../regions/hedge-policy.ts";
 import { LatencyWindow } from "../regions/latency-window.ts";
 import type { RegionHealth } from "../regions/order.ts";
@@ -112,7 +105,7 @@ export class RegionBook {
     return entry;
   }
 
-  /** Ask the region's breaker for a call (admitting the half-open probe changes its state). */
+  /** Ask the region's breaker for a call (admitting the half-open trial call changes its state). */
   admit(name: string, now: number): boolean {
     const entry = this.#entry(name);
     const { admit, breaker } = breakerAdmit(entry.breaker, now);
@@ -136,15 +129,15 @@ export class RegionBook {
     name: string,
     outcome: "answered" | "failed" | "timedOut" | "cancelled" | "wrongVersion" | "modelUnavailable",
     ms?: number,
-    { probe = false, now = Date.now() }: { probe?: boolean; now?: number } = {},
+    { warmProbe = false, now = Date.now() }: { warmProbe?: boolean; now?: number } = {},
   ): void {
     const entry = this.#entry(name);
     entry.counters[outcome]++;
     if (ms === undefined || (outcome !== "answered" && outcome !== "timedOut")) return;
-    if (outcome === "answered" && !probe) entry.latency.push(ms);
+    if (outcome === "answered" && !warmProbe) entry.latency.push(ms);
     const sample: AnswerSample = { ms, at: now };
     if (outcome === "timedOut") sample.cutOff = true;
-    if (probe) sample.probe = true;
+    if (warmProbe) sample.warmProbe = true;
     entry.samples.push(sample);
     if (entry.samples.length > SAMPLES) entry.samples.shift();
   }
@@ -201,11 +194,11 @@ export class RegionBook {
     return ok;
   }
 
-  /** Healthy unless the breaker would refuse a call now or the latest probe found the region not ready. */
-  health(now: number, probeReady: Readonly<Record<string, boolean>>): Record<string, RegionHealth> {
+  /** Healthy unless the breaker would refuse a call now or the latest region status report found the region not ready. */
+  health(now: number, statusReady: Readonly<Record<string, boolean>>): Record<string, RegionHealth> {
     const health: Record<string, RegionHealth> = {};
     for (const [name, entry] of this.#entries) {
-      health[name] = breakerAllows(entry.breaker, now) && probeReady[name] !== false ? "healthy" : "unhealthy";
+      health[name] = breakerAllows(entry.breaker, now) && statusReady[name] !== false ? "healthy" : "unhealthy";
     }
     return health;
   }
@@ -222,7 +215,7 @@ export class RegionBook {
         // Without a request there is no location, so no prior: this is the isolate's own evidence only;
         // "cut-off" while calls cut off by the deadline make up the estimate (regions/reach.ts).
         expectedAnswerMs: expectedForStatus(this.expectedAnswerMs(e.region.name)),
-        lastWarmProbe: e.samples.findLast((s) => s.probe) ?? null,
+        lastWarmProbe: e.samples.findLast((s) => s.warmProbe) ?? null,
         latencySamples: e.latency.values().length,
         counters: { ...e.counters },
       })),

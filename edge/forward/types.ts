@@ -25,7 +25,7 @@ export interface RegionCall {
    */
   anyDistance?: boolean;
   /** A warm probe's call (edge/forward/warm-probe.ts), not a request's: its answer time is marked as such. */
-  probe?: boolean;
+  warmProbe?: boolean;
   signal?: AbortSignal;
 }
 

@@ -12,10 +12,10 @@ export interface WarmProbeOptions extends Pick<StatusCheckOptions, "timeoutMs" |
 /**
  * One warm probe of a region from this isolate, sent off the request path (`waitUntil`): a
  * `GET /v2/health/ready` to open (or find) a connection, then a classify of one all-zero row of `model`
- * through the same layers as a request's call, with the probe timeout as its deadline. The classify is timed
+ * through the same layers as a request's call, with REGION_CHECK_TIMEOUT_MS as its deadline. The classify is timed
  * on the connection the GET warmed: a time taken on a new connection would carry the TCP and TLS handshakes
  * that a request in a warm isolate does not pay, and a health check alone would miss the answer path's own
- * time (queue, batcher, model). Its answer time reaches the reach estimate as a probe sample (observe.ts);
+ * time (queue, batcher, model). Its answer time reaches the reach estimate as a warm probe's sample (observe.ts);
  * a failure is the breaker's business like a request's. Never rejects.
  */
 export async function warmProbe(region: Region, options: WarmProbeOptions): Promise<void> {
@@ -32,7 +32,7 @@ export async function warmProbe(region: Region, options: WarmProbeOptions): Prom
       classes,
       headers: {},
       deadlineAt: Date.now() + options.timeoutMs,
-      probe: true,
+      warmProbe: true,
     });
   } catch {
     // What went wrong is already counted (observe.ts) and, for a failure, told to the breaker.

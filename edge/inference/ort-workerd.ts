@@ -1,7 +1,7 @@
 import ortWasm from "onnxruntime-web/ort-wasm-simd-threaded.wasm";
 import * as ort from "onnxruntime-web/wasm";
-import type { ModelSignature } from "../../protocol/model-config.ts";
-import type { Runner } from "./edge-model.ts";
+import type { ModelIo } from "../../protocol/model-config.ts";
+import type { Runner } from "./edge-variant.ts";
 import { DirectRunner, type OrtWasmExports, ortWasmExports } from "./ort-direct.ts";
 import { serialRuns } from "./serial-runs.ts";
 import { WARM_UP_MODEL_BASE64 } from "./warm-up-model.ts";
@@ -86,14 +86,14 @@ function sessionHandle(session: ort.InferenceSession): number | undefined {
 }
 
 /** `session.run` per call, one at a time (serial-runs.ts). */
-function sessionRunner(session: ort.InferenceSession, signature: ModelSignature): Runner {
-  const fetches = [signature.outputName];
+function sessionRunner(session: ort.InferenceSession, io: ModelIo): Runner {
+  const fetches = [io.outputName];
   return serialRuns(async (data, batch) => {
-    const input = new ort.Tensor("float32", data, [batch, signature.width]);
-    const outputs = await session.run({ [signature.inputName]: input }, fetches);
-    const output = outputs[signature.outputName];
+    const input = new ort.Tensor("float32", data, [batch, io.width]);
+    const outputs = await session.run({ [io.inputName]: input }, fetches);
+    const output = outputs[io.outputName];
     if (!output || !(output.data instanceof Float32Array)) {
-      throw new Error(`model output "${signature.outputName}" missing or not float32`);
+      throw new Error(`model output "${io.outputName}" missing or not float32`);
     }
     return output.data;
   });
@@ -111,7 +111,7 @@ function checkRows(width: number, batch: number): Float32Array {
 async function directRunner(
   wasm: OrtWasmExports | undefined,
   session: ort.InferenceSession,
-  signature: ModelSignature,
+  io: ModelIo,
 ): Promise<Runner | undefined> {
   const handle = sessionHandle(session);
   if (!wasm || handle === undefined) {
@@ -120,14 +120,14 @@ async function directRunner(
   }
   const direct = new DirectRunner(wasm, {
     session: handle,
-    inputName: signature.inputName,
-    outputName: signature.outputName,
-    width: signature.width,
-    classes: signature.classes,
+    inputName: io.inputName,
+    outputName: io.outputName,
+    width: io.width,
+    classes: io.classes,
   });
-  const viaRun = sessionRunner(session, signature);
+  const viaRun = sessionRunner(session, io);
   for (const batch of [1, 3]) {
-    const rows = checkRows(signature.width, batch);
+    const rows = checkRows(io.width, batch);
     const expected = await viaRun(rows, batch);
     const got = direct.run(rows, batch);
     if (got.length !== expected.length || got.some((v, i) => v !== expected[i])) {
@@ -139,10 +139,10 @@ async function directRunner(
 }
 
 /** An ORT session over `bytes` (wasm execution provider, one thread) as a plain row runner. */
-export async function createOrtRunner(bytes: Uint8Array, signature: ModelSignature): Promise<Runner> {
+export async function createOrtRunner(bytes: Uint8Array, io: ModelIo): Promise<Runner> {
   await runtimeStarted;
   // The session fetches only the output that is read: a tree ensemble's int64 labels are never copied out.
   const session = await ort.InferenceSession.create(bytes, SESSION_OPTIONS);
   const wasm = instantiated && ortWasmExports(instantiated.instance, instantiated.imports);
-  return (await directRunner(wasm, session, signature)) ?? sessionRunner(session, signature);
+  return (await directRunner(wasm, session, io)) ?? sessionRunner(session, io);
 }

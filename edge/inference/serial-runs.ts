@@ -1,4 +1,4 @@
-import type { Runner } from "./edge-model.ts";
+import type { Runner } from "./edge-variant.ts";
 
 /**
  * `run` one call at a time: each call starts after the previous one settled. onnxruntime-web's `session.run`

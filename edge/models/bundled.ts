@@ -1,7 +1,7 @@
 import bundled from "edgecascade-models";
 import { parseModelConfig } from "../../protocol/model-config.ts";
 import type { ModelPublicKey } from "../../protocol/model-signature.ts";
-import { EdgeModel } from "../inference/edge-model.ts";
+import { EdgeVariant } from "../inference/edge-variant.ts";
 import { createOrtRunner } from "../inference/ort-workerd.ts";
 import type { ModelSource } from "./served-model.ts";
 
@@ -23,7 +23,7 @@ export const BUNDLED_NAMES: readonly string[] = PARSED.map((m) => m.full.name);
 export function bundledModels(publicKey?: Promise<ModelPublicKey>): ModelSource[] {
   return PARSED.map(({ full, edge, samples }) => ({
     config: full,
-    edge: edge ? new EdgeModel({ ...edge, createRunner: createOrtRunner, publicKey }) : undefined,
+    edge: edge ? new EdgeVariant({ ...edge, createRunner: createOrtRunner, publicKey }) : undefined,
     samples,
   }));
 }

@@ -1,4 +1,4 @@
-import type { ServedModels } from "../routes/model-check.ts";
+import type { ServedModels } from "../routes/model-access.ts";
 import { type ModelSource, ServedModel } from "./served-model.ts";
 
 /** The models one isolate serves, by name (built once, at the isolate's first request). */

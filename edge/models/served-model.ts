@@ -1,15 +1,15 @@
 import { sha256Bytes } from "../../protocol/digest.ts";
-import { describeModel, type ModelConfig, type ModelSignature, signatureOf } from "../../protocol/model-config.ts";
+import { describeModel, type ModelConfig, type ModelIo, modelIoOf } from "../../protocol/model-config.ts";
 import { assignmentBytes, bucketOf, canaryVersion } from "../../protocol/rollout/assignment.ts";
 import type { RolloutView } from "../../protocol/rollout/state.ts";
 import type { ModelMetadata } from "../../protocol/types.ts";
 import { newerVersion } from "../cascade/served-version.ts";
-import type { EdgeModel } from "../inference/edge-model.ts";
+import type { EdgeVariant } from "../inference/edge-variant.ts";
 
 /** A bundled model: the full model's config, its edge variant if it has one, demo samples. */
 export interface ModelSource {
   config: ModelConfig;
-  edge: EdgeModel | undefined;
+  edge: EdgeVariant | undefined;
   samples: readonly { input: number[]; label: number }[];
 }
 
@@ -23,8 +23,8 @@ export interface ModelSource {
 export class ServedModel {
   readonly name: string;
   readonly config: ModelConfig;
-  readonly signature: ModelSignature;
-  readonly edge: EdgeModel | undefined;
+  readonly io: ModelIo;
+  readonly edge: EdgeVariant | undefined;
   readonly samples: ModelSource["samples"];
   #servedVersion: string;
   /** The newest rollout state the regions reported (answers' headers, the region status check), by revision. */
@@ -33,18 +33,15 @@ export class ServedModel {
   constructor(source: ModelSource) {
     this.name = source.config.name;
     this.config = source.config;
-    this.signature = signatureOf(source.config);
+    this.io = modelIoOf(source.config);
     this.edge = source.edge;
     this.samples = source.samples;
     this.#servedVersion = source.config.version;
-    const edgeSignature = source.edge?.signature;
-    if (
-      edgeSignature &&
-      (edgeSignature.width !== this.signature.width || edgeSignature.classes !== this.signature.classes)
-    ) {
+    const edgeIo = source.edge?.io;
+    if (edgeIo && (edgeIo.width !== this.io.width || edgeIo.classes !== this.io.classes)) {
       throw new Error(
-        `${source.edge!.config.name} takes ${edgeSignature.width} features into ${edgeSignature.classes} classes; ` +
-          `${this.name} takes ${this.signature.width} into ${this.signature.classes}`,
+        `${source.edge!.config.name} takes ${edgeIo.width} features into ${edgeIo.classes} classes; ` +
+          `${this.name} takes ${this.io.width} into ${this.io.classes}`,
       );
     }
   }
@@ -54,7 +51,7 @@ export class ServedModel {
   }
 
   /**
-   * A region answered with (or a probe saw) `version`; the served version only moves forward. A canary's
+   * A region answered with (or the region status check saw) `version`; the served version only moves forward. A canary's
    * candidate answering is not a new served version (it serves only the inputs that hash into the canary).
    */
   seeVersion(version: string | undefined): void {

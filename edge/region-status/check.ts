@@ -30,7 +30,7 @@ export interface StatusCheckOptions {
   send: RegionTransport;
 }
 
-/** A probe's GET to a region, signed when there is a secret, through the region's binding or global fetch. */
+/** A GET to a region (the status check's, a warm probe's), signed when there is a secret, through the region's binding or global fetch. */
 export async function regionGet(
   region: Region,
   path: string,
@@ -68,7 +68,7 @@ function highestVersion(metadata: unknown): string | undefined {
  * Cloudflare picks, anywhere, so a time measured there says nothing about the colos that serve requests
  * (what an isolate expects of a region is its own evidence: edge/regions/reach.ts).
  */
-async function probeRegion(region: Region, options: StatusCheckOptions): Promise<RegionCheck> {
+async function checkRegion(region: Region, options: StatusCheckOptions): Promise<RegionCheck> {
   try {
     const ready = await regionGet(region, "/v2/health/ready", options);
     await ready.body?.cancel();
@@ -92,11 +92,11 @@ async function probeRegion(region: Region, options: StatusCheckOptions): Promise
   }
 }
 
-/** Probe every region at once: readiness, the version of each model it serves and its rollout. */
+/** Check every region at once: readiness, the version of each model it serves and its rollout. */
 export async function checkRegions(
   regions: readonly Region[],
   options: StatusCheckOptions,
 ): Promise<RegionStatusReport> {
   const at = Date.now();
-  return { at, regions: await Promise.all(regions.map((r) => probeRegion(r, options))) };
+  return { at, regions: await Promise.all(regions.map((r) => checkRegion(r, options))) };
 }

@@ -1,6 +1,6 @@
 import type { RegionStatusReport } from "./check.ts";
 
-/** Probe results older than this are ignored: the cron runs every minute, so five missed runs. */
+/** Reports older than this are ignored: the cron runs every minute, so five missed runs. */
 export const REPORT_MAX_AGE_S = 300;
 /** The report's key in the REGION_STATUS namespace (one namespace per deployed environment). */
 export const REGION_STATUS_KEY = "regions";

@@ -32,35 +32,35 @@ describe("RegionBreaker", () => {
     });
   });
 
-  it("refuses calls while open and admits one probe after the cool-down", () => {
+  it("refuses calls while open and admits one trial call after the cool-down", () => {
     const opened = record(CLOSED, ["failure", "failure", "failure"], 0);
     expect(breakerAdmit(opened, 999)).toEqual({ admit: false, breaker: opened });
     expect(breakerAllows(opened, 999)).toBe(false);
-    const probe = breakerAdmit(opened, 1000);
-    expect(probe).toEqual({ admit: true, breaker: { state: "half-open", probing: true, ejections: 1 } });
-    // Only one probe at a time.
-    expect(breakerAdmit(probe.breaker, 1001).admit).toBe(false);
-    expect(breakerAllows(probe.breaker, 1001)).toBe(false);
+    const trial = breakerAdmit(opened, 1000);
+    expect(trial).toEqual({ admit: true, breaker: { state: "half-open", trialInFlight: true, ejections: 1 } });
+    // Only one trial call at a time.
+    expect(breakerAdmit(trial.breaker, 1001).admit).toBe(false);
+    expect(breakerAllows(trial.breaker, 1001)).toBe(false);
   });
 
-  it("closes when the probe succeeds", () => {
-    const probing: RegionBreaker = { state: "half-open", probing: true, ejections: 2 };
-    expect(breakerRecord(probing, "success", 5000, options)).toEqual(CLOSED);
+  it("closes when the trial call succeeds", () => {
+    const trialing: RegionBreaker = { state: "half-open", trialInFlight: true, ejections: 2 };
+    expect(breakerRecord(trialing, "success", 5000, options)).toEqual(CLOSED);
   });
 
-  it("reopens for longer when the probe fails, up to the maximum cool-down", () => {
+  it("reopens for longer when the trial call fails, up to the maximum cool-down", () => {
     const first = record(CLOSED, ["failure", "failure", "failure"], 0);
-    const probe1 = breakerAdmit(first, 1000).breaker;
-    const second = breakerRecord(probe1, "failure", 1000, options);
+    const trial1 = breakerAdmit(first, 1000).breaker;
+    const second = breakerRecord(trial1, "failure", 1000, options);
     expect(second).toEqual({ state: "open", until: 3000, ejections: 2 });
-    const probe2 = breakerAdmit(second, 3000).breaker;
-    expect(breakerRecord(probe2, "failure", 3000, options)).toEqual({ state: "open", until: 5500, ejections: 3 });
+    const trial2 = breakerAdmit(second, 3000).breaker;
+    expect(breakerRecord(trial2, "failure", 3000, options)).toEqual({ state: "open", until: 5500, ejections: 3 });
   });
 
-  it("frees the probe slot when the probe ends neutral", () => {
-    const probing: RegionBreaker = { state: "half-open", probing: true, ejections: 1 };
-    const freed = breakerRecord(probing, "neutral", 10, options);
-    expect(freed).toEqual({ state: "half-open", probing: false, ejections: 1 });
+  it("frees the trial slot when the trial call ends neutral", () => {
+    const trialing: RegionBreaker = { state: "half-open", trialInFlight: true, ejections: 1 };
+    const freed = breakerRecord(trialing, "neutral", 10, options);
+    expect(freed).toEqual({ state: "half-open", trialInFlight: false, ejections: 1 });
     expect(breakerAdmit(freed, 10).admit).toBe(true);
   });
 

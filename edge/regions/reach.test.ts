@@ -19,16 +19,16 @@ describe("expectedAnswerMs", () => {
 
   it("takes a warm probe newer than every answer over those answers (how a region judged too far comes back)", () => {
     const slowUnderLoad = [at(30, 100), at(25, 200), at(40, 300)];
-    expect(expectedAnswerMs({ samples: [...slowUnderLoad, { ms: 2, at: 5_000, probe: true }] })).toBe(2);
+    expect(expectedAnswerMs({ samples: [...slowUnderLoad, { ms: 2, at: 5_000, warmProbe: true }] })).toBe(2);
   });
 
   it("takes the answers after the latest warm probe with it", () => {
-    const samples = [at(30, 100), { ms: 2, at: 5_000, probe: true }, at(3, 6_000), at(4, 7_000), at(5, 8_000)];
+    const samples = [at(30, 100), { ms: 2, at: 5_000, warmProbe: true }, at(3, 6_000), at(4, 7_000), at(5, 8_000)];
     expect(expectedAnswerMs({ samples })).toBe(3);
   });
 
-  it("a probe that finds a region far replaces its fast but older answers", () => {
-    expect(expectedAnswerMs({ samples: [at(3, 100), { ms: 240, at: 200, probe: true }], priorMs: 2 })).toBe(240);
+  it("a warm probe that finds a region far replaces its fast but older answers", () => {
+    expect(expectedAnswerMs({ samples: [at(3, 100), { ms: 240, at: 200, warmProbe: true }], priorMs: 2 })).toBe(240);
   });
 
   it("counts a call cut off by the deadline as slower than any budget, until a warm probe measures again", () => {
@@ -36,10 +36,12 @@ describe("expectedAnswerMs", () => {
     expect(expectedAnswerMs({ samples: [cut], priorMs: 2 })).toBe(Number.POSITIVE_INFINITY);
     expect(expectedAnswerMs({ samples: [at(3, 50), at(4, 60), cut] })).toBe(4);
     // One cut-off beside one answer is not yet a majority.
-    expect(expectedAnswerMs({ samples: [{ ms: 3, at: 50, probe: true }, cut] })).toBe(3);
-    expect(expectedAnswerMs({ samples: [{ ms: 3, at: 50, probe: true }, cut, cut] })).toBe(Number.POSITIVE_INFINITY);
-    expect(expectedAnswerMs({ samples: [cut, { ms: 1000, at: 200, probe: true }] })).toBe(1000);
-    expect(expectedAnswerMs({ samples: [cut, { ms: 2000, at: 200, probe: true, cutOff: true }] })).toBe(
+    expect(expectedAnswerMs({ samples: [{ ms: 3, at: 50, warmProbe: true }, cut] })).toBe(3);
+    expect(expectedAnswerMs({ samples: [{ ms: 3, at: 50, warmProbe: true }, cut, cut] })).toBe(
+      Number.POSITIVE_INFINITY,
+    );
+    expect(expectedAnswerMs({ samples: [cut, { ms: 1000, at: 200, warmProbe: true }] })).toBe(1000);
+    expect(expectedAnswerMs({ samples: [cut, { ms: 2000, at: 200, warmProbe: true, cutOff: true }] })).toBe(
       Number.POSITIVE_INFINITY,
     );
   });

@@ -23,7 +23,7 @@ export interface AnswerSample {
    */
   cutOff?: boolean;
   /** The call was a warm probe (edge/forward/warm-probe.ts), not a request's. */
-  probe?: boolean;
+  warmProbe?: boolean;
 }
 
 /** What the isolate knows of one region's answer time. */
@@ -36,7 +36,7 @@ export interface ReachEvidence {
 
 /**
  * The lower median: of an even count, the smaller middle value. So a region's estimate turns "cut off" only
- * when most of its calls were (one cut-off beside one answer does not lock it out until the next probe).
+ * when most of its calls were (one cut-off beside one answer does not lock it out until the next warm probe).
  */
 function lowerMedian(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -57,8 +57,8 @@ function lowerMedian(values: readonly number[]): number {
 export function expectedAnswerMs(evidence: ReachEvidence): number | undefined {
   const { samples, priorMs } = evidence;
   if (samples.length === 0) return priorMs;
-  const latestProbe = samples.findLastIndex((s) => s.probe);
-  const since = latestProbe < 0 ? samples : samples.slice(latestProbe);
+  const latestWarmProbe = samples.findLastIndex((s) => s.warmProbe);
+  const since = latestWarmProbe < 0 ? samples : samples.slice(latestWarmProbe);
   return lowerMedian(since.map((s) => (s.cutOff ? Number.POSITIVE_INFINITY : s.ms)));
 }
 

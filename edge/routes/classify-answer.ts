@@ -43,7 +43,7 @@ export async function answerClassify(
   const call = parseClassifyRequest(parseJsonBody(bytes, contentType));
   request.named(call.model);
   const model = findModel(request.runtime, request.tenant, call.model, call.version);
-  const rows = readClassifyInputs(call.inputs, model.signature, DEFAULT_LIMITS);
+  const rows = readClassifyInputs(call.inputs, model.io, DEFAULT_LIMITS);
   const served = await serve(request.runtime, model, {
     rows,
     version: call.version,
@@ -56,7 +56,7 @@ export async function answerClassify(
     model: model.name,
     version: served.version,
     ...(call.id !== undefined ? { id: call.id } : {}),
-    predictions: toPredictions(served.probs, served.batch, model.signature.labels),
+    predictions: toPredictions(served.probs, served.batch, model.io.labels),
     servedBy: served.servedBy,
   };
   return { model, served, body };

@@ -4,7 +4,7 @@ import type { Tenant } from "../middleware/api-key.ts";
 import type { ServedModel } from "../models/served-model.ts";
 import type { EdgeRuntime } from "../runtime.ts";
 import { mayCall } from "../tenants/keys.ts";
-import { checkModel } from "./model-check.ts";
+import { checkModelAccess } from "./model-access.ts";
 
 /** The model a request names, checked against what the edge serves and the tenant's key (404, 403). */
 export function findModel(
@@ -13,7 +13,7 @@ export function findModel(
   name: string,
   version: string | undefined,
 ): ServedModel {
-  return checkModel(runtime.models, name, version, (m) => mayCall(tenant.models, m));
+  return checkModelAccess(runtime.models, name, version, (m) => mayCall(tenant.models, m));
 }
 
 /** `findModel` for a route, which first notes the name (refusals count against the model they named). */

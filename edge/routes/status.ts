@@ -55,10 +55,10 @@ status.get("/", async (c) => {
 
 status.get("/regions", async (c) => {
   const rt = c.get("runtime");
-  const probe = await rt.latestProbe(Date.now());
+  const regionStatus = await rt.latestRegionStatus(Date.now());
   return c.json({
     servedVersions: Object.fromEntries(rt.models.all().map((m) => [m.name, m.servedVersion])),
-    probe,
+    regionStatus,
     isolate: rt.book.snapshot(),
   });
 });

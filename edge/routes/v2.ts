@@ -100,8 +100,8 @@ const infer = async (c: Context<AppEnv>) => {
   const version = c.req.param("version");
   checkNamedModel(call, c.req.param("model")!, version);
   const model = lookupModel(c, c.req.param("model")!, version);
-  const rows = readInferInputs(call, model.signature, DEFAULT_LIMITS, binary);
-  const binaryOutput = wantsBinaryOutput(call.request, model.signature.outputName);
+  const rows = readInferInputs(call, model.io, DEFAULT_LIMITS, binary);
+  const binaryOutput = wantsBinaryOutput(call.request, model.io.outputName);
   const served = await serve(rt, model, {
     rows,
     version,
@@ -115,10 +115,10 @@ const infer = async (c: Context<AppEnv>) => {
     model: model.name,
     version: served.version,
     id: call.request.id,
-    outputName: model.signature.outputName,
+    outputName: model.io.outputName,
     probs: served.probs,
     batch: served.batch,
-    classes: model.signature.classes,
+    classes: model.io.classes,
     binary: binaryOutput,
   });
   const answer = encodeInferResponse(response, Float32Array.from(served.probs), binaryOutput);
@@ -133,7 +133,7 @@ const config = (c: Context<AppEnv>) => {
   const model = lookupModel(c, c.req.param("model")!, c.req.param("version"));
   return c.json(
     tritonModelConfig(model.config, {
-      maxBatchSize: Math.min(DEFAULT_LIMITS.maxBatch, model.signature.maxBatchSize),
+      maxBatchSize: Math.min(DEFAULT_LIMITS.maxBatch, model.io.maxBatchSize),
       kind: "KIND_CPU",
       version: model.servedVersion,
     }),

@@ -4,7 +4,7 @@ import type { RolloutPhase, RolloutView } from "./state.ts";
  * `x-edgecascade-rollout` on regional answers: the model's rollout as the edge needs it to cache answers under
  * the version an input maps to, e.g. `id=4; revision=6; stable=1; candidate=2; phase=running; percent=5`.
  * Regional answers reach the edge all the time, so it learns of a step or a rollback within requests rather
- * than at its next scheduled probe.
+ * than at its next scheduled region status check.
  */
 export function formatRolloutHeader(view: RolloutView): string {
   return `id=${view.id}; revision=${view.revision}; stable=${view.stable}; candidate=${view.candidate}; phase=${view.phase}; percent=${view.percent}`;

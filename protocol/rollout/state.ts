@@ -69,7 +69,7 @@ export function percentOf(state: RolloutState | undefined): number {
   return state.config.steps[state.step]!;
 }
 
-/** What a rollout looks like from outside (model metadata, the edge's probe): no parameters, no evidence. */
+/** What a rollout looks like from outside (model metadata, the edge's region status check): no parameters, no evidence. */
 export interface RolloutView {
   id: number;
   revision: number;

@@ -7,7 +7,7 @@ import { deadlineFromHeader } from "../deadline-header.ts";
 export type DeadlineVariables = { receivedUs: number; deadlineUs: number };
 
 /** Notes the arrival time and the deadline header's absolute deadline before the body is read (400 if malformed). */
-export function deadline(): MiddlewareHandler<{ Variables: DeadlineVariables }> {
+export function requestDeadline(): MiddlewareHandler<{ Variables: DeadlineVariables }> {
   return async function deadline(c, next) {
     const receivedUs = nowUs();
     c.set("receivedUs", receivedUs);

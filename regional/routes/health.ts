@@ -6,7 +6,7 @@ import { modelReadiness, poolReadiness } from "../readiness.ts";
 import { SERVER_NAME, SERVER_VERSION } from "../server-info.ts";
 
 /**
- * Server and model metadata, liveness and readiness (open to everyone, like /metrics: probes and scrapers
+ * Server and model metadata, liveness and readiness (open to everyone, like /metrics: Kubernetes' probes and scrapers
  * carry no credentials). Readiness checks also start the load of any wanted model that is neither serving nor
  * loading; concurrent checks share that one load.
  */
@@ -45,7 +45,7 @@ export function healthRoutes(deps: AppDeps): Hono<RegionalEnv> {
     return modelReady(name, version) ? c.json({ name, ready: true }) : c.json({ name, ready: false }, 503);
   });
 
-  // With the model's rollout, if it has had one: the edge's probe reads it (which version an input maps to).
+  // With the model's rollout, if it has had one: the edge's region status check reads it (which version an input maps to).
   const described = (name: string, version?: string) => {
     const metadata = repository.metadata(name, version);
     const rollout = deps.rollouts.view(name);

@@ -5,7 +5,7 @@ import type { AppDeps, RegionalEnv } from "../app-context.ts";
 import type { InferenceAnswer, InferenceAnswers, InferenceInput } from "../inference-answers.ts";
 import { admitInTime } from "../middleware/admit-in-time.ts";
 import { bodyLimit } from "../middleware/body-limit.ts";
-import { deadline } from "../middleware/request-deadline.ts";
+import { requestDeadline } from "../middleware/request-deadline.ts";
 import { edgeSignature } from "../middleware/signature-auth.ts";
 
 /** The inference routes' patterns; the fast path (regional/fast-path/) counts its answers under the same ones. */
@@ -28,7 +28,7 @@ export function inferenceRoutes(deps: AppDeps, answers: InferenceAnswers): Hono<
   const paths = Object.values(INFERENCE_ROUTES);
   const admit = admitInTime(deps.admission);
   for (const path of paths) {
-    app.use(path, admit, deadline(), bodyLimit({ maxBytes: deps.limits.maxBodyBytes }));
+    app.use(path, admit, requestDeadline(), bodyLimit({ maxBytes: deps.limits.maxBodyBytes }));
     if (deps.sharedSecret) app.use(path, edgeSignature({ secret: deps.sharedSecret }));
   }
 

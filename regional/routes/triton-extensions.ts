@@ -17,9 +17,9 @@ export function tritonExtensionRoutes(deps: AppDeps): Hono<RegionalEnv> {
   const config = (name: string, version: string | undefined) => {
     const lease = repository.acquire(name, version);
     try {
-      const { config, signature } = lease.model;
+      const { config, io } = lease.model;
       return tritonModelConfig(config, {
-        maxBatchSize: Math.min(deps.limits.maxBatch, signature.maxBatchSize),
+        maxBatchSize: Math.min(deps.limits.maxBatch, io.maxBatchSize),
         maxQueueDelayUs: deps.maxQueueDelayUs,
         kind: deps.provider === "cuda" ? "KIND_GPU" : "KIND_CPU",
         version: lease.model.version,

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { verifyModelBytes } from "../../edge/inference/edge-model.ts";
+import { verifyModelBytes } from "../../edge/inference/edge-variant.ts";
 import { importModelPublicKey } from "../../protocol/model-signature.ts";
 import { readRepository } from "../stack/edge-models.ts";
 

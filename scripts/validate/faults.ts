@@ -144,7 +144,7 @@ async function main(): Promise<number> {
       const edge = await stack.startEdge({
         SLO_BUDGET_MS: String(topology.budgetMs),
         BREAKER_COOLDOWN_MS: String(cooldownMs),
-        PROBE_MEMO_MS: "0",
+        REGION_STATUS_MEMO_MS: "0",
       });
       try {
         const warm = await edge.dispatchFetch(`${edge.url}/v2/health/ready`);

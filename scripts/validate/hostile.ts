@@ -1,4 +1,5 @@
 import { DEADLINE_HEADER } from "../../protocol/headers.ts";
+import { seededRandom } from "../probe/mix.ts";
 import type { ValidationModel } from "./model.ts";
 
 /**
@@ -51,15 +52,9 @@ export interface Rng {
   pick<T>(items: readonly T[]): T;
 }
 
-/** A seeded generator (mulberry32), so a failure reproduces from its seed. */
+/** A seeded generator (the probe's mulberry32), so a failure reproduces from its seed. */
 export function rng(seed: number): Rng {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = seededRandom(seed);
   const int = (n: number) => Math.floor(next() * n);
   return { next, int, pick: (items) => items[int(items.length)]! };
 }

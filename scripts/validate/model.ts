@@ -1,6 +1,6 @@
 import { fileURLToPath } from "node:url";
 import type { HeldoutRow } from "../../protocol/heldout.ts";
-import { signatureOf } from "../../protocol/model-config.ts";
+import { modelIoOf } from "../../protocol/model-config.ts";
 import { probeTarget } from "../probe/target.ts";
 
 const MODELS = fileURLToPath(new URL("../../models/", import.meta.url));
@@ -29,7 +29,7 @@ export function validationModel(name = "digits", modelsDir = MODELS): Validation
   if (!target.edge) throw new Error(`--model ${name}: it has no edge variant, and these runs measure the cascade`);
   return {
     name,
-    width: signatureOf(target.config).width,
+    width: modelIoOf(target.config).width,
     edgeModel: target.edge.model,
     threshold: target.edge.threshold,
     rows: target.heldout.rows,

@@ -70,12 +70,12 @@ describe("npm start", () => {
     expect(stack.pids.length).toBeGreaterThanOrEqual(4);
   });
 
-  it("has run the region probe, as the cron trigger would, and shows its results", async () => {
+  it("has run the region status check, as the cron trigger would, and shows its results", async () => {
     const status = (await (await fetch(`${edgeUrl}/status/regions`)).json()) as {
-      probe: { regions: { name: string; ready: boolean; versions: Record<string, string> }[] } | null;
+      regionStatus: { regions: { name: string; ready: boolean; versions: Record<string, string> }[] } | null;
     };
     const versions = { "breast-cancer": "1", digits: "1" };
-    expect(status.probe?.regions.map((r) => [r.name, r.ready, r.versions])).toEqual([
+    expect(status.regionStatus?.regions.map((r) => [r.name, r.ready, r.versions])).toEqual([
       ["us", true, versions],
       ["eu", true, versions],
       ["ap", true, versions],

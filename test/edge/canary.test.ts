@@ -53,13 +53,12 @@ describe("the edge during a canary", () => {
     }
     const status = await getJson<{ models: Record<string, { rollout: unknown }> }>(worker, "/status");
     expect(status.body.models.digits!.rollout).toMatchObject({ candidate: "2", percent: 50, phase: "running" });
-    // The scheduled probe reads it from the model metadata too (isolates that have not forwarded yet).
+    // The scheduled region status check reads it from the model metadata too (isolates that have not forwarded yet).
     await worker.scheduled();
-    const regions = await getJson<{ probe: { regions: { rollouts?: Record<string, unknown>; versions?: unknown }[] } }>(
-      worker,
-      "/status/regions",
-    );
-    expect(regions.body.probe.regions[0]).toMatchObject({
+    const regions = await getJson<{
+      regionStatus: { regions: { rollouts?: Record<string, unknown>; versions?: unknown }[] };
+    }>(worker, "/status/regions");
+    expect(regions.body.regionStatus.regions[0]).toMatchObject({
       versions: { digits: "1" },
       rollouts: { digits: { candidate: "2", percent: 50 } },
     });

@@ -6,7 +6,6 @@ import { heldout } from "../support/heldout.ts";
 import {
   classify,
   confidentRows,
-  EU_CENTRAL,
   expectScores,
   FRANKFURT,
   getJson,
@@ -17,6 +16,7 @@ import {
   serverTiming,
   US_EAST,
   unsureRows,
+  usEuRegions,
   warmEdge,
 } from "./support.ts";
 
@@ -30,10 +30,7 @@ describe("cascade to real regional pools", () => {
   beforeAll(async () => {
     const env = { REGIONAL_SHARED_SECRET: SECRET };
     [us, eu] = await Promise.all([startRegionalPool({ region: "us", env }), startRegionalPool({ region: "eu", env })]);
-    const REGIONS = regionsVar([
-      { name: "us", url: us.url, at: US_EAST },
-      { name: "eu", url: eu.url, at: EU_CENTRAL },
-    ]);
+    const REGIONS = usEuRegions(us, eu);
     // A generous budget: this suite is about who answers, not about time (the resilience suite is).
     const vars = { REGIONS, SLO_BUDGET_MS: "20000", ...NO_HEDGES };
     worker = await startEdgeWorker({ vars: { ...vars, REGIONAL_SHARED_SECRET: SECRET } });

@@ -28,7 +28,7 @@ describe("faults under load (small)", () => {
       SLO_BUDGET_MS: String(topology.budgetMs),
       BREAKER_COOLDOWN_MS: "1000",
       BREAKER_FAILURES: "3",
-      PROBE_MEMO_MS: "0",
+      REGION_STATUS_MEMO_MS: "0",
     });
     await edge.scheduled();
   });

@@ -20,6 +20,7 @@ import {
   type StatusBody,
   US_EAST,
   unsureRows,
+  usEuRegions,
   warmEdge,
 } from "./support.ts";
 
@@ -115,10 +116,7 @@ describe("a pinned version during a rollout", () => {
     await loadVersion2(us);
     worker = await startEdgeWorker({
       vars: {
-        REGIONS: regionsVar([
-          { name: "us", url: us.url, at: US_EAST },
-          { name: "eu", url: eu.url, at: EU_CENTRAL },
-        ]),
+        REGIONS: usEuRegions(us, eu),
         SLO_BUDGET_MS: "20000",
         BREAKER_FAILURES: String(BREAKER_FAILURES),
         ...NO_HEDGES,
@@ -179,7 +177,7 @@ describe("a pinned version during a rollout", () => {
   });
 });
 
-describe("scheduled region probe", () => {
+describe("scheduled region status check", () => {
   let pool: RegionalPool;
   let modelsDir: string;
   let worker: EdgeWorker;
@@ -195,7 +193,7 @@ describe("scheduled region probe", () => {
           { name: "gone", url: gone, at: EU_CENTRAL },
         ]),
         SLO_BUDGET_MS: "20000",
-        // A hedge to "gone" would blur whether the probe kept requests away from it.
+        // A hedge to "gone" would blur whether the status check kept requests away from it.
         ...NO_HEDGES,
       },
     });
@@ -207,11 +205,11 @@ describe("scheduled region probe", () => {
   });
 
   it("stores each region's readiness and versions in Workers KV, where the isolates of every colo read them", async () => {
-    expect((await getJson<StatusBody>(worker, "/status/regions")).body.probe).toBeNull();
+    expect((await getJson<StatusBody>(worker, "/status/regions")).body.regionStatus).toBeNull();
     await loadVersion2(pool);
     await worker.scheduled();
     const { body } = await getJson<StatusBody>(worker, "/status/regions");
-    const [us, gone] = body.probe!.regions;
+    const [us, gone] = body.regionStatus!.regions;
     expect(us).toMatchObject({ name: "us", ready: true, versions: { digits: "2", "breast-cancer": "1" } });
     // No round trip: one measured where the cron ran says nothing about the colos that serve requests.
     expect(us).not.toHaveProperty("latencyMs");
@@ -220,12 +218,12 @@ describe("scheduled region probe", () => {
     expect(body.servedVersions).toEqual({ "breast-cancer": "1", digits: "2" });
     // The report went to Miniflare's own KV (REGION_STATUS), not to the colo-local Cache API.
     const kv = await worker.miniflare.getKVNamespace("REGION_STATUS");
-    expect(await kv.get("regions", "json")).toEqual(body.probe);
+    expect(await kv.get("regions", "json")).toEqual(body.regionStatus);
     const shared = (await worker.miniflare.getCaches()).default;
     expect(await shared.match("https://cache.edgecascade.internal/status/regions")).toBeUndefined();
   });
 
-  it("orders a region the probe found not ready last, so requests go straight to a ready one", async () => {
+  it("orders a region the status check found not ready last, so requests go straight to a ready one", async () => {
     const answer = await classify(
       worker,
       [unsureRows[2]!],

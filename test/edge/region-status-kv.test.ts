@@ -62,8 +62,8 @@ describe("the region status report in Workers KV, read by an isolate that never 
     rmSync(persistDir, { recursive: true, force: true });
   });
 
-  it("shows the readiness and served versions another isolate's cron wrote, and memoises them for PROBE_MEMO_MS", async () => {
-    const vars = { REGIONS: regions, PROBE_MEMO_MS: String(MEMO_MS) };
+  it("shows the readiness and served versions another isolate's cron wrote, and memoises them for REGION_STATUS_MEMO_MS", async () => {
+    const vars = { REGIONS: regions, REGION_STATUS_MEMO_MS: String(MEMO_MS) };
     // The writer: the isolate whose cron runs. Its bundle, like the reader's, serves digits 1.
     writer = await startEdgeWorker({ persistDir, vars });
     await writer.scheduled();
@@ -80,7 +80,7 @@ describe("the region status report in Workers KV, read by an isolate that never 
     reader = await startEdgeWorker({ persistDir, vars });
     const firstReadFrom = Date.now();
     const first = (await getJson<StatusBody>(reader, "/status/regions")).body;
-    expect(first.probe).toEqual(written);
+    expect(first.regionStatus).toEqual(written);
     // The served version from the report: only the writer's cron saw digits 2 at the pool.
     expect(first.servedVersions).toEqual({ "breast-cancer": "1", digits: "2" });
 
@@ -93,29 +93,29 @@ describe("the region status report in Workers KV, read by an isolate that never 
       { name: "gone", ready: false },
     ]);
 
-    // Within PROBE_MEMO_MS of its read, the isolate still shows the report it read.
+    // Within REGION_STATUS_MEMO_MS of its read, the isolate still shows the report it read.
     const memoised = (await getJson<StatusBody>(reader, "/status/regions")).body;
     const memoisedAnsweredAt = Date.now();
     if (memoisedAnsweredAt - firstReadFrom < MEMO_MS) {
-      expect(memoised.probe).toEqual(written);
+      expect(memoised.regionStatus).toEqual(written);
       expect(memoised.servedVersions.digits).toBe("2");
     } else {
       // Both requests did not fit in the memo on this (loaded) machine: the memo may have expired already.
-      expect([written, newer]).toContainEqual(memoised.probe);
+      expect([written, newer]).toContainEqual(memoised.regionStatus);
     }
 
-    // After it, the newer report and what it says: never before PROBE_MEMO_MS from the first read.
+    // After it, the newer report and what it says: never before REGION_STATUS_MEMO_MS from the first read.
     let seen: StatusBody | undefined;
     let seenAt = 0;
     for (let i = 0; i < 100 && !seen; i++) {
       const { body } = await getJson<StatusBody>(reader, "/status/regions");
-      if (body.probe?.at === newer.at) [seen, seenAt] = [body, Date.now()];
+      if (body.regionStatus?.at === newer.at) [seen, seenAt] = [body, Date.now()];
       else {
-        expect(body.probe).toEqual(written);
+        expect(body.regionStatus).toEqual(written);
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
     }
-    expect(seen?.probe).toEqual(newer);
+    expect(seen?.regionStatus).toEqual(newer);
     expect(seenAt - firstReadFrom).toBeGreaterThanOrEqual(MEMO_MS);
     // Served versions only rise: a region that stopped answering does not take digits back to 1.
     expect(seen?.servedVersions).toEqual({ "breast-cancer": "1", digits: "2" });

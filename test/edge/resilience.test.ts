@@ -15,6 +15,7 @@ import {
   TOKYO,
   US_EAST,
   unsureRows,
+  usEuRegions,
 } from "./support.ts";
 
 const row = unsureRows[0]!;
@@ -32,10 +33,7 @@ describe("failover, circuit breaker and degradation", () => {
     usPort = us.port;
     worker = await startEdgeWorker({
       vars: {
-        REGIONS: regionsVar([
-          { name: "us", url: us.url, at: US_EAST },
-          { name: "eu", url: eu.url, at: EU_CENTRAL },
-        ]),
+        REGIONS: usEuRegions(us, eu),
         SLO_BUDGET_MS: "20000",
         BREAKER_FAILURES: "2",
         BREAKER_COOLDOWN_MS: String(COOLDOWN_MS),
@@ -78,7 +76,7 @@ describe("failover, circuit breaker and degradation", () => {
 
   it("recovers: after the cool-down one probe goes through, and its success closes the breaker", async () => {
     us = await startRegionalPool({ region: "us", port: usPort });
-    // Until the cool-down ends, eu keeps answering; then the half-open probe reaches the restarted us.
+    // Until the cool-down ends, eu keeps answering; then the half-open trial call reaches the restarted us.
     let answer = await ask(worker);
     const deadline = Date.now() + 10 * COOLDOWN_MS;
     while (answer.body.servedBy !== "regional:us" && Date.now() < deadline) {

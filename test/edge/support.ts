@@ -95,6 +95,14 @@ export function regionsVar(regions: { name: string; url: string; at: { latitude:
   return JSON.stringify(regions.map((r) => ({ name: r.name, url: r.url, ...r.at })));
 }
 
+/** The REGIONS var of a us pool in Virginia and an eu pool in Frankfurt, the pair most suites run. */
+export function usEuRegions(us: { url: string }, eu: { url: string }): string {
+  return regionsVar([
+    { name: "us", url: us.url, at: US_EAST },
+    { name: "eu", url: eu.url, at: EU_CENTRAL },
+  ]);
+}
+
 export interface RegionStatus {
   name: string;
   breaker: { state: string; until?: number; failures?: number };
@@ -119,7 +127,7 @@ export interface RegionStatus {
 
 export interface StatusBody {
   servedVersions: Record<string, string>;
-  probe: {
+  regionStatus: {
     at: number;
     regions: {
       name: string;

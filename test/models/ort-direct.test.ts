@@ -7,7 +7,7 @@ import {
   type WasmImports,
   type WasmInstance,
 } from "../../edge/inference/ort-direct.ts";
-import { signatureOf } from "../../protocol/model-config.ts";
+import { modelIoOf } from "../../protocol/model-config.ts";
 import { heldoutOf, modelBytes, modelConfig } from "../support/heldout.ts";
 
 // The direct runner against `session.run` on the same session, in Node's onnxruntime-web: the same wasm build
@@ -38,17 +38,17 @@ describe.each([
 ])("DirectRunner on %s", (edgeName, fullName) => {
   it("answers every held-out row exactly as session.run does, at batch sizes 1, 2, 7 and 64", async () => {
     expect(wasm).toBeDefined();
-    const signature = signatureOf(modelConfig(edgeName));
+    const io = modelIoOf(modelConfig(edgeName));
     const session = await ort.InferenceSession.create(modelBytes(edgeName), { graphOptimizationLevel: "basic" });
     const handle = (session as unknown as { handler: { sessionId: number } }).handler.sessionId;
-    const direct = new DirectRunner(wasm, { session: handle, ...signature });
+    const direct = new DirectRunner(wasm, { session: handle, ...io });
     const rows = heldoutOf(fullName).rows.map((r) => r.input);
     let compared = 0;
     for (const batch of [1, 2, 7, 64]) {
       for (let start = 0; start + batch <= rows.length; start += batch) {
         const data = Float32Array.from(rows.slice(start, start + batch).flat());
-        const feeds = { [signature.inputName]: new ort.Tensor("float32", data, [batch, signature.width]) };
-        const expected = (await session.run(feeds, [signature.outputName]))[signature.outputName]!.data;
+        const feeds = { [io.inputName]: new ort.Tensor("float32", data, [batch, io.width]) };
+        const expected = (await session.run(feeds, [io.outputName]))[io.outputName]!.data;
         const got = direct.run(data, batch);
         expect(got).toEqual(expected);
         // The answer is the caller's: the next run does not change it.
@@ -62,10 +62,10 @@ describe.each([
   });
 
   it("refuses rows that do not fill the batch", () => {
-    const signature = signatureOf(modelConfig(edgeName));
-    const direct = new DirectRunner(wasm, { session: 1, ...signature });
-    expect(() => direct.run(new Float32Array(signature.width + 1), 1)).toThrow(
-      `expected 1x${signature.width} values, got ${signature.width + 1}`,
+    const io = modelIoOf(modelConfig(edgeName));
+    const direct = new DirectRunner(wasm, { session: 1, ...io });
+    expect(() => direct.run(new Float32Array(io.width + 1), 1)).toThrow(
+      `expected 1x${io.width} values, got ${io.width + 1}`,
     );
   });
 });

@@ -1,24 +1,19 @@
 import { Readable } from "node:stream";
 import { request } from "undici";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { argmax } from "../../protocol/heldout.ts";
 import { heldout } from "../support/heldout.ts";
 import {
   classifyRows,
   get,
   post,
-  startTestServer,
-  type TestServer,
+  serverForFile,
   TOLERANCE,
   testOptions,
   worstDifference,
 } from "../support/regional-server.ts";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer(testOptions(["--region", "eu"]));
-});
-afterAll(() => server.shutdown());
+const server = serverForFile(testOptions(["--region", "eu"]));
 
 describe("server and model metadata (Open Inference Protocol v2)", () => {
   it("GET /v2 names the server, its extensions, region and execution provider", async () => {

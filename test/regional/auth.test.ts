@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { DEADLINE_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER } from "../../protocol/headers.ts";
 import { signatureHeaders } from "../../protocol/signing.ts";
 import { binaryInferBody, postInfer } from "../support/binary-infer.ts";
@@ -7,19 +7,14 @@ import {
   get,
   metric,
   post,
-  startTestServer,
-  type TestServer,
+  serverForFile,
   TOLERANCE,
   testOptions,
   worstDifference,
 } from "../support/regional-server.ts";
 
 const SECRET = "shared-secret-for-tests";
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer(testOptions([], { REGIONAL_SHARED_SECRET: SECRET }));
-});
-afterAll(() => server.shutdown());
+const server = serverForFile(testOptions([], { REGIONAL_SHARED_SECRET: SECRET }));
 
 const body = JSON.stringify(classifyRows(4));
 const signed = (path: string, text: string, nowMs?: number) =>

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ServingError } from "../../protocol/errors.ts";
 import { RateLimited } from "../../protocol/errors.ts";
-import { signatureOf } from "../../protocol/model-config.ts";
+import { modelIoOf } from "../../protocol/model-config.ts";
 import type { InputRows } from "../../protocol/tensor.ts";
 import { DynamicBatcher } from "../../regional/batcher.ts";
 import { nowUs } from "../../regional/clock.ts";
@@ -62,7 +62,7 @@ describe("DynamicBatcher with a real onnxruntime session", () => {
   };
 
   beforeAll(async () => {
-    session = await createOnnxModel(modelBytes("digits"), signatureOf(modelConfig("digits")), "cpu");
+    session = await createOnnxModel(modelBytes("digits"), modelIoOf(modelConfig("digits")), "cpu");
   });
   afterAll(() => session.release());
 

@@ -1,13 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { binaryInferBody, postInfer } from "../support/binary-infer.ts";
 import { heldout } from "../support/heldout.ts";
-import { startTestServer, type TestServer, TOLERANCE, testOptions } from "../support/regional-server.ts";
+import { serverForFile, TOLERANCE, testOptions } from "../support/regional-server.ts";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer(testOptions(["--region", "eu"]));
-});
-afterAll(() => server.shutdown());
+const server = serverForFile(testOptions(["--region", "eu"]));
 
 const rows = (from: number, n: number) => heldout.rows.slice(from, from + n).map((r) => r.input);
 const expected = (from: number, n: number) => heldout.rows.slice(from, from + n).flatMap((r) => r.expected.digits!);

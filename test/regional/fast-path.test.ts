@@ -12,21 +12,9 @@ import { inferenceAnswers } from "../../regional/inference-answers.ts";
 import { inferenceAdmission } from "../../regional/middleware/admit-in-time.ts";
 import { localControl } from "../../regional/model-control.ts";
 import { heldout } from "../support/heldout.ts";
-import {
-  classifyRows,
-  get,
-  metric,
-  post,
-  startTestServer,
-  type TestServer,
-  testOptions,
-} from "../support/regional-server.ts";
+import { classifyRows, get, metric, post, serverForFile, testOptions } from "../support/regional-server.ts";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer(testOptions(["--region", "eu"]));
-});
-afterAll(() => server.shutdown());
+const server = serverForFile(testOptions(["--region", "eu"]));
 
 const row = heldout.rows[0]!.input;
 const v2 = (data: unknown, extra: Record<string, unknown> = {}) => ({

@@ -1,24 +1,19 @@
 import { connect } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { signatureHeaders } from "../../protocol/signing.ts";
 import { runFuzz } from "../../scripts/validate/fuzz-run.ts";
 import { validationModel } from "../../scripts/validate/model.ts";
 import {
   classifyRows,
   post,
-  startTestServer,
-  type TestServer,
+  serverForFile,
   TOLERANCE,
   testOptions,
   worstDifference,
 } from "../support/regional-server.ts";
 
 const SECRET = "fuzz-secret";
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer(testOptions([], { REGIONAL_SHARED_SECRET: SECRET }));
-});
-afterAll(() => server.shutdown());
+const server = serverForFile(testOptions([], { REGIONAL_SHARED_SECRET: SECRET }));
 
 describe("fuzz: malformed and hostile requests", () => {
   it("a smaller run of npm run validate:fuzz: no 5xx, no dropped connection, every error a JSON 4xx, valid answers right", async () => {

@@ -4,19 +4,15 @@ import { grpcToken } from "../../regional/grpc/auth.ts";
 import { binaryInferBody, postInfer } from "../support/binary-infer.ts";
 import { fromRawFloat32, type GrpcTestClient, grpcClient, rawFloat32 } from "../support/grpc-client.ts";
 import { heldout } from "../support/heldout.ts";
-import { startTestServer, type TestServer, TOLERANCE, testOptions } from "../support/regional-server.ts";
+import { serverForFile, startTestServer, type TestServer, TOLERANCE, testOptions } from "../support/regional-server.ts";
 
 // One pool serving gRPC on a free port, with HTTP beside it to compare answers with.
-let server: TestServer;
+const server = serverForFile(testOptions(["--region", "eu", "--grpc-port", "0"]));
 let client: GrpcTestClient;
 beforeAll(async () => {
-  server = await startTestServer(testOptions(["--region", "eu", "--grpc-port", "0"]));
   client = grpcClient(server.grpcPort!);
 });
-afterAll(async () => {
-  client?.close();
-  await server?.shutdown();
-});
+afterAll(() => client?.close());
 
 const rows = (from: number, n: number) => heldout.rows.slice(from, from + n).map((r) => r.input);
 const expected = (from: number, n: number) => heldout.rows.slice(from, from + n).flatMap((r) => r.expected.digits!);

@@ -1,7 +1,7 @@
 import { Readable } from "node:stream";
 import { gzipSync } from "node:zlib";
 import { request } from "undici";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { postInfer } from "../support/binary-infer.ts";
 import {
   type ClientRequest,
@@ -13,13 +13,9 @@ import {
   tritonJson,
 } from "../support/client-requests.ts";
 import { heldoutOf } from "../support/heldout.ts";
-import { startTestServer, type TestServer, TOLERANCE, testOptions } from "../support/regional-server.ts";
+import { serverForFile, TOLERANCE, testOptions } from "../support/regional-server.ts";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer(testOptions(["--region", "eu"]));
-});
-afterAll(() => server.shutdown());
+const server = serverForFile(testOptions(["--region", "eu"]));
 
 const models = {
   digits: { input: "pixels", output: "probabilities", set: heldoutOf("digits") },

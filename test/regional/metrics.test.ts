@@ -1,25 +1,16 @@
 import { spawnSync } from "node:child_process";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { DEADLINE_HEADER } from "../../protocol/headers.ts";
 import { heldoutOf } from "../support/heldout.ts";
-import {
-  classifyRows,
-  get,
-  metric,
-  post,
-  startTestServer,
-  type TestServer,
-  testOptions,
-} from "../support/regional-server.ts";
+import { classifyRows, get, metric, post, serverForFile, testOptions } from "../support/regional-server.ts";
 
 const cancer = heldoutOf("breast-cancer");
 
-let server: TestServer;
+const server = serverForFile(testOptions(["--region", "ap"]));
 let text: string;
 const labels = { model: "digits", version: "1" };
 
 beforeAll(async () => {
-  server = await startTestServer(testOptions(["--region", "ap"]));
   // Known traffic: 4 single-row successes and one 3-row success, one expired, one invalid.
   await Promise.all([0, 1, 2, 3].map((i) => post(`${server.url}/v1/classify`, classifyRows(i))));
   await post(`${server.url}/v1/classify`, classifyRows(10, 3));
@@ -35,7 +26,6 @@ beforeAll(async () => {
   expect(res.headers["content-type"]).toMatch(/^text\/plain; version=0\.0\.4/);
   text = res.body;
 });
-afterAll(() => server.shutdown());
 
 describe("GET /metrics", () => {
   it("labels every model's series with its name: each served model counts its own traffic", () => {

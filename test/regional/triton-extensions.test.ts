@@ -1,12 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { heldout } from "../support/heldout.ts";
-import { get, post, startTestServer, type TestServer, testOptions } from "../support/regional-server.ts";
+import { get, post, serverForFile, testOptions } from "../support/regional-server.ts";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer(testOptions(["--region", "eu", "--max-queue-delay-us", "250"]));
-});
-afterAll(() => server.shutdown());
+const server = serverForFile(testOptions(["--region", "eu", "--max-queue-delay-us", "250"]));
 
 const infer = (rows: number, at = 0) =>
   post(`${server.url}/v2/models/digits/infer`, {

@@ -2,6 +2,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { request } from "undici";
+import { afterAll, beforeAll } from "vitest";
 import { sha256Hex } from "../../protocol/digest.ts";
 import type { LogFields, LogLevel } from "../../regional/log.ts";
 import { parseCommandLine, type RegionalOptions } from "../../regional/options.ts";
@@ -52,6 +53,26 @@ export async function startTestServer(
     }
   }
   return Object.assign(server, { logs });
+}
+
+/**
+ * The pool a whole test file shares: started with `options` before the file's first test (before the file's own
+ * `beforeAll` hooks, which vitest runs in the order they were declared), shut down after its last. Read it only
+ * inside tests and hooks: before it has started, any use throws.
+ */
+export function serverForFile(options: RegionalOptions): TestServer {
+  let started: TestServer | undefined;
+  beforeAll(async () => {
+    started = await startTestServer(options);
+  });
+  afterAll(() => started?.shutdown());
+  return new Proxy({} as TestServer, {
+    get(_, key) {
+      if (!started) throw new Error("the file's test server is used before its beforeAll started it");
+      const value = Reflect.get(started, key);
+      return typeof value === "function" ? value.bind(started) : value;
+    },
+  });
 }
 
 /** A scratch copy of the committed model repository (tests never modify models/). */

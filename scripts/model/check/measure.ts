@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import * as ortWeb from "onnxruntime-web";
 import { heldoutPath } from "../../../protocol/heldout.ts";
-import { type ModelConfig, signatureOf } from "../../../protocol/model-config.ts";
+import { type ModelConfig, modelIoOf } from "../../../protocol/model-config.ts";
 import { checkModelFile } from "../../../protocol/model-file-check.ts";
 import type { ModelPublicKey } from "../../../protocol/model-signature.ts";
 import { checkFixtureOutputs } from "../../../regional/fixture-check.ts";
@@ -52,7 +52,7 @@ export async function rowLatency(run: RunOne, rows: readonly Float32Array[], sam
 async function webRunner(bytes: Uint8Array, config: ModelConfig): Promise<RunOne> {
   ortWeb.env.wasm.numThreads = 1;
   const session = await ortWeb.InferenceSession.create(bytes, { executionProviders: ["wasm"] });
-  const { inputName, outputName, width } = signatureOf(config);
+  const { inputName, outputName, width } = modelIoOf(config);
   return (row) => session.run({ [inputName]: new ortWeb.Tensor("float32", row, [1, width]) }, [outputName]);
 }
 
@@ -64,7 +64,7 @@ async function readVersion(modelsDir: string, config: ModelConfig, version: stri
 /** All fixture rows through a session, in chunks of the model's batch size. */
 async function runFixture(session: OnnxModel, matrix: Float32Array, width: number, config: ModelConfig) {
   const rows = matrix.length / width;
-  const classes = signatureOf(config).classes;
+  const classes = modelIoOf(config).classes;
   const out = new Float32Array(rows * classes);
   for (let start = 0; start < rows; start += config.maxBatchSize) {
     const n = Math.min(config.maxBatchSize, rows - start);
@@ -95,10 +95,10 @@ export async function measureVersion(options: {
     load: { error: undefined },
   };
   if (options.publicKey) measured.signature = { problem: check.signatureProblem };
-  const signature = signatureOf(config);
+  const io = modelIoOf(config);
   let candidate: OnnxModel;
   try {
-    candidate = await createOnnxModel(bytes, signature, "cpu", entry.weights);
+    candidate = await createOnnxModel(bytes, io, "cpu", entry.weights);
   } catch (err) {
     measured.load = { error: (err as Error).message };
     return measured;
@@ -108,12 +108,12 @@ export async function measureVersion(options: {
     const graph = inspectSignature(decodeModel(bytes));
     const classes = graph.probabilities.classes;
     measured.schema =
-      graph.input.name !== signature.inputName ||
-      graph.input.width !== signature.width ||
-      graph.probabilities.name !== signature.outputName ||
-      (classes !== undefined && classes !== signature.classes)
+      graph.input.name !== io.inputName ||
+      graph.input.width !== io.width ||
+      graph.probabilities.name !== io.outputName ||
+      (classes !== undefined && classes !== io.classes)
         ? `graph: "${graph.input.name}" [-1, ${graph.input.width}] -> "${graph.probabilities.name}" [-1, ${classes ?? "?"}]; ` +
-          `config.json: "${signature.inputName}" [-1, ${signature.width}] -> "${signature.outputName}" [-1, ${signature.classes}]`
+          `config.json: "${io.inputName}" [-1, ${io.width}] -> "${io.outputName}" [-1, ${io.classes}]`
         : undefined;
     if (measured.schema) return measured;
 
@@ -122,21 +122,16 @@ export async function measureVersion(options: {
     measured.fixture = checkFixtureOutputs(
       probs,
       fixture.labels,
-      signature.classes,
+      io.classes,
       Math.max(0, entry.accuracy.test - FIXTURE_TOLERANCE),
     );
 
     const servedVersion = config.version;
     const servedEntry = config.versions[servedVersion]!;
-    served = await createOnnxModel(
-      await readVersion(modelsDir, config, servedVersion),
-      signature,
-      "cpu",
-      servedEntry.weights,
-    );
+    served = await createOnnxModel(await readVersion(modelsDir, config, servedVersion), io, "cpu", servedEntry.weights);
     const servedProbs = await runFixture(served, fixture.matrix, fixture.width, config);
     const rows = fixture.labels.length;
-    const matrix = (p: Float32Array) => ({ probs: p, rows, classes: signature.classes });
+    const matrix = (p: Float32Array) => ({ probs: p, rows, classes: io.classes });
     measured.comparison = {
       rows,
       servedVersion,

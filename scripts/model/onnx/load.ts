@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import * as ort from "onnxruntime-node";
-import type { ModelSignature } from "../../../protocol/model-config.ts";
+import type { ModelIo } from "../../../protocol/model-config.ts";
 import { createOnnxModel, type OnnxModel } from "../../../regional/session.ts";
 import { RefusedError } from "../cli.ts";
 import { type Conversion, ConversionError, convertForServing, type ModelLabels } from "./convert.ts";
@@ -89,7 +89,7 @@ export function inspectCandidate(
 /** An onnxruntime-node session (CPU, as the pools run it) that fetches the probabilities by name. */
 export async function openSession(candidate: Candidate, classes: number): Promise<OnnxModel> {
   const { signature } = candidate;
-  const serving: ModelSignature = {
+  const serving: ModelIo = {
     name: candidate.label,
     inputName: signature.input.name,
     width: signature.input.width,

@@ -1,34 +1,39 @@
 import * as ort from "onnxruntime-web";
 import { describe, expect, it } from "vitest";
-import { EdgeModel, type EdgeModelSource, type Runner, verifyModelBytes } from "../../edge/inference/edge-model.ts";
+import {
+  EdgeVariant,
+  type EdgeVariantSource,
+  type Runner,
+  verifyModelBytes,
+} from "../../edge/inference/edge-variant.ts";
 import { serialRuns } from "../../edge/inference/serial-runs.ts";
-import type { ModelSignature } from "../../protocol/model-config.ts";
+import type { ModelIo } from "../../protocol/model-config.ts";
 import { modelBytes, modelConfig } from "../support/heldout.ts";
 import { confidentRows, TOLERANCE, unsureRows } from "./support.ts";
 
-// EdgeModel's checks and concurrency with real onnxruntime-web (its Node build: the same wasm kernels the
+// EdgeVariant's checks and concurrency with real onnxruntime-web (its Node build: the same wasm kernels the
 // Worker runs; the workerd loading path itself is covered by the workerd suites).
 const config = modelConfig("digits-edge");
 const bytes = modelBytes("digits-edge");
 
-async function ortRunner(model: Uint8Array, signature: ModelSignature): Promise<Runner> {
+async function ortRunner(model: Uint8Array, io: ModelIo): Promise<Runner> {
   const session = await ort.InferenceSession.create(model, { executionProviders: ["wasm"] });
   return serialRuns(async (data, batch) => {
     const outputs = await session.run({
-      [signature.inputName]: new ort.Tensor("float32", data, [batch, signature.width]),
+      [io.inputName]: new ort.Tensor("float32", data, [batch, io.width]),
     });
-    return outputs[signature.outputName]!.data as Float32Array;
+    return outputs[io.outputName]!.data as Float32Array;
   });
 }
 
-const source = (over: Partial<EdgeModelSource> = {}): EdgeModelSource => ({
+const source = (over: Partial<EdgeVariantSource> = {}): EdgeVariantSource => ({
   config,
   bytes,
   createRunner: ortRunner,
   ...over,
 });
 
-describe("EdgeModel", () => {
+describe("EdgeVariant", () => {
   it("refuses model bytes that differ from config.json's sha256 or size", async () => {
     await expect(verifyModelBytes(config, bytes)).resolves.toBeUndefined();
     const tampered = Uint8Array.from(bytes);
@@ -40,11 +45,11 @@ describe("EdgeModel", () => {
     );
     await expect(verifyModelBytes(config, bytes.subarray(1))).rejects.toThrow(`(${bytes.length - 1} bytes)`);
     let created = 0;
-    const counted: EdgeModelSource["createRunner"] = async (...args) => {
+    const counted: EdgeVariantSource["createRunner"] = async (...args) => {
       created++;
       return ortRunner(...args);
     };
-    const model = new EdgeModel(source({ bytes: tampered, createRunner: counted }));
+    const model = new EdgeVariant(source({ bytes: tampered, createRunner: counted }));
     await expect(model.load()).rejects.toThrow(/sha256/);
     expect(created).toBe(0); // the session is never created from unverified bytes
     expect(model.ready).toBe(false);
@@ -53,7 +58,7 @@ describe("EdgeModel", () => {
 
   it("retries a failed load on the next use", async () => {
     let attempts = 0;
-    const model = new EdgeModel(
+    const model = new EdgeVariant(
       source({
         createRunner: async (...args) => {
           if (++attempts === 1) throw new Error("out of memory");
@@ -71,7 +76,7 @@ describe("EdgeModel", () => {
   });
 
   it("gives each of many overlapping calls its own rows' answer", async () => {
-    const model = new EdgeModel(source());
+    const model = new EdgeVariant(source());
     const rows = [...confidentRows.slice(0, 40), ...unsureRows];
     const answers = await Promise.all(
       rows.map((r, i) =>
@@ -88,7 +93,7 @@ describe("EdgeModel", () => {
   });
 
   it("exposes its calibration and stands in for digits", () => {
-    const model = new EdgeModel(source());
+    const model = new EdgeVariant(source());
     expect(model.calibration.against).toEqual({ model: "digits", version: "1" });
     expect(model.calibration.threshold).toBe(config.versions["1"]!.cascade!.threshold);
     expect(model.calibration.threshold).toBeGreaterThan(0.5);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Forbidden, NotFound } from "../../protocol/errors.ts";
-import { checkModel } from "./model-check.ts";
+import { checkModelAccess } from "./model-access.ts";
 
 const models = new Map([
   ["digits", { servedVersion: "2" }],
@@ -9,13 +9,13 @@ const models = new Map([
 const served = { get: (name: string) => models.get(name), names: ["breast-cancer", "digits"] };
 const onlyDigits = (name: string) => name === "digits";
 
-describe("checkModel", () => {
+describe("checkModelAccess", () => {
   it.each([
     ["digits", undefined],
     ["digits", "2"],
     ["breast-cancer", "1"],
   ])("accepts model %j, version %j", (model, version) => {
-    expect(checkModel(served, model, version)).toBe(models.get(model));
+    expect(checkModelAccess(served, model, version)).toBe(models.get(model));
   });
 
   it.each([
@@ -23,17 +23,17 @@ describe("checkModel", () => {
     ["digits", "1", 'model "digits" has no version "1" here; the served version is "2"'],
     ["digits", "3", 'model "digits" has no version "3" here; the served version is "2"'],
   ])("refuses model %j, version %j with a 404", (model, version, message) => {
-    expect(() => checkModel(served, model, version)).toThrow(NotFound);
-    expect(() => checkModel(served, model, version)).toThrow(message);
+    expect(() => checkModelAccess(served, model, version)).toThrow(NotFound);
+    expect(() => checkModelAccess(served, model, version)).toThrow(message);
   });
 
   it("names only the models a scoped key may call, and refuses the others with a 403", () => {
-    expect(checkModel(served, "digits", undefined, onlyDigits)).toBe(models.get("digits"));
-    expect(() => checkModel(served, "nope", undefined, onlyDigits)).toThrow(
+    expect(checkModelAccess(served, "digits", undefined, onlyDigits)).toBe(models.get("digits"));
+    expect(() => checkModelAccess(served, "nope", undefined, onlyDigits)).toThrow(
       new NotFound('unknown model "nope"; this endpoint serves "digits"'),
     );
-    expect(() => checkModel(served, "breast-cancer", undefined, onlyDigits)).toThrow(Forbidden);
-    expect(() => checkModel(served, "breast-cancer", undefined, onlyDigits)).toThrow(
+    expect(() => checkModelAccess(served, "breast-cancer", undefined, onlyDigits)).toThrow(Forbidden);
+    expect(() => checkModelAccess(served, "breast-cancer", undefined, onlyDigits)).toThrow(
       'this API key may not call model "breast-cancer"; it may call "digits"',
     );
   });

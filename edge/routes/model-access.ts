@@ -12,7 +12,7 @@ const quoted = (names: readonly string[]) => names.map((n) => `"${n}"`).join(", 
  * The model a client names, at most at the version the edge serves: else 404 naming the models the caller
  * may call. A model the caller's API key does not cover is a 403 that says which ones it may call.
  */
-export function checkModel<M extends { readonly servedVersion: string }>(
+export function checkModelAccess<M extends { readonly servedVersion: string }>(
   served: ServedModels<M>,
   model: string,
   version: string | undefined,

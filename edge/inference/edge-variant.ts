@@ -2,8 +2,8 @@ import {
   type CascadeCalibration,
   calibrationOf,
   type ModelConfig,
-  type ModelSignature,
-  signatureOf,
+  type ModelIo,
+  modelIoOf,
 } from "../../protocol/model-config.ts";
 import { checkModelFile, modelFileProblem } from "../../protocol/model-file-check.ts";
 import type { ModelPublicKey } from "../../protocol/model-signature.ts";
@@ -16,13 +16,13 @@ import { Lazy } from "./lazy.ts";
  */
 export type Runner = (data: Float32Array, batch: number) => Float32Array | Promise<Float32Array>;
 
-export interface EdgeModelSource {
+export interface EdgeVariantSource {
   /** The edge model's config.json, parsed. */
   config: ModelConfig;
   /** The model file of `config.version` as bundled. */
   bytes: ArrayBuffer | Uint8Array;
   /** Builds a runner over verified model bytes (onnxruntime-web in the Worker). */
-  createRunner: (bytes: Uint8Array, signature: ModelSignature) => Promise<Runner>;
+  createRunner: (bytes: Uint8Array, io: ModelIo) => Promise<Runner>;
   /** The key the file must be signed with (the Worker's MODEL_PUBLIC_KEY); none: unsigned files load. */
   publicKey?: Promise<ModelPublicKey>;
 }
@@ -45,29 +45,29 @@ export async function verifyModelBytes(
 }
 
 /**
- * The edge model of one isolate: verified and loaded once, on first use or ahead of it (`load`, see Lazy),
+ * An edge variant in one isolate: verified and loaded once, on first use or ahead of it (`load`, see Lazy),
  * then run.
  */
-export class EdgeModel {
+export class EdgeVariant {
   readonly config: ModelConfig;
-  readonly signature: ModelSignature;
+  readonly io: ModelIo;
   readonly calibration: CascadeCalibration;
   readonly #runner: Lazy<Runner>;
   #loads = 0;
 
-  constructor(source: EdgeModelSource) {
+  constructor(source: EdgeVariantSource) {
     this.config = source.config;
-    this.signature = signatureOf(source.config);
+    this.io = modelIoOf(source.config);
     this.calibration = calibrationOf(source.config);
     const bytes = source.bytes instanceof Uint8Array ? source.bytes : new Uint8Array(source.bytes);
     this.#runner = new Lazy(async () => {
       this.#loads++;
       await verifyModelBytes(source.config, bytes, source.config.version, await source.publicKey);
-      return source.createRunner(bytes, this.signature);
+      return source.createRunner(bytes, this.io);
     });
   }
 
-  /** The edge model's own version (of `digits-edge`). */
+  /** The edge variant's own version (of `digits-edge`). */
   get version(): string {
     return this.config.version;
   }
@@ -95,8 +95,8 @@ export class EdgeModel {
   async infer(data: Float32Array, batch: number): Promise<Float32Array> {
     const runner = this.#runner.value ?? (await this.#runner.get());
     const probs = await runner(data, batch);
-    if (probs.length !== batch * this.signature.classes) {
-      throw new Error(`${this.config.name}: expected ${batch}x${this.signature.classes} outputs, got ${probs.length}`);
+    if (probs.length !== batch * this.io.classes) {
+      throw new Error(`${this.config.name}: expected ${batch}x${this.io.classes} outputs, got ${probs.length}`);
     }
     return probs;
   }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { failedReason, loadDue, type ModelAvailability, poolReady, whyNotServing } from "./model-availability.ts";
+import { failedReason, loadDue, type ModelLifecycleView, poolReady, whyNotServing } from "./readiness-policy.ts";
 
-const model = (fields: Partial<ModelAvailability> = {}): ModelAvailability => ({
+const model = (fields: Partial<ModelLifecycleView> = {}): ModelLifecycleView => ({
   wanted: true,
   serving: false,
   loading: false,
