@@ -14,8 +14,8 @@
  */
 import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
-import { MODELS_DIR } from "./stack/build-edge.ts";
-import { readRepository } from "./stack/edge-models.ts";
+import { MODELS_DIR } from "../tools/edge-bundle/build-edge.ts";
+import { readRepository } from "../tools/edge-bundle/edge-models.ts";
 import { type EdgeWorker, startEdgeWorker } from "./stack/edge-worker.ts";
 import { LOCAL_REGIONS } from "./stack/local-regions.ts";
 import { type RegionalPool, startRegionalPool } from "./stack/regional-pool.ts";

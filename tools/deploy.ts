@@ -4,7 +4,7 @@
  * gradually with Worker versions. The top level of wrangler.toml is the local stack and is never deployed. No
  * code goes in front of traffic while a required secret is missing (plan.ts), unless `--allow-open`. The Worker
  * serves exactly the models of `models/`: its model module is generated before any command that bundles
- * (deploy, versions upload). What runs is planned by the pure functions of scripts/deploy/plan.ts; this file
+ * (deploy, versions upload). What runs is planned by the pure functions of tools/deploy/plan.ts; this file
  * runs wrangler and prints each command first.
  */
 import { spawn } from "node:child_process";
@@ -28,7 +28,7 @@ import {
   withoutRequiredSecrets,
   wranglerCommand,
 } from "./deploy/plan.ts";
-import { EDGE_BUILD_DIR, generateModels, MODELS_DIR, ROOT } from "./stack/build-edge.ts";
+import { EDGE_BUILD_DIR, generateModels, MODELS_DIR, ROOT } from "./edge-bundle/build-edge.ts";
 
 const WRANGLER = join(ROOT, "node_modules/.bin/wrangler");
 

@@ -1,7 +1,7 @@
 // `npm run image -- [--target cpu|gpu] [--base auto|local|IMAGE] [--tag NAME] [--no-cache] [--context DIR]`:
 // builds the regional pool's image with buildah (chroot isolation: no Docker engine, no daemon), on the
 // Dockerfile's public base when its registry answers and on a base made here otherwise
-// (scripts/image/local-base.ts). The decisions are scripts/image/plan.ts; this file runs them.
+// (tools/image/local-base.ts). The decisions are tools/image/plan.ts; this file runs them.
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";

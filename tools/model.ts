@@ -1,6 +1,6 @@
 /**
  * `npm run model -- <subcommand> [options]`: bring your own model (import, quantize, inspect). The
- * subcommands are listed in scripts/model/commands.ts; docs/model-tool.md describes them.
+ * subcommands are listed in tools/model/commands.ts; docs/model-tool.md describes them.
  */
 import { runModelCli } from "./model/cli.ts";
 import { COMMANDS } from "./model/commands.ts";

@@ -1,6 +1,6 @@
 /**
  * `npm run rollout -- <subcommand> [options]`: shadow and canary rollouts of a model version, decided by
- * sequential tests (docs/rollouts.md). The subcommands are listed in scripts/rollout/commands.ts.
+ * sequential tests (docs/rollouts.md). The subcommands are listed in tools/rollout/commands.ts.
  */
 import { runModelCli } from "./model/cli.ts";
 import { ROLLOUT_COMMANDS } from "./rollout/commands.ts";

@@ -1,10 +1,10 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { RefusedError } from "../model/cli.ts";
-import { parseImportOptions } from "../model/import/options.ts";
-import { importModel } from "../model/import/run.ts";
-import { MODELS_DIR, ROOT } from "../stack/build-edge.ts";
+import { MODELS_DIR, ROOT } from "../../tools/edge-bundle/build-edge.ts";
+import { RefusedError } from "../../tools/model/cli.ts";
+import { parseImportOptions } from "../../tools/model/import/options.ts";
+import { importModel } from "../../tools/model/import/run.ts";
 
 /** The tree counts `bench:models` cuts edge variants at. */
 export const EDGE_TREE_COUNTS = [4, 8, 16] as const;

@@ -8,9 +8,9 @@ import * as hdr from "hdr-histogram-js";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { Pool } from "undici";
 import { argmax } from "../../protocol/heldout.ts";
-import { openLoop as onSchedule } from "../probe/schedule.ts";
-import { probeTarget } from "../probe/target.ts";
-import { ROOT } from "../stack/build-edge.ts";
+import { ROOT } from "../../tools/edge-bundle/build-edge.ts";
+import { openLoop as onSchedule } from "../../tools/probe/schedule.ts";
+import { probeTarget } from "../../tools/probe/target.ts";
 import { startEdgeWorker } from "../stack/edge-worker.ts";
 import { startRegionalPool } from "../stack/regional-pool.ts";
 import { type ForwardOverhead, measureForwardOverhead } from "./forward-overhead.ts";
@@ -22,7 +22,7 @@ import { haveWrk } from "./wrk.ts";
 /**
  * `npm run bench:edge`: the edge Worker in local workerd (Miniflare on its own socket, not wrangler's dev
  * proxy), per scenario, against a hello-world Worker in the same run:
- *   hello     the baseline Worker (scripts/bench/hello-worker.js)
+ *   hello     the baseline Worker (scripts/benchmarks/hello-worker.js)
  *   cache     /v1/classify, auto mode, every held-out row already cached (in-isolate LRU hits)
  *   edge      /v1/classify with cascade "edge": the model's edge variant in onnxruntime-web, no cache
  *   regional  /v1/classify with cascade "regional": signed forward to a real regional pool on loopback
@@ -142,7 +142,7 @@ async function closedLoop(pool: Pool, s: Scenario, seconds: number, tally: Tally
 
 /**
  * `rate` requests per second for `seconds`, each timed from when it was due (the probe's scheduler,
- * scripts/probe/schedule.ts, so that timer lateness is not counted as latency); returns the histogram (µs).
+ * tools/probe/schedule.ts, so that timer lateness is not counted as latency); returns the histogram (µs).
  */
 async function openLoop(pool: Pool, s: Scenario, seconds: number, tally: Tally): Promise<hdr.Histogram> {
   const histogram = newHistogram();
@@ -204,7 +204,7 @@ async function main() {
   const trivial = new Miniflare(
     convertV4MiniflareOptions({
       modules: true,
-      scriptPath: join(ROOT, "scripts/bench/forward-worker.js"),
+      scriptPath: join(ROOT, "scripts/benchmarks/forward-worker.js"),
       compatibilityDate: "2026-04-01",
       bindings: { TARGET: regional.url },
       // As startEdgeWorker reaches loopback regions (scripts/stack/region-bindings.ts).
@@ -494,7 +494,7 @@ ${otherTables.join("\n")}
 One connection (wrk -c1), ${st.forwardRounds} rounds of 3 s per load, p50 / p95 in ms, medians of the rounds' own
 differences. The edge's overhead is cascade "regional" through the edge minus cascade "edge" through the edge
 minus the pool answering the same signed call directly (target: at most 0.3 ms at p50 and 0.5 ms at p95).
-Its floor is the same difference for the least a Worker can do to forward (scripts/bench/forward-worker.js:
+Its floor is the same difference for the least a Worker can do to forward (scripts/benchmarks/forward-worker.js:
 read the body, fetch the pool, return the answer) against the hello-world Worker: workerd's own subrequest.
 
 | | p50 ms | p95 ms |

@@ -217,7 +217,7 @@ export async function measureGrpcWire(o: GrpcWireOptions) {
 The pool alone (\`--grpc-port\`), v2 inference of ${o.model}, ${o.rounds} rounds of the six loads, ${o.durationS} s each after
 ${o.warmupS} s of warm-up, from ${generator}: wrk speaks no gRPC, so the three protocols share one Node
 generator here, and these numbers are not comparable with wrk's above (the generator takes more of the cores).
-Requests are encoded beforehand and answers read as bytes (\`scripts/bench/grpc-wire.ts\`).
+Requests are encoded beforehand and answers read as bytes (\`scripts/benchmarks/grpc-wire.ts\`).
 
 | load | req/s | rows/s | p50 ms | p99 ms | server CPU per row | errors |
 |---|---:|---:|---:|---:|---:|---:|

@@ -1,8 +1,8 @@
 import { join } from "node:path";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
-import { ROOT } from "../stack/build-edge.ts";
+import { ROOT } from "../../tools/edge-bundle/build-edge.ts";
 
-/** A running hello-world Worker (scripts/bench/hello-worker.js) in Miniflare on its own socket. */
+/** A running hello-world Worker (scripts/benchmarks/hello-worker.js) in Miniflare on its own socket. */
 export interface HelloWorker {
   url: string;
   dispose(): Promise<void>;
@@ -16,7 +16,7 @@ export async function startHelloWorker(options: { cacheApi?: boolean } = {}): Pr
   const hello = new Miniflare(
     convertV4MiniflareOptions({
       modules: true,
-      scriptPath: join(ROOT, "scripts/bench/hello-worker.js"),
+      scriptPath: join(ROOT, "scripts/benchmarks/hello-worker.js"),
       compatibilityDate: "2026-04-01",
       // As the edge Worker's: Miniflare's placeholder request.cf, attached to every request when none is given,
       // cost the hello-world Worker more than the edge paid for its own.

@@ -7,9 +7,9 @@ import * as ortWeb from "onnxruntime-web";
 import type { HeldoutSet } from "../../protocol/heldout.ts";
 import type { ModelConfig } from "../../protocol/model-config.ts";
 import { calibrationOf, parseModelConfig } from "../../protocol/model-config.ts";
-import { probeTarget } from "../probe/target.ts";
-import { MODELS_DIR, ROOT } from "../stack/build-edge.ts";
-import { readRepository } from "../stack/edge-models.ts";
+import { MODELS_DIR, ROOT } from "../../tools/edge-bundle/build-edge.ts";
+import { readRepository } from "../../tools/edge-bundle/edge-models.ts";
+import { probeTarget } from "../../tools/probe/target.ts";
 import { type EdgeTreesFigures, edgeTreesMarkdown, measureEdgeTrees, readBytes, removeDir } from "./edge-trees.ts";
 
 /**

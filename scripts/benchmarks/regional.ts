@@ -3,7 +3,7 @@ import { cpus, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { probeTarget } from "../probe/target.ts";
+import { probeTarget } from "../../tools/probe/target.ts";
 import { type RegionalPool, startRegionalPool } from "../stack/regional-pool.ts";
 import { measureGrpcWire } from "./grpc-wire.ts";
 import { holdBenchLock } from "./lock.ts";
@@ -16,17 +16,17 @@ import { haveWrk, type WrkRequest, type WrkResult, wrk, wrkScript } from "./wrk.
  * hits all:
  *   (a) the regional pool (`--workers 1`, dynamic batching, defaults otherwise),
  *   (b) what a user would write instead: a plain node:http server doing one onnxruntime-node session.run
- *       per request (scripts/bench/plain-servers.ts),
+ *       per request (scripts/benchmarks/plain-servers.ts),
  *   (c) a plain node:http server that parses the JSON body and answers a constant: Node's HTTP layer alone.
  * With `--own-stack`, also the pool's own stack (Hono app, validation, metrics) with the batcher swapped out:
- *   (d) one session.run per request, (e) no inference (scripts/bench/regional-baselines.ts).
+ *   (d) one session.run per request, (e) no inference (scripts/benchmarks/regional-baselines.ts).
  * Load: POST /v1/classify, one held-out row per request, the 360 rows in turn. The report gives medians, and
  * the a/b and a/c ratios as the median of each round's own ratio.
  * wrk rather than a Node generator: in C it leaves more of the cores to the server. It is closed-loop: its
  * latencies are those at the throughput it reached.
  * Then the wire formats, on the pool alone: v2 infer with JSON data against Triton's binary tensor data
  * (little-endian FP32 in and out), at 1 and 64 rows per request (`--wire-rounds` rounds); then the same
- * against gRPC, from one Node generator for all three (scripts/bench/grpc-wire.ts; wrk speaks no gRPC).
+ * against gRPC, from one Node generator for all three (scripts/benchmarks/grpc-wire.ts; wrk speaks no gRPC).
  * Takes about (rounds x servers + wire-rounds x 4) x (warmup + duration) plus a few seconds per server start:
  * with the defaults, (9 x 3 + 3 x 4) x 5 s, about 3.5 minutes.
  */
@@ -448,7 +448,7 @@ Load: ${report.load.generator}, ${connections} connections, ${durationS} s per m
 warm-up, ${rounds} rounds interleaving the servers; medians. Each server is one process on 127.0.0.1, started
 once and running for the whole comparison (idle while another is measured), sharing the cores with the
 generator. ${report.load.request}. (b) and (c) are the baselines a user would write: plain
-\`node:http\`, nothing of the pool's stack (\`scripts/bench/plain-servers.ts\`); they set Content-Length, as a careful
+\`node:http\`, nothing of the pool's stack (\`scripts/benchmarks/plain-servers.ts\`); they set Content-Length, as a careful
 user's server does. A load average above 2 means other work shared the machine's ${report.machine.cpus} cores during the
 run: it moves a round's servers together, which is why the ratios are taken within each round, but it does not
 hit them alike (a server that answers in batches loses more to being descheduled).

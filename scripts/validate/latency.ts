@@ -13,11 +13,17 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { edgeAnswers, type HeldoutRow } from "../../protocol/heldout.ts";
-import { startHelloWorker } from "../bench/hello.ts";
-import { cpuMs, listeningPid } from "../bench/process-cpu.ts";
-import { startNoopServer } from "../probe/floor.ts";
-import { seededRandom } from "../probe/mix.ts";
-import { type LatencyStats, latencyStats, type ProbeSummary, percentile, summarize } from "../probe/summary.ts";
+import { startNoopServer } from "../../tools/probe/floor.ts";
+import { seededRandom } from "../../tools/probe/mix.ts";
+import {
+  type LatencyStats,
+  latencyStats,
+  type ProbeSummary,
+  percentile,
+  summarize,
+} from "../../tools/probe/summary.ts";
+import { startHelloWorker } from "../benchmarks/hello.ts";
+import { cpuMs, listeningPid } from "../benchmarks/process-cpu.ts";
 import type { EdgeWorker } from "../stack/edge-worker.ts";
 import { LOCAL_REGIONS } from "../stack/local-regions.ts";
 import { listFlag, numberFlag, runMain } from "./args.ts";
@@ -98,7 +104,7 @@ interface FirstRequest {
 /**
  * `--cold`: a fresh isolate's first requests, one of each kind, sent one after another as soon as it is up:
  * a row the edge variant is sure of (warm, a cache miss the edge answers), one it is unsure of (a forward), and
- * the second model's first row. workerd's CPU from its threads' schedstat (scripts/bench/process-cpu.ts).
+ * the second model's first row. workerd's CPU from its threads' schedstat (scripts/benchmarks/process-cpu.ts).
  */
 async function firstRequests(edge: EdgeWorker, model: ValidationModel, where: string): Promise<FirstRequest[]> {
   const pid = listeningPid(edge.url);

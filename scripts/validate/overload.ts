@@ -10,7 +10,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { DEADLINE_HEADER } from "../../protocol/headers.ts";
-import { type LatencyStats, latencyStats } from "../probe/summary.ts";
+import { type LatencyStats, latencyStats } from "../../tools/probe/summary.ts";
 import { startEdgeWorker } from "../stack/edge-worker.ts";
 import { descendants } from "../stack/processes.ts";
 import { startRegionalPool } from "../stack/regional-pool.ts";

@@ -12,12 +12,12 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { holdBenchLock } from "../bench/lock.ts";
-import { cacheHitAnswer, startNoopServer } from "../probe/floor.ts";
-import { hotRowsOf } from "../probe/mix.ts";
-import { classifyBody } from "../probe/open-loop.ts";
-import type { ProbeSummary } from "../probe/summary.ts";
-import { probeTarget } from "../probe/target.ts";
+import { cacheHitAnswer, startNoopServer } from "../../tools/probe/floor.ts";
+import { hotRowsOf } from "../../tools/probe/mix.ts";
+import { classifyBody } from "../../tools/probe/open-loop.ts";
+import type { ProbeSummary } from "../../tools/probe/summary.ts";
+import { probeTarget } from "../../tools/probe/target.ts";
+import { holdBenchLock } from "../benchmarks/lock.ts";
 import { type LocalStack, startLocalStack } from "../stack/npm-start.ts";
 import { numberFlag, runMain } from "./args.ts";
 import {
@@ -177,7 +177,7 @@ async function main(): Promise<number> {
       );
     }
     const probe = async () => {
-      const args = ["scripts/probe.ts", "--url", url, "--model", model, "--mix", "hot", "--hot-rows", "1"];
+      const args = ["tools/probe.ts", "--url", url, "--model", model, "--mix", "hot", "--hot-rows", "1"];
       args.push("--rate", String(rate), "--duration", String(durationS), "--floor-duration", String(floorDurationS));
       args.push("--json", "--report", join(scratch, "probe.html"));
       return JSON.parse(await run(process.execPath, args)) as ProbeSummary;

@@ -1,9 +1,9 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { runModelCli } from "../../scripts/model/cli.ts";
-import { COMMANDS } from "../../scripts/model/commands.ts";
-import { signVersions } from "../../scripts/model/signing/sign-versions.ts";
+import { runModelCli } from "../../tools/model/cli.ts";
+import { COMMANDS } from "../../tools/model/commands.ts";
+import { signVersions } from "../../tools/model/signing/sign-versions.ts";
 import { biasedDigits } from "../support/candidates.ts";
 import { testSigner } from "../support/model-keys.ts";
 import { addVersion, copyModels } from "../support/regional-server.ts";

@@ -5,12 +5,12 @@ import * as ortWeb from "onnxruntime-web";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sha256Hex } from "../../protocol/digest.ts";
 import type { HeldoutSet } from "../../protocol/heldout.ts";
-import { RefusedError } from "../../scripts/model/cli.ts";
-import { parseImportOptions } from "../../scripts/model/import/options.ts";
-import { importModel } from "../../scripts/model/import/run.ts";
-import { importSummary } from "../../scripts/model/import/summary.ts";
-import { inspectCommand } from "../../scripts/model/onnx/inspect-command.ts";
-import { decodeModel, EXTERNAL_DATA } from "../../scripts/model/onnx/proto.ts";
+import { RefusedError } from "../../tools/model/cli.ts";
+import { parseImportOptions } from "../../tools/model/import/options.ts";
+import { importModel } from "../../tools/model/import/run.ts";
+import { importSummary } from "../../tools/model/import/summary.ts";
+import { inspectCommand } from "../../tools/model/onnx/inspect-command.ts";
+import { decodeModel, EXTERNAL_DATA } from "../../tools/model/onnx/proto.ts";
 import { get, post, startTestServer, type TestServer, testOptions } from "../support/regional-server.ts";
 
 /**

@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseModelConfig } from "../../protocol/model-config.ts";
 import { importModelPublicKey, signatureProblem } from "../../protocol/model-signature.ts";
-import { runModelCli } from "../../scripts/model/cli.ts";
-import { COMMANDS } from "../../scripts/model/commands.ts";
+import { runModelCli } from "../../tools/model/cli.ts";
+import { COMMANDS } from "../../tools/model/commands.ts";
 import { blobs, csv, nearestCentroidMlp } from "../support/onnx-models.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "edgecascade-signing-"));

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runModelCli } from "../../scripts/model/cli.ts";
-import { PoolClient } from "../../scripts/rollout/client.ts";
-import { ROLLOUT_COMMANDS } from "../../scripts/rollout/commands.ts";
-import { runController } from "../../scripts/rollout/controller.ts";
+import { runModelCli } from "../../tools/model/cli.ts";
+import { PoolClient } from "../../tools/rollout/client.ts";
+import { ROLLOUT_COMMANDS } from "../../tools/rollout/commands.ts";
+import { runController } from "../../tools/rollout/controller.ts";
 import { biasedDigits } from "../support/candidates.ts";
 import {
   addVersion,

@@ -1,6 +1,6 @@
 /**
  * What `npm run deploy` does, as pure functions: the arguments, the secrets check, and the wrangler commands
- * for a plain deploy, a gradual deploy with Worker versions, and a rollback. scripts/deploy.ts runs them.
+ * for a plain deploy, a gradual deploy with Worker versions, and a rollback. tools/deploy.ts runs them.
  *
  * Never open, never unsigned: before anything is uploaded, the environment's required secrets
  * (`[env.<name>.secrets] required` in wrangler.toml) must be set on the Worker (`wrangler secret list`), given

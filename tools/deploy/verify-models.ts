@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { verifyModelBytes } from "../../edge/inference/edge-model.ts";
 import { importModelPublicKey } from "../../protocol/model-signature.ts";
-import { readRepository } from "../stack/edge-models.ts";
+import { readRepository } from "../edge-bundle/edge-models.ts";
 
 /**
  * Before a Worker deploy: every edge variant the bundle would carry must pass the checks the Worker itself

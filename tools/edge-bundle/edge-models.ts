@@ -62,7 +62,7 @@ export function readRepository(modelsDir: string): RepositoryModel[] {
 /** An import specifier for `file` from the generated module's directory (posix separators, always relative). */
 function specifier(fromDir: string, file: string): string {
   const path = relative(fromDir, file).split(sep).join("/");
-  return path.startsWith(".") ? path : `./${path}`;
+  return path.startsWith(".") ? path : `../../scripts/stack/${path}`;
 }
 
 /**
@@ -77,7 +77,7 @@ export function edgeModelsSource(models: readonly RepositoryModel[], moduleDir: 
     return `  { config: ${JSON.stringify(m.config)}, edge: ${edge}, samples: ${JSON.stringify(m.samples)} },`;
   });
   return [
-    `// Generated from ${origin} by scripts/stack/edge-models.ts at build time; not committed, do not edit.`,
+    `// Generated from ${origin} by tools/edge-bundle/edge-models.ts at build time; not committed, do not edit.`,
     ...imports,
     "export default [",
     ...entries,

@@ -1,7 +1,7 @@
 /**
  * The local base image, for building where no image registry is reachable: Debian from debootstrap (its
  * tarball cached for the week under /var/cache/edgecascade, checked against its sha256 before each use) plus
- * Node and npm from the npm registry, built with scripts/image/local-base.Containerfile. Needs root.
+ * Node and npm from the npm registry, built with tools/image/local-base.Containerfile. Needs root.
  */
 import { createHash } from "node:crypto";
 import { createReadStream, existsSync } from "node:fs";

@@ -1,6 +1,6 @@
 /**
  * What `npm run image` does, decided without I/O: its arguments, which base the Dockerfile gets, the local
- * base's name and cache key, and buildah's command line. scripts/image.ts runs the plan.
+ * base's name and cache key, and buildah's command line. tools/image.ts runs the plan.
  */
 
 /** The Dockerfile's stages that `--target` may name: the two images. */

@@ -1,6 +1,6 @@
 /**
  * `npm run model -- <subcommand> ...`: each subcommand is one entry of the list handed to `runModelCli`
- * (scripts/model/commands.ts), so a new one plugs in without touching the dispatch.
+ * (tools/model/commands.ts), so a new one plugs in without touching the dispatch.
  */
 export interface Subcommand {
   name: string;

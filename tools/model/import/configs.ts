@@ -22,7 +22,7 @@ export interface Tensors {
 
 export interface VariantFacts {
   file: FileEntry;
-  /** What was changed in the file as exported to serve it (`scripts/model/onnx/convert.ts`). */
+  /** What was changed in the file as exported to serve it (`tools/model/onnx/convert.ts`). */
   conversions?: Conversion[];
   tensors: Tensors;
   weights: "fp32" | "int8";
