@@ -12,13 +12,17 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { defineCommand, runMain } from "./cli/command.ts";
 import {
+  DEPLOY_DESCRIPTION,
+  DEPLOY_FLAGS,
+  DEPLOY_USAGE,
   type DeployRequest,
   deployableEnvs,
+  deployRequest,
   gradualSplit,
   type LiveDeployment,
   missingSecrets,
-  parseDeployArgs,
   parseDeploymentStatus,
   parseSecretsFile,
   secretsMessage,
@@ -235,18 +239,17 @@ async function deploy(request: DeployRequest): Promise<void> {
 // Run as the main module. import.meta.url is percent-encoded, so compare it with argv[1] as a URL too:
 // a checkout path with a space must not turn the script into a silent no-op.
 if (import.meta.url === pathToFileURL(process.argv[1]!).href) {
-  let request: DeployRequest;
-  try {
-    request = parseDeployArgs(process.argv.slice(2), deployableEnvs(readFileSync(join(ROOT, "wrangler.toml"), "utf8")));
-  } catch (err) {
-    console.error((err as Error).message);
-    process.exit(2);
-  }
-  deploy(request).then(
-    () => process.exit(0),
-    (err: Error) => {
-      console.error(`deploy: ${err.message}`);
-      process.exit(1);
-    },
+  runMain(
+    defineCommand({
+      name: "deploy",
+      usage: DEPLOY_USAGE,
+      description: DEPLOY_DESCRIPTION,
+      flags: DEPLOY_FLAGS,
+      parse: { passThrough: true },
+      async run(values, { rest }) {
+        await deploy(deployRequest(values, rest, deployableEnvs(readFileSync(join(ROOT, "wrangler.toml"), "utf8"))));
+        return 0;
+      },
+    }),
   );
 }

@@ -11,7 +11,9 @@
 import { randomInt } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { parseArgs } from "node:util";
+import { defineCommand, runMain } from "./cli/command.ts";
+import { UsageError } from "./cli/errors.ts";
+import type { FlagTable, FlagValues } from "./cli/flags.ts";
 import { cacheHitAnswer, startNoopServer } from "./probe/floor.ts";
 import { probeMix, seededRandom } from "./probe/mix.ts";
 import { runOpenLoop, warmUp } from "./probe/open-loop.ts";
@@ -20,42 +22,7 @@ import { renderReport } from "./probe/report-html.ts";
 import { PROBE_PATHS, type ProbeSummary, summarize } from "./probe/summary.ts";
 import { probeTarget } from "./probe/target.ts";
 
-const HELP = `Usage: npm run probe -- --url URL [options]
-
-  --url URL          edge base URL (required), e.g. http://localhost:8787
-  --model NAME       model to probe, with its held-out fixture from models/ (default digits)
-  --models DIR       model repository the fixture is read from (default: this repository's models/)
-  --duration S       seconds to run (default 10)
-  --rate R           requests per second, open loop (default 50)
-  --json             print one JSON object instead of the table
-  --report FILE      HTML report path (default bench/probe-report.html)
-  --prometheus FILE  also write the summary as Prometheus text (node_exporter textfile collector, Pushgateway)
-  --api-key KEY      API key, if the edge requires one (or EDGECASCADE_API_KEY)
-  --location LAT,LON send x-edgecascade-location (honoured by local stacks only)
-  --seed N           request mix seed: which rows, in which order (default 1; the fresh rows' changes are
-                     new in every run)
-  --mix MIX          realistic (default): 60% repeats of the hot set, 35% rows the edge model is sure of and 5%
-                     rows it is not, each changed a little to miss the cache; hot: every request repeats a row
-                     of the hot set, cache hits after each row's first send (like-for-like with hey or wrk
-                     sending the same body over and over; with --hot-rows 1, one body)
-  --hot-rows N       rows in the hot set (default 16)
-  --timeout-ms N     per-request timeout (default 5000)
-  --floor-duration S seconds of the floor run: the same requests and schedule against a built-in no-op
-                     server, reported as the probe's own latency (default: the duration, at most 5; 0: none)
-  --warmup N         requests sent one after another to the no-op server before the run, so that V8 has
-                     optimised the client's code the timed requests run (default 2000; 0: none)
-  --target-ms N      p95 target (default 10)
-  --help             this text`;
-
 const root = resolve(dirname(new URL(import.meta.url).pathname), "..");
-
-function number(name: string, value: string | undefined, fallback: number, min: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isFinite(n) || n < min)
-    throw new Error(`--${name} must be a number >= ${min}, got ${JSON.stringify(value)}`);
-  return n;
-}
 
 function table(summary: ProbeSummary): string {
   const lines = [`path         count    p50 ms    p95 ms    p99 ms    max ms`];
@@ -77,52 +44,103 @@ function table(summary: ProbeSummary): string {
   return lines.join("\n");
 }
 
-async function main(): Promise<number> {
-  const { values } = parseArgs({
-    options: {
-      url: { type: "string" },
-      model: { type: "string" },
-      models: { type: "string" },
-      duration: { type: "string" },
-      rate: { type: "string" },
-      json: { type: "boolean", default: false },
-      report: { type: "string" },
-      prometheus: { type: "string" },
-      "api-key": { type: "string" },
-      location: { type: "string" },
-      seed: { type: "string" },
-      mix: { type: "string" },
-      "hot-rows": { type: "string" },
-      "timeout-ms": { type: "string" },
-      "target-ms": { type: "string" },
-      "floor-duration": { type: "string" },
-      warmup: { type: "string" },
-      help: { type: "boolean", default: false },
-    },
-  });
-  if (values.help) {
-    console.log(HELP);
-    return 0;
+const PROBE_FLAGS = {
+  url: { type: "string", placeholder: "URL", required: true, help: "edge base URL, e.g. http://localhost:8787" },
+  model: {
+    type: "string",
+    placeholder: "NAME",
+    default: "digits",
+    help: "model to probe, with its held-out fixture from models/",
+  },
+  models: {
+    type: "string",
+    placeholder: "DIR",
+    defaultText: "this repository's models/",
+    help: "model repository the fixture is read from",
+  },
+  duration: { type: "number", placeholder: "S", default: 10, min: 0.1, help: "seconds to run" },
+  rate: { type: "number", placeholder: "R", default: 50, min: 0.1, help: "requests per second, open loop" },
+  json: { type: "boolean", help: "print one JSON object instead of the table" },
+  report: { type: "string", placeholder: "FILE", defaultText: "bench/probe-report.html", help: "HTML report path" },
+  prometheus: {
+    type: "string",
+    placeholder: "FILE",
+    help: "also write the summary as Prometheus text (node_exporter textfile collector, Pushgateway)",
+  },
+  "api-key": {
+    type: "string",
+    placeholder: "KEY",
+    help: "API key, if the edge requires one (or EDGECASCADE_API_KEY)",
+  },
+  location: {
+    type: "string",
+    placeholder: "LAT,LON",
+    help: "send x-edgecascade-location (honoured by local stacks only)",
+  },
+  seed: {
+    type: "number",
+    placeholder: "N",
+    default: 1,
+    help: "request mix seed: which rows, in which order (the fresh rows' changes are\nnew in every run)",
+  },
+  mix: {
+    type: "string",
+    placeholder: "MIX",
+    choices: ["realistic", "hot"],
+    default: "realistic",
+    help:
+      "realistic: 60% repeats of the hot set, 35% rows the edge model is sure of and 5%\n" +
+      "rows it is not, each changed a little to miss the cache; hot: every request repeats a row\n" +
+      "of the hot set, cache hits after each row's first send (like-for-like with hey or wrk\n" +
+      "sending the same body over and over; with --hot-rows 1, one body)",
+  },
+  "hot-rows": { type: "number", placeholder: "N", default: 16, min: 1, integer: true, help: "rows in the hot set" },
+  "timeout-ms": { type: "number", placeholder: "N", default: 5000, min: 1, help: "per-request timeout" },
+  "floor-duration": {
+    type: "number",
+    placeholder: "S",
+    defaultText: "the duration, at most 5; 0: none",
+    help:
+      "seconds of the floor run: the same requests and schedule against a built-in no-op\n" +
+      "server, reported as the probe's own latency",
+  },
+  warmup: {
+    type: "number",
+    placeholder: "N",
+    default: 2000,
+    integer: true,
+    help:
+      "requests sent one after another to the no-op server before the run, so that V8 has\n" +
+      "optimised the client's code the timed requests run (0: none)",
+  },
+  "target-ms": { type: "number", placeholder: "N", default: 10, help: "p95 target" },
+} as const satisfies FlagTable;
+
+const probe = defineCommand({
+  name: "probe",
+  usage: "npm run probe -- --url URL [options]",
+  flags: PROBE_FLAGS,
+  run: (values) => probeRun(values),
+});
+
+async function probeRun(values: FlagValues<typeof PROBE_FLAGS>): Promise<number> {
+  let url: string;
+  try {
+    url = new URL(values.url).toString().replace(/\/$/, "");
+  } catch {
+    throw new UsageError(`--url must be a URL, got ${JSON.stringify(values.url)}`);
   }
-  if (!values.url) throw new Error("--url is required (see --help)");
-  const url = new URL(values.url).toString().replace(/\/$/, "");
-  const durationS = number("duration", values.duration, 10, 0.1);
-  const rate = number("rate", values.rate, 50, 0.1);
+  const { duration: durationS, rate, seed, "timeout-ms": timeoutMs, mix } = values;
   const reportPath = resolve(values.report ?? resolve(root, "bench/probe-report.html"));
   const apiKey = values["api-key"] ?? process.env.EDGECASCADE_API_KEY;
   const headers: Record<string, string> = {};
   if (apiKey) headers.authorization = `Bearer ${apiKey}`;
   if (values.location) headers["x-edgecascade-location"] = values.location;
 
-  const target = probeTarget(resolve(values.models ?? resolve(root, "models")), values.model ?? "digits");
+  const target = probeTarget(resolve(values.models ?? resolve(root, "models")), values.model);
   const { heldout } = target;
-  const seed = number("seed", values.seed, 1, 0);
-  const timeoutMs = number("timeout-ms", values["timeout-ms"], 5000, 1);
-  const mix = values.mix ?? "realistic";
-  if (mix !== "realistic" && mix !== "hot")
-    throw new Error(`--mix must be realistic or hot, got ${JSON.stringify(mix)}`);
   const mixOptions = {
-    hotRows: Math.round(number("hot-rows", values["hot-rows"], 16, 1)),
+    hotRows: values["hot-rows"],
     ...(mix === "hot" ? { repeatShare: 1 } : {}),
   };
   // One base per run, for this run's mixes (timed, warm-up and floor): fresh rows the edge has not seen before.
@@ -131,8 +149,8 @@ async function main(): Promise<number> {
   const next = newMix();
 
   const client = { rows: heldout.rows, model: target.model, edgeModel: target.edge?.model, headers, timeoutMs };
-  const floorS = number("floor-duration", values["floor-duration"], Math.min(durationS, 5), 0);
-  const warmupRequests = Math.round(number("warmup", values.warmup, 2000, 0));
+  const floorS = values["floor-duration"] ?? Math.min(durationS, 5);
+  const warmupRequests = values.warmup;
   /**
    * A no-op server answering like a cache hit: the warm-up goes there, not to the target, and the floor run, the
    * same requests (same mix and seed) on the same schedule, measures what the probe adds to every latency.
@@ -172,7 +190,7 @@ async function main(): Promise<number> {
     durationS,
     rateRps: rate,
     sent,
-    targetP95Ms: number("target-ms", values["target-ms"], 10, 0),
+    targetP95Ms: values["target-ms"],
     floorMs,
   });
   mkdirSync(dirname(reportPath), { recursive: true });
@@ -183,10 +201,4 @@ async function main(): Promise<number> {
   return 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: Error) => {
-    console.error(`probe: ${err.message}`);
-    process.exit(2);
-  },
-);
+runMain(probe, { errorExit: 2 });

@@ -1,8 +1,8 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { RefusedError } from "../../tools/cli/errors.ts";
 import { MODELS_DIR, ROOT } from "../../tools/edge-bundle/build-edge.ts";
-import { RefusedError } from "../../tools/model/cli.ts";
 import { parseImportOptions } from "../../tools/model/import/options.ts";
 import { importModel } from "../../tools/model/import/run.ts";
 

@@ -12,8 +12,8 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { Pool } from "undici";
 import { rolloutConfig } from "../../protocol/rollout/config.ts";
+import { runSubcommands } from "../../tools/cli/command.ts";
 import { MODELS_DIR } from "../../tools/edge-bundle/build-edge.ts";
-import { runModelCli } from "../../tools/model/cli.ts";
 import { COMMANDS } from "../../tools/model/commands.ts";
 import { probeTarget } from "../../tools/probe/target.ts";
 import { PoolClient } from "../../tools/rollout/client.ts";
@@ -48,7 +48,7 @@ async function identicalCandidates(dir: string): Promise<void> {
   writeFileSync(path, JSON.stringify(config, null, 2));
   for (let v = 2; v <= runs + 1; v++) {
     const argv = ["check", "--name", "digits", "--version", String(v), "--models", dir, "--samples", "300"];
-    if ((await runModelCli(argv, COMMANDS, quiet)) !== 0) throw new Error(`version ${v} failed its gates`);
+    if ((await runSubcommands(argv, COMMANDS, quiet, "model")) !== 0) throw new Error(`version ${v} failed its gates`);
   }
 }
 

@@ -117,10 +117,14 @@ describe("npm run deploy", () => {
     const checkout = join(tmp, "my projects", "edgecascade");
     mkdirSync(join(checkout, "tools/edge-bundle"), { recursive: true });
     mkdirSync(join(checkout, "tools/deploy"), { recursive: true });
+    mkdirSync(join(checkout, "tools/cli"), { recursive: true });
     for (const file of [
       "tools/deploy.ts",
       "tools/deploy/plan.ts",
       "tools/edge-bundle/build-edge.ts",
+      "tools/cli/command.ts",
+      "tools/cli/errors.ts",
+      "tools/cli/flags.ts",
       "wrangler.toml",
     ]) {
       copyFileSync(join(ROOT, file), join(checkout, file));

@@ -13,20 +13,56 @@
  * to the last version that served 100% (`wrangler rollback`), or to `--version-id`.
  */
 
-export const USAGE = `usage: npm run deploy -- --env <region> [options]
+import { UsageError } from "../cli/errors.ts";
+import { type FlagTable, type FlagValues, parseFlags } from "../cli/flags.ts";
 
-  (no mode)           wrangler deploy: the new Worker serves 100% at once; other options pass to wrangler
-  --percent P         upload a new version and send it P% of traffic (1-100); the version serving now keeps the rest
-  --version-id ID     with --percent: move an already uploaded version to P% instead of uploading;
-                      with --rollback: the version to return to
-  --rollback          return to the last version that served 100% of traffic
-  --message TEXT      recorded with the version and the deployment
-  --secrets-file F    secrets to upload with the Worker or version (JSON or .env, as wrangler takes it); the
-                      first deploy of an environment sets its secrets this way
-  --allow-open        deploy even though required secrets are missing: the Worker answers anyone (no
-                      API_KEYS), sends unsigned calls the pools refuse, or loads unsigned models
-  --dry-run           with --percent or --rollback: print the wrangler commands, run nothing;
-                      alone: wrangler deploy --dry-run (bundle only: prints size and bindings)`;
+/** `npm run deploy`'s own flags; whatever else is given passes to wrangler. */
+export const DEPLOY_FLAGS = {
+  env: {
+    type: "string",
+    short: "e",
+    placeholder: "NAME",
+    help: "the environment of wrangler.toml to deploy (required)",
+  },
+  percent: {
+    type: "number",
+    placeholder: "P",
+    min: 1,
+    max: 100,
+    integer: true,
+    help: "upload a new version and send it P% of traffic (1-100); the version serving now keeps the rest",
+  },
+  "version-id": {
+    type: "string",
+    placeholder: "ID",
+    help: "with --percent: move an already uploaded version to P% instead of uploading;\nwith --rollback: the version to return to",
+  },
+  rollback: { type: "boolean", help: "return to the last version that served 100% of traffic" },
+  message: { type: "string", placeholder: "TEXT", help: "recorded with the version and the deployment" },
+  "secrets-file": {
+    type: "string",
+    placeholder: "F",
+    help:
+      "secrets to upload with the Worker or version (JSON or .env, as wrangler takes it); the\n" +
+      "first deploy of an environment sets its secrets this way",
+  },
+  "allow-open": {
+    type: "boolean",
+    help:
+      "deploy even though required secrets are missing: the Worker answers anyone (no\n" +
+      "API_KEYS), sends unsigned calls the pools refuse, or loads unsigned models",
+  },
+  "dry-run": {
+    type: "boolean",
+    help:
+      "with --percent or --rollback: print the wrangler commands, run nothing;\n" +
+      "alone: wrangler deploy --dry-run (bundle only: prints size and bindings)",
+  },
+} as const satisfies FlagTable;
+
+export const DEPLOY_USAGE = "npm run deploy -- --env <region> [options]";
+export const DEPLOY_DESCRIPTION =
+  "Without --percent or --rollback: wrangler deploy, the new Worker serves 100% at once; other options pass to wrangler.";
 
 /** Regions deployable from wrangler.toml: its `[env.<name>]` tables. */
 export function deployableEnvs(toml: string): string[] {
@@ -59,76 +95,67 @@ export type DeployRequest =
 
 /** Our arguments, validated; errors name the flag. */
 export function parseDeployArgs(argv: readonly string[], envs: readonly string[]): DeployRequest {
-  const rest: string[] = [];
-  let env: string | undefined;
-  let percent: string | undefined;
-  let versionId: string | undefined;
-  let message: string | undefined;
-  let secretsFile: string | undefined;
-  let allowOpen = false;
-  let rollback = false;
-  let dryRun = false;
-  const value = (i: number, flag: string): string => {
-    const v = argv[i];
-    if (v === undefined || v.startsWith("--")) throw new Error(`${flag} needs a value\n${USAGE}`);
-    return v;
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    const [flag, inline] =
-      arg.startsWith("--") && arg.includes("=")
-        ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)]
-        : [arg, undefined];
-    const take = () => inline ?? value(++i, flag);
-    if (flag === "--env" || flag === "-e") env = take();
-    else if (flag === "--percent") percent = take();
-    else if (flag === "--version-id") versionId = take();
-    else if (flag === "--message") message = take();
-    else if (flag === "--secrets-file") secretsFile = take();
-    else if (arg === "--allow-open") allowOpen = true;
-    else if (arg === "--rollback") rollback = true;
-    else if (arg === "--dry-run") {
-      dryRun = true;
-      rest.push(arg);
-    } else rest.push(arg);
-  }
-  if (!env) throw new Error(`--env is required (one of ${envs.join(", ")})\n${USAGE}`);
-  if (!envs.includes(env)) throw new Error(`unknown environment "${env}"; wrangler.toml has ${envs.join(", ")}`);
+  const { values, rest } = parseFlags(DEPLOY_FLAGS, argv, { passThrough: true });
+  return deployRequest(values, rest, envs);
+}
+
+/** The parsed flags checked together; `rest` is what passes to wrangler. */
+export function deployRequest(
+  values: FlagValues<typeof DEPLOY_FLAGS>,
+  rest: readonly string[],
+  envs: readonly string[],
+): DeployRequest {
+  const {
+    env,
+    percent,
+    "version-id": versionId,
+    message,
+    "secrets-file": secretsFile,
+    "allow-open": allowOpen,
+    rollback,
+    "dry-run": dryRun,
+  } = values;
+  if (!env) throw new UsageError(`--env is required (one of ${envs.join(", ")})`);
+  if (!envs.includes(env)) throw new UsageError(`unknown environment "${env}"; wrangler.toml has ${envs.join(", ")}`);
   if (versionId !== undefined && !/^[0-9a-f-]{8,}$/i.test(versionId)) {
-    throw new Error(`--version-id must be a Worker version ID (as wrangler versions list shows), got "${versionId}"`);
+    throw new UsageError(
+      `--version-id must be a Worker version ID (as wrangler versions list shows), got "${versionId}"`,
+    );
   }
-  const wranglerArgs = rest.filter((a) => a !== "--dry-run");
+  const wranglerArgs = [...rest];
   const secrets: SecretsOptions = { ...(secretsFile !== undefined ? { secretsFile } : {}), allowOpen };
   if (rollback) {
-    if (percent !== undefined) throw new Error("--rollback and --percent exclude each other");
+    if (percent !== undefined) throw new UsageError("--rollback and --percent exclude each other");
     // A rollback returns to a version that was deployed with its own secrets; it uploads none.
-    if (secretsFile !== undefined || allowOpen) throw new Error("--rollback takes no --secrets-file or --allow-open");
-    if (wranglerArgs.length) throw new Error(`--rollback takes no other arguments, got ${wranglerArgs.join(" ")}`);
+    if (secretsFile !== undefined || allowOpen)
+      throw new UsageError("--rollback takes no --secrets-file or --allow-open");
+    if (wranglerArgs.length) throw new UsageError(`--rollback takes no other arguments, got ${wranglerArgs.join(" ")}`);
     return { mode: "rollback", env, versionId, message: message ?? `rollback of ${env}`, dryRun };
   }
   if (percent !== undefined) {
-    const p = /^\d+$/.test(percent) ? Number(percent) : Number.NaN;
-    if (!(p >= 1 && p <= 100)) throw new Error(`--percent must be an integer from 1 to 100, got "${percent}"`);
     if (versionId !== undefined && secretsFile !== undefined) {
-      throw new Error("--secrets-file goes with the upload of a new version, not with --version-id (already uploaded)");
+      throw new UsageError(
+        "--secrets-file goes with the upload of a new version, not with --version-id (already uploaded)",
+      );
     }
     return {
       mode: "gradual",
       env,
-      percent: p,
+      percent,
       ...(versionId ? { versionId } : {}),
-      message: message ?? `${env}: ${versionId ? "move" : "new"} version to ${p}%`,
+      message: message ?? `${env}: ${versionId ? "move" : "new"} version to ${percent}%`,
       dryRun,
       wranglerArgs,
       ...secrets,
     };
   }
-  if (versionId !== undefined) throw new Error("--version-id needs --percent or --rollback");
+  if (versionId !== undefined) throw new UsageError("--version-id needs --percent or --rollback");
   return {
     mode: "deploy",
     env,
     dryRun,
-    wranglerArgs: message === undefined ? rest : [...rest, "--message", message],
+    // wrangler deploy --dry-run bundles only.
+    wranglerArgs: [...(dryRun ? ["--dry-run"] : []), ...rest, ...(message === undefined ? [] : ["--message", message])],
     ...secrets,
   };
 }
@@ -141,11 +168,11 @@ export function parseDeployArgs(argv: readonly string[], envs: readonly string[]
 export function secretsOnWorker(result: { code: number; stdout: string; stderr: string }): string[] {
   if (result.code !== 0) {
     if (/Worker "[^"]+"(?: \(env: [^)]+\))? not found\./.test(result.stderr + result.stdout)) return [];
-    throw new Error(`wrangler secret list failed, so the secrets cannot be checked:\n${result.stderr.trim()}`);
+    throw new UsageError(`wrangler secret list failed, so the secrets cannot be checked:\n${result.stderr.trim()}`);
   }
   const list = JSON.parse(result.stdout) as unknown;
   if (!Array.isArray(list) || !list.every((s) => typeof s?.name === "string")) {
-    throw new Error(`unexpected answer from wrangler secret list: ${result.stdout.slice(0, 200)}`);
+    throw new UsageError(`unexpected answer from wrangler secret list: ${result.stdout.slice(0, 200)}`);
   }
   return list.map((s: { name: string }) => s.name);
 }

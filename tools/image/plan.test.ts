@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { UsageError } from "../cli/errors.ts";
 import {
   budArgs,
   chooseBase,
@@ -18,14 +19,11 @@ const ROOT = "/repo/";
 describe("parseImageArgs", () => {
   it("defaults to the cpu target on an automatically chosen base, named after the target", () => {
     expect(parseImageArgs([], ROOT)).toEqual({
-      help: false,
-      options: {
-        target: "cpu",
-        base: "auto",
-        tag: "localhost/edgecascade/regional:cpu",
-        context: ROOT,
-        noCache: false,
-      },
+      target: "cpu",
+      base: "auto",
+      tag: "localhost/edgecascade/regional:cpu",
+      context: ROOT,
+      noCache: false,
     });
   });
 
@@ -34,21 +32,17 @@ describe("parseImageArgs", () => {
       ["--target=gpu", "--base", "local", "--tag", "x/y:z", "--no-cache", "--context", "/ctx"],
       ROOT,
     );
-    expect(parsed).toEqual({
-      help: false,
-      options: { target: "gpu", base: "local", tag: "x/y:z", context: "/ctx", noCache: true },
-    });
-    expect(parseImageArgs(["--target", "gpu"], ROOT)).toMatchObject({
-      options: { tag: "localhost/edgecascade/regional:gpu" },
-    });
-    expect(parseImageArgs(["-h"], ROOT)).toEqual({ help: true });
+    expect(parsed).toEqual({ target: "gpu", base: "local", tag: "x/y:z", context: "/ctx", noCache: true });
+    expect(parseImageArgs(["--target", "gpu"], ROOT)).toMatchObject({ tag: "localhost/edgecascade/regional:gpu" });
   });
 
-  it("refuses what it does not know, naming the flag", () => {
-    expect(parseImageArgs(["--target", "tpu"], ROOT)).toEqual({ error: "--target must be cpu or gpu (got tpu)" });
-    expect(parseImageArgs(["--base"], ROOT)).toEqual({ error: "--base needs a value" });
-    expect(parseImageArgs(["--tag", "--no-cache"], ROOT)).toEqual({ error: "--tag needs a value" });
-    expect(parseImageArgs(["--push"], ROOT)).toEqual({ error: "unknown argument --push" });
+  it.each([
+    [["--target", "tpu"], '--target must be cpu or gpu, got "tpu"'],
+    [["--base"], "--base needs a value"],
+    [["--tag", "--no-cache"], "--tag needs a value"],
+    [["--push"], "unknown flag --push"],
+  ])("refuses %j, naming the flag", (argv, message) => {
+    expect(() => parseImageArgs(argv, ROOT)).toThrow(new UsageError(message));
   });
 });
 

@@ -3,6 +3,8 @@
  * base's name and cache key, and buildah's command line. tools/image.ts runs the plan.
  */
 
+import { type FlagTable, type FlagValues, parseFlags } from "../cli/flags.ts";
+
 /** The Dockerfile's stages that `--target` may name: the two images. */
 export const TARGETS = ["cpu", "gpu"] as const;
 export type Target = (typeof TARGETS)[number];
@@ -23,47 +25,54 @@ export interface ImageOptions {
   noCache: boolean;
 }
 
-export const USAGE = `npm run image -- [--target cpu|gpu] [--base auto|local|IMAGE] [--tag NAME] [--no-cache] [--context DIR]
+/** `npm run image`'s flags. */
+export const IMAGE_FLAGS = {
+  target: {
+    type: "string",
+    choices: TARGETS,
+    default: "cpu",
+    help: "cpu, or gpu (onnxruntime-node's CUDA 12 provider, downloaded from api.nuget.org)",
+  },
+  base: {
+    type: "string",
+    placeholder: "auto|local|IMAGE",
+    default: "auto",
+    help:
+      "auto: the Dockerfile's public base when its registry answers, else a local one;\n" +
+      "local: Debian bookworm (debootstrap, cached a week under /var/cache/edgecascade) plus Node 24\n" +
+      "from the npm registry; or any image reference",
+  },
+  tag: {
+    type: "string",
+    placeholder: "NAME",
+    defaultText: "localhost/edgecascade/regional:<target>",
+    help: "the image's name",
+  },
+  "no-cache": { type: "boolean", help: "rebuild every step" },
+  context: { type: "string", placeholder: "DIR", defaultText: "this repository", help: "the build context" },
+} as const satisfies FlagTable;
 
-Builds the regional pool's image with buildah (buildah bud --isolation chroot), layers cached between builds.
-  --target   cpu (default) or gpu (onnxruntime-node's CUDA 12 provider, downloaded from api.nuget.org)
-  --base     auto (default): the Dockerfile's public base when its registry answers, else a local one;
-             local: Debian bookworm (debootstrap, cached a week under /var/cache/edgecascade) plus Node 24
-             from the npm registry; or any image reference
-  --tag      the image's name (default localhost/edgecascade/regional:<target>)
-  --no-cache rebuild every step
-  --context  the build context (default: this repository)
-Needs root, buildah and (for a local base) debootstrap: apt-get install buildah debootstrap.`;
-
-export type ParsedImageArgs = { help: true } | { help: false; options: ImageOptions } | { error: string };
+export const IMAGE_USAGE =
+  "npm run image -- [--target cpu|gpu] [--base auto|local|IMAGE] [--tag NAME] [--no-cache] [--context DIR]";
+export const IMAGE_DESCRIPTION =
+  "Builds the regional pool's image with buildah (buildah bud --isolation chroot), layers cached between builds.";
+export const IMAGE_EPILOG =
+  "Needs root, buildah and (for a local base) debootstrap: apt-get install buildah debootstrap.";
 
 /** The command line, validated; errors name the flag. */
-export function parseImageArgs(argv: readonly string[], root: string): ParsedImageArgs {
-  const options: ImageOptions = { target: "cpu", base: "auto", tag: "", context: root, noCache: false };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === "--help" || arg === "-h") return { help: true };
-    if (arg === "--no-cache") {
-      options.noCache = true;
-      continue;
-    }
-    const [flag, inline] = arg.includes("=")
-      ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)]
-      : [arg];
-    if (!["--target", "--base", "--tag", "--context"].includes(flag!)) return { error: `unknown argument ${arg}` };
-    const value = inline ?? argv[++i];
-    if (!value || value.startsWith("--")) return { error: `${flag} needs a value` };
-    if (flag === "--target") {
-      if (!(TARGETS as readonly string[]).includes(value)) {
-        return { error: `--target must be ${TARGETS.join(" or ")} (got ${value})` };
-      }
-      options.target = value as Target;
-    } else if (flag === "--base") options.base = value;
-    else if (flag === "--tag") options.tag = value;
-    else options.context = value;
-  }
-  options.tag ||= `localhost/edgecascade/regional:${options.target}`;
-  return { help: false, options };
+export function parseImageArgs(argv: readonly string[], root: string): ImageOptions {
+  return imageOptions(parseFlags(IMAGE_FLAGS, argv).values, root);
+}
+
+/** The parsed flags as options, defaults filled in. */
+export function imageOptions(values: FlagValues<typeof IMAGE_FLAGS>, root: string): ImageOptions {
+  return {
+    target: values.target,
+    base: values.base,
+    tag: values.tag ?? `localhost/edgecascade/regional:${values.target}`,
+    context: values.context ?? root,
+    noCache: values["no-cache"],
+  };
 }
 
 /**

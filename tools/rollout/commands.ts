@@ -1,8 +1,8 @@
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
 import { DEFAULT_STEPS, type RolloutConfigOverrides, rolloutConfig } from "../../protocol/rollout/config.ts";
-import { RefusedError, type Subcommand, UsageError } from "../model/cli.ts";
+import { type Command, defineCommand } from "../cli/command.ts";
+import { RefusedError, UsageError } from "../cli/errors.ts";
 import { type PoolAnswer, PoolClient } from "./client.ts";
 import { runController, syncPools } from "./controller.ts";
 import { nextState, startState } from "./decide.ts";
@@ -13,43 +13,37 @@ import { IDENTICAL, simulateMany } from "./simulate.ts";
 
 const WRANGLER_TOML = fileURLToPath(new URL("../../wrangler.toml", import.meta.url));
 
-const POOL_OPTIONS = `Pools (every region's pool gets every change):
-  --pools URL,...      these pools (e.g. each pod of a region, or a local stack's)
-  --env NAME           the regions of wrangler.toml's [env.NAME] (local: its top level, the local stack);
-                       default: every environment's regions, each once
-  ADMIN_TOKEN          (environment) the pools' admin token`;
+/** Every subcommand's pools: every region's pool gets every change. */
+const POOL_FLAGS = {
+  pools: {
+    type: "string",
+    placeholder: "URL,...",
+    help: "these pools (e.g. each pod of a region, or a local stack's)",
+  },
+  env: {
+    type: "string",
+    placeholder: "NAME",
+    defaultText: "every environment's regions, each once",
+    help: "the regions of wrangler.toml's [env.NAME] (local: its top level, the local stack)",
+  },
+} as const;
 
-type Values = Record<string, string | boolean | undefined>;
-const POOL_FLAGS = { pools: { type: "string" }, env: { type: "string" } } as const;
+const POOL_NOTE = "ADMIN_TOKEN (environment): the pools' admin token.";
 
-function parse(argv: string[], options: Record<string, { type: "string" | "boolean" }>): Values {
-  try {
-    return parseArgs({ args: argv, options: { ...POOL_FLAGS, ...options }, strict: true }).values as Values;
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
-}
-
-async function poolsOf(values: Values): Promise<Pool[]> {
-  if (typeof values.pools === "string") return poolsFromFlag(values.pools);
+async function poolsOf(values: { pools?: string | undefined; env?: string | undefined }): Promise<Pool[]> {
+  if (values.pools !== undefined) return poolsFromFlag(values.pools);
   const { unstable_readConfig } = await import("wrangler");
   const toml = await readFile(WRANGLER_TOML, "utf8");
   const envs = [...toml.matchAll(/^\[env\.([\w-]+)\]\s*$/gm)].map((m) => m[1]!);
   const vars = (env: string | undefined) =>
     unstable_readConfig({ config: WRANGLER_TOML, ...(env ? { env } : {}) }).vars as Record<string, unknown>;
-  return poolsFromWrangler(envs, vars, typeof values.env === "string" ? values.env : undefined);
+  return poolsFromWrangler(envs, vars, values.env);
 }
 
 function clientOf(): PoolClient {
   const token = process.env.ADMIN_TOKEN;
   if (!token) throw new UsageError("ADMIN_TOKEN must be set to the pools' admin token");
   return new PoolClient(token);
-}
-
-function required(values: Values, flag: string): string {
-  const value = values[flag];
-  if (typeof value !== "string" || value === "") throw new UsageError(`--${flag} is required`);
-  return value;
 }
 
 /** The pools' answers; refused (nothing changed) when one cannot be read. */
@@ -62,25 +56,36 @@ function allAnswered(answers: PoolAnswer[]): asserts answers is Extract<PoolAnsw
   }
 }
 
-function numberFlag(values: Values, flag: string): number | undefined {
-  const raw = values[flag];
-  if (raw === undefined) return undefined;
-  const n = Number(raw);
-  if (!Number.isFinite(n)) throw new UsageError(`--${flag} must be a number, got "${raw}"`);
-  return n;
-}
-
 /** The flags `configOf` reads, shared by `start` and `simulate` (`start` adds `--min-step-seconds`). */
 const CONFIG_FLAGS = {
-  shadow: { type: "boolean" },
-  steps: { type: "string" },
-  config: { type: "string" },
-  alpha: { type: "string" },
-  beta: { type: "string" },
-  "min-samples": { type: "string" },
+  shadow: { type: "boolean", help: "begin with a 0% step: the candidate runs on copies only" },
+  steps: {
+    type: "list",
+    placeholder: "P,P,...",
+    defaultText: DEFAULT_STEPS.join(","),
+    help: "percents of requests for the candidate, ending at 100",
+  },
+  config: {
+    type: "string",
+    placeholder: "FILE",
+    help: "JSON of rollout parameters (docs/rollouts.md), under the flags",
+  },
+  alpha: { type: "number", placeholder: "X", help: "the sequential tests' false rollback rate" },
+  beta: { type: "number", placeholder: "X", help: "the sequential tests' missed breach rate" },
+  "min-samples": { type: "number", placeholder: "N", help: "the sequential tests' least evidence per step" },
 } as const;
 
-async function configOf(values: Values): Promise<ReturnType<typeof rolloutConfig>> {
+interface ConfigValues {
+  shadow: boolean;
+  steps: string[];
+  config?: string | undefined;
+  alpha?: number | undefined;
+  beta?: number | undefined;
+  "min-samples"?: number | undefined;
+  "min-step-seconds"?: number | undefined;
+}
+
+async function configOf(values: ConfigValues): Promise<ReturnType<typeof rolloutConfig>> {
   let overrides: RolloutConfigOverrides = {};
   if (typeof values.config === "string") {
     const text = await readFile(values.config, "utf8").catch((err: Error) => {
@@ -92,18 +97,13 @@ async function configOf(values: Values): Promise<ReturnType<typeof rolloutConfig
       throw new UsageError(`--config ${values.config}: invalid JSON: ${(err as Error).message}`);
     }
   }
-  const steps =
-    typeof values.steps === "string"
-      ? values.steps.split(",").map((s) => Number(s.trim()))
-      : (overrides.steps ?? DEFAULT_STEPS);
+  const steps = values.steps.length > 0 ? values.steps.map(Number) : (overrides.steps ?? DEFAULT_STEPS);
   const flags: RolloutConfigOverrides = {
     steps: values.shadow && steps[0] !== 0 ? [0, ...steps] : steps,
-    ...(numberFlag(values, "alpha") !== undefined ? { alpha: numberFlag(values, "alpha") } : {}),
-    ...(numberFlag(values, "beta") !== undefined ? { beta: numberFlag(values, "beta") } : {}),
-    ...(numberFlag(values, "min-samples") !== undefined ? { minSamples: numberFlag(values, "min-samples") } : {}),
-    ...(numberFlag(values, "min-step-seconds") !== undefined
-      ? { minStepSeconds: numberFlag(values, "min-step-seconds") }
-      : {}),
+    ...(values.alpha !== undefined ? { alpha: values.alpha } : {}),
+    ...(values.beta !== undefined ? { beta: values.beta } : {}),
+    ...(values["min-samples"] !== undefined ? { minSamples: values["min-samples"] } : {}),
+    ...(values["min-step-seconds"] !== undefined ? { minStepSeconds: values["min-step-seconds"] } : {}),
   };
   try {
     return rolloutConfig({ ...overrides, ...flags });
@@ -112,32 +112,28 @@ async function configOf(values: Values): Promise<ReturnType<typeof rolloutConfig
   }
 }
 
-const start: Subcommand = {
+const start = defineCommand({
   name: "start",
   summary: "start a rollout of a candidate version in every pool (shadow and/or canary steps)",
-  usage: `Usage: npm run rollout -- start --model NAME --candidate V [--shadow] [--steps 1,5,25,100] [options]
-
-Loads version V beside the version every pool serves, as the candidate of a rollout: each pool refuses a
+  usage: "npm run rollout -- start --model NAME --candidate V [--shadow] [--steps 1,5,25,100] [options]",
+  description: `Loads version V beside the version every pool serves, as the candidate of a rollout: each pool refuses a
 version without a passing release gates record for its file (npm run model -- check). The rollout then
-waits for its controller (npm run rollout -- run).
-
-  --model NAME            the model
-  --candidate V           the version to roll out (newer than the served one)
-  --shadow                begin with a 0% step: the candidate runs on copies only
-  --steps P,P,...         percents of requests for the candidate, ending at 100 (default 1,5,25,100)
-  --config FILE           JSON of rollout parameters (docs/rollouts.md), under the flags
-  --alpha X, --beta X, --min-samples N, --min-step-seconds S   the sequential tests' parameters
-
-${POOL_OPTIONS}`,
-  async run(argv, out) {
-    const values = parse(argv, {
-      model: { type: "string" },
-      candidate: { type: "string" },
-      ...CONFIG_FLAGS,
-      "min-step-seconds": { type: "string" },
-    });
-    const model = required(values, "model");
-    const candidate = required(values, "candidate");
+waits for its controller (npm run rollout -- run).`,
+  epilog: POOL_NOTE,
+  flags: {
+    model: { type: "string", placeholder: "NAME", required: true, help: "the model" },
+    candidate: {
+      type: "string",
+      placeholder: "V",
+      required: true,
+      help: "the version to roll out (newer than the served one)",
+    },
+    ...CONFIG_FLAGS,
+    "min-step-seconds": { type: "number", placeholder: "S", help: "the least time a step runs" },
+    ...POOL_FLAGS,
+  },
+  async run(values, _args, out) {
+    const { model, candidate } = values;
     const config = await configOf(values);
     const pools = await poolsOf(values);
     const client = clientOf();
@@ -173,29 +169,34 @@ ${POOL_OPTIONS}`,
     out.log(`started in ${pools.map((p) => p.name).join(", ")}; next: npm run rollout -- run --model ${model}`);
     return 0;
   },
-};
+});
 
-const status: Subcommand = {
+const status = defineCommand({
   name: "status",
   summary: "every pool's rollouts (of one model, or of all): state, step, evidence and the tests' verdicts",
-  usage: `Usage: npm run rollout -- status [--model NAME] [--json]
-
-  --model NAME   this model only (default: every model the first pool that answers serves, those with a rollout)
-  --json         every pool's answer and the summed evidence as JSON
-
-${POOL_OPTIONS}`,
-  async run(argv, out) {
-    const values = parse(argv, { model: { type: "string" }, json: { type: "boolean" } });
+  usage: "npm run rollout -- status [--model NAME] [--json]",
+  epilog: POOL_NOTE,
+  flags: {
+    model: {
+      type: "string",
+      placeholder: "NAME",
+      defaultText: "every model the first pool that answers serves, those with a rollout",
+      help: "this model only",
+    },
+    json: { type: "boolean", help: "every pool's answer and the summed evidence as JSON" },
+    ...POOL_FLAGS,
+  },
+  async run(values, _args, out) {
     const pools = await poolsOf(values);
     const client = clientOf();
-    let models = typeof values.model === "string" ? [values.model] : undefined;
+    let models = values.model !== undefined ? [values.model] : undefined;
     for (const pool of pools) models ??= await client.models(pool);
     if (!models) throw new RefusedError("no pool answered its repository index");
     const reports = [];
     for (const model of models) {
       const answers = await client.status(pools, model);
       const fleet = fleetOf(answers);
-      if (!fleet.newest && typeof values.model !== "string") continue;
+      if (!fleet.newest && values.model === undefined) continue;
       reports.push({ model, answers, fleet });
     }
     if (values.json) {
@@ -205,7 +206,7 @@ ${POOL_OPTIONS}`,
         evidence: fleet.evidence ?? null,
         pools: answers,
       }));
-      out.log(JSON.stringify(typeof values.model === "string" ? json[0] : json, null, 2));
+      out.log(JSON.stringify(values.model !== undefined ? json[0] : json, null, 2));
       return 0;
     }
     if (reports.length === 0) out.log(`no rollout of ${models.join(", ")}`);
@@ -223,29 +224,36 @@ ${POOL_OPTIONS}`,
     }
     return 0;
   },
-};
+});
 
 /** `promote` and `rollback` by hand: the newest state, moved, sent to every pool. */
-function byHand(action: "promote" | "rollback"): Subcommand {
-  return {
+function byHand(action: "promote" | "rollback"): Command {
+  return defineCommand({
     name: action,
     summary:
       action === "promote"
         ? "promote the running candidate now, in every pool"
         : "roll the running candidate back now, in every pool",
-    usage: `Usage: npm run rollout -- ${action} --model NAME [--reason TEXT]\n\n${POOL_OPTIONS}`,
-    async run(argv, out) {
-      const values = parse(argv, { model: { type: "string" }, reason: { type: "string" } });
-      const model = required(values, "model");
+    usage: `npm run rollout -- ${action} --model NAME [--reason TEXT]`,
+    epilog: POOL_NOTE,
+    flags: {
+      model: { type: "string", placeholder: "NAME", required: true, help: "the model" },
+      reason: {
+        type: "string",
+        placeholder: "TEXT",
+        defaultText: `"${action === "promote" ? "promoted" : "rolled back"} by hand"`,
+        help: "recorded with the state",
+      },
+      ...POOL_FLAGS,
+    },
+    async run(values, _args, out) {
+      const { model } = values;
       const pools = await poolsOf(values);
       const client = clientOf();
       const fleet = fleetOf(await client.status(pools, model));
       const state = fleet.newest;
       if (state?.phase !== "running") throw new RefusedError(`${model} has no running rollout`);
-      const reason =
-        typeof values.reason === "string"
-          ? values.reason
-          : `${action === "promote" ? "promoted" : "rolled back"} by hand`;
+      const reason = values.reason ?? `${action === "promote" ? "promoted" : "rolled back"} by hand`;
       const next = nextState(state, { action, reason }, state.revision + 1, new Date());
       const results = await client.put(pools, next);
       out.log(rolloutLine(next));
@@ -256,26 +264,26 @@ function byHand(action: "promote" | "rollback"): Subcommand {
       if (action === "promote") out.log(promotionNote(next));
       return results.every((r) => r.ok) ? 0 : 1;
     },
-  };
+  });
 }
 
-const run: Subcommand = {
+const run = defineCommand({
   name: "run",
   summary:
     "the controller: read every pool, apply the sequential tests, move the steps; exit when promoted or rolled back",
-  usage: `Usage: npm run rollout -- run --model NAME [--interval-ms 1000]
-
-Holds no state: every interval it reads each pool's rollout state and the evidence of the current step,
+  usage: "npm run rollout -- run --model NAME [--interval-ms 1000]",
+  description: `Holds no state: every interval it reads each pool's rollout state and the evidence of the current step,
 sends the newest state to pools that lag, sums the evidence, applies the sequential tests (errors, latency,
 agreement) and moves the rollout: the next step, the promotion after the last, or a rollback at the first
-breach. Prints each decision with its evidence. Exits 0 when promoted, 3 when rolled back.
-
-${POOL_OPTIONS}`,
-  async run(argv, out) {
-    const values = parse(argv, { model: { type: "string" }, "interval-ms": { type: "string" } });
-    const model = required(values, "model");
-    const intervalMs = numberFlag(values, "interval-ms") ?? 1000;
-    if (!(intervalMs >= 10)) throw new UsageError("--interval-ms must be 10 or more");
+breach. Prints each decision with its evidence. Exits 0 when promoted, 3 when rolled back.`,
+  epilog: POOL_NOTE,
+  flags: {
+    model: { type: "string", placeholder: "NAME", required: true, help: "the model" },
+    "interval-ms": { type: "number", placeholder: "MS", default: 1000, min: 10, help: "time between two reads" },
+    ...POOL_FLAGS,
+  },
+  async run(values, _args, out) {
+    const { model, "interval-ms": intervalMs } = values;
     const outcome = await runController({
       client: clientOf(),
       pools: await poolsOf(values),
@@ -285,15 +293,16 @@ ${POOL_OPTIONS}`,
     });
     return outcome === "promoted" ? 0 : 3;
   },
-};
+});
 
-const sync: Subcommand = {
+const sync = defineCommand({
   name: "sync",
   summary: "send a model's newest rollout state to the pools that lag behind it (restarted or new pods)",
-  usage: `Usage: npm run rollout -- sync --model NAME\n\n${POOL_OPTIONS}`,
-  async run(argv, out) {
-    const values = parse(argv, { model: { type: "string" } });
-    const model = required(values, "model");
+  usage: "npm run rollout -- sync --model NAME",
+  epilog: POOL_NOTE,
+  flags: { model: { type: "string", placeholder: "NAME", required: true, help: "the model" }, ...POOL_FLAGS },
+  async run(values, _args, out) {
+    const { model } = values;
     const client = clientOf();
     const fleet = fleetOf(await client.status(await poolsOf(values), model));
     if (!fleet.newest) throw new RefusedError(`no pool holds a rollout of ${model}`);
@@ -302,35 +311,31 @@ const sync: Subcommand = {
     const failed = await syncPools(client, fleet, out.log);
     return failed.length === 0 && fleet.unreachable.length === 0 ? 0 : 1;
   },
-};
+});
 
-const simulate: Subcommand = {
+const simulate = defineCommand({
   name: "simulate",
   summary: "simulate whole rollouts (no pools): false rollback rate and requests per decision at given effects",
-  usage: `Usage: npm run rollout -- simulate [--runs 1000] [--seed 1] [--requests-per-tick 100] [rollout options]
-
-Runs the controller's decisions on simulated counts for a candidate identical to the stable version, one
+  usage: "npm run rollout -- simulate [--runs 1000] [--seed 1] [--requests-per-tick 100] [rollout options]",
+  description: `Runs the controller's decisions on simulated counts for a candidate identical to the stable version, one
 that disagrees on 4% of rows, one whose runs are the slowest of every block of shadow pairs, and one
-failing 2% of runs.
-
-  --runs N, --seed N, --requests-per-tick N (live requests between two reads of the controller, default 100)
-  --shadow-share X (share of requests that get a shadow run, default 1)
-  --steps, --shadow, --config, --alpha, --beta, --min-samples   as for start`,
-  async run(argv, out) {
-    const values = parse(argv, {
-      runs: { type: "string" },
-      seed: { type: "string" },
-      "requests-per-tick": { type: "string" },
-      "shadow-share": { type: "string" },
-      ...CONFIG_FLAGS,
-    });
+failing 2% of runs.`,
+  flags: {
+    runs: { type: "number", placeholder: "N", default: 1000, help: "simulated rollouts per candidate" },
+    seed: { type: "number", placeholder: "N", default: 1, help: "seed of the simulation" },
+    "requests-per-tick": {
+      type: "number",
+      placeholder: "N",
+      default: 100,
+      help: "live requests between two reads of the controller",
+    },
+    "shadow-share": { type: "number", placeholder: "X", default: 1, help: "share of requests that get a shadow run" },
+    ...CONFIG_FLAGS,
+  },
+  async run(values, _args, out) {
     const config = await configOf(values);
-    const runs = numberFlag(values, "runs") ?? 1000;
-    const seed = numberFlag(values, "seed") ?? 1;
-    const traffic = {
-      requestsPerTick: numberFlag(values, "requests-per-tick") ?? 100,
-      shadowShare: numberFlag(values, "shadow-share") ?? 1,
-    };
+    const { runs, seed } = values;
+    const traffic = { requestsPerTick: values["requests-per-tick"], shadowShare: values["shadow-share"] };
     out.log(
       `steps ${config.steps.join(" -> ")}%, alpha ${config.alpha}, beta ${config.beta}, min samples ${config.minSamples}; ${runs} rollouts each`,
     );
@@ -352,10 +357,10 @@ failing 2% of runs.
     }
     return 0;
   },
-};
+});
 
 /** The subcommands of `npm run rollout`, in the order `--help` lists them. */
-export const ROLLOUT_COMMANDS: readonly Subcommand[] = [
+export const ROLLOUT_COMMANDS: readonly Command[] = [
   start,
   status,
   run,

@@ -1,4 +1,4 @@
-import { UsageError } from "../model/cli.ts";
+import { UsageError } from "../cli/errors.ts";
 
 /** One regional pool the controller talks to. */
 export interface Pool {

@@ -1,65 +1,57 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { parseModelConfig } from "../../../protocol/model-config.ts";
 import { importModelPublicKey, isPublicKeyText } from "../../../protocol/model-signature.ts";
-import { RefusedError, type Subcommand, UsageError } from "../cli.ts";
-import { REPO_MODELS, VERSION_FLAGS } from "../repository-flags.ts";
+import { defineCommand } from "../../cli/command.ts";
+import { RefusedError, UsageError } from "../../cli/errors.ts";
+import { MODELS_FLAG } from "../repository-flags.ts";
 import { budgetsFor } from "./budgets.ts";
 import { evaluateGates, gatesTable } from "./gates.ts";
 import { measureVersion } from "./measure.ts";
 import { gatesRecord, withGatesRecord } from "./record.ts";
 
-const USAGE = `Usage: npm run model -- check --name NAME --version V [options]
-
-The release gates of one model version, against its held-out fixture and the version config.json serves:
+const DESCRIPTION = `The release gates of one model version, against its held-out fixture and the version config.json serves:
 checksum, signature (given a key), load, schema, the pools' fixture check, accuracy within the tolerance of
 the served version, label agreement with it, size, per-row latency p50/p99 in onnxruntime-node (and, for
 an edge variant NAME-edge, in onnxruntime-web), and an energy estimate per prediction (CPU time per row x
 the budgets' wattsPerCore). Budgets come from the config's "budgets" (docs/model-tool.md lists the
 defaults). Prints a pass/fail table; exits 1 when a gate fails. The result is recorded in the version's
 config entry ("gates", with the file's sha256): a rollout (npm run rollout -- start) refuses a version
-without a passing record for that exact file.
+without a passing record for that exact file.`;
 
-  --name NAME              the model (an edge variant is NAME-edge)
-  --version V              the candidate version
-  --samples N              one-row runs per runtime for the latencies (default 2000)
-  --model-public-key KEY   also verify the file's signature (default: $MODEL_PUBLIC_KEY; unset: not checked)
-  --models DIR             model repository (default: this repository's models/)
-  --dry-run                print the table, record nothing`;
-
-export const checkCommand: Subcommand = {
+export const checkCommand = defineCommand({
   name: "check",
   summary: "release gates of a version (accuracy, agreement, latency, size, energy estimate), recorded for rollouts",
-  usage: USAGE,
-  async run(argv, out) {
-    let values: Record<string, string | boolean | undefined>;
-    try {
-      values = parseArgs({
-        args: argv,
-        options: {
-          ...VERSION_FLAGS,
-          samples: { type: "string" },
-          "model-public-key": { type: "string" },
-          "dry-run": { type: "boolean" },
-        },
-        strict: true,
-      }).values;
-    } catch (err) {
-      throw new UsageError((err as Error).message);
-    }
-    const name = values.name as string | undefined;
-    const version = values.version as string | undefined;
-    if (!name || !version) throw new UsageError("--name and --version are required");
-    const samples = values.samples === undefined ? 2000 : Number(values.samples);
-    if (!Number.isInteger(samples) || samples < 100 || samples > 1_000_000) {
-      throw new UsageError(`--samples must be an integer from 100 to 1000000, got "${values.samples}"`);
-    }
-    const keyText = (values["model-public-key"] as string | undefined) ?? (process.env.MODEL_PUBLIC_KEY || undefined);
+  usage: "npm run model -- check --name NAME --version V [options]",
+  description: DESCRIPTION,
+  flags: {
+    name: { type: "string", placeholder: "NAME", required: true, help: "the model (an edge variant is NAME-edge)" },
+    version: { type: "string", placeholder: "V", required: true, help: "the candidate version" },
+    samples: {
+      type: "number",
+      placeholder: "N",
+      default: 2000,
+      min: 100,
+      max: 1_000_000,
+      integer: true,
+      help: "one-row runs per runtime for the latencies",
+    },
+    "model-public-key": {
+      type: "string",
+      placeholder: "KEY",
+      defaultText: "$MODEL_PUBLIC_KEY; unset: not checked",
+      help: "also verify the file's signature",
+    },
+    models: MODELS_FLAG,
+    "dry-run": { type: "boolean", help: "print the table, record nothing" },
+  },
+  async run(values, _args, out) {
+    const { name, version, samples } = values;
+    const keyText = values["model-public-key"] ?? (process.env.MODEL_PUBLIC_KEY || undefined);
     if (keyText !== undefined && !isPublicKeyText(keyText)) {
       throw new UsageError("--model-public-key (MODEL_PUBLIC_KEY) must be base64 of a 32-byte Ed25519 public key");
     }
-    const modelsDir = (values.models as string | undefined) ?? REPO_MODELS;
+    const modelsDir = values.models;
     const configPath = join(modelsDir, name, "config.json");
     const text = await readFile(configPath, "utf8").catch((err: Error) => {
       throw new RefusedError(`cannot read ${configPath}: ${err.message}`);
@@ -90,4 +82,4 @@ export const checkCommand: Subcommand = {
     }
     return record.passed ? 0 : 1;
   },
-};
+});

@@ -1,15 +1,17 @@
-import type { Subcommand } from "../cli.ts";
+import { defineCommand } from "../../cli/command.ts";
 import { signerFrom } from "../signing/keys.ts";
-import { IMPORT_USAGE, parseImportOptions } from "./options.ts";
+import { IMPORT_DESCRIPTION, IMPORT_FLAGS, IMPORT_USAGE, importOptions } from "./options.ts";
 import { importModel } from "./run.ts";
 import { importSummary } from "./summary.ts";
 
-export const importCommand: Subcommand = {
+export const importCommand = defineCommand({
   name: "import",
   summary: "validate a model (and its edge variant, or quantize one), calibrate the cascade, write models/NAME/",
   usage: IMPORT_USAGE,
-  async run(argv, out) {
-    const options = parseImportOptions(argv);
+  description: IMPORT_DESCRIPTION,
+  flags: IMPORT_FLAGS,
+  async run(values, _args, out) {
+    const options = importOptions(values);
     const signer = await signerFrom(options.signingKey);
     const result = await importModel(options, out.note, signer);
     out.log(importSummary(result));
@@ -19,4 +21,4 @@ export const importCommand: Subcommand = {
     );
     return 0;
   },
-};
+});

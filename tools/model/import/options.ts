@@ -1,6 +1,6 @@
-import { parseArgs } from "node:util";
 import { DEMO_INPUTS } from "../../../protocol/model-config.ts";
-import { UsageError } from "../cli.ts";
+import { UsageError } from "../../cli/errors.ts";
+import { type FlagTable, type FlagValues, parseFlags } from "../../cli/flags.ts";
 import { REPO_MODELS } from "../repository-flags.ts";
 import { EDGE_SUFFIX, MODEL_NAME } from "./configs.ts";
 
@@ -35,35 +35,80 @@ export interface ImportOptions {
   signingKey?: string;
 }
 
-export const IMPORT_USAGE = `Usage: npm run model -- import --name NAME --full FILE.onnx [--edge FILE.onnx | --quantize]
-                              --data FILE.csv [options]
+/** The flags of `import`, for the parser and `--help`. */
+export const IMPORT_FLAGS = {
+  name: {
+    type: "string",
+    placeholder: "NAME",
+    required: true,
+    help: "model name clients will call (letters, digits, '.', '_', '-'; not ending in -edge)",
+  },
+  full: {
+    type: "string",
+    placeholder: "FILE.onnx",
+    required: true,
+    help: "full model for the regional pools: one FP32 input [-1, N], probabilities [-1, C]",
+  },
+  edge: { type: "string", placeholder: "FILE.onnx", help: "edge variant for the Worker (same N and C)" },
+  quantize: { type: "boolean", help: "make the edge variant from the full model: int8 MatMul/Gemm weights" },
+  "edge-trees": {
+    type: "string",
+    placeholder: "K",
+    help:
+      "make the edge variant from a tree ensemble's first K trees (boosted: base values and\n" +
+      "post-transform kept; forest: votes rescaled to K trees)\n" +
+      "(none of the three: no edge variant; the edge forwards every request)",
+  },
+  softmax: { type: "boolean", help: "the model ends in logits or margins: append a Softmax (stated in config.json)" },
+  data: {
+    type: "string",
+    placeholder: "FILE.csv",
+    required: true,
+    help: "N feature columns, then the label (class index 0..C-1, or a name from --labels);\na header line is optional",
+  },
+  labels: {
+    type: "string",
+    placeholder: "a,b,...",
+    defaultText: "the model's, else the existing config's, else 0..C-1",
+    help: "class names in the model's column order, C of them; refused when they contradict\nthe names the model carries",
+  },
+  agreement: {
+    type: "string",
+    placeholder: "X",
+    defaultText: "0.995",
+    help: "agreement with the full model the edge must reach where it answers",
+  },
+  "heldout-fraction": {
+    type: "string",
+    placeholder: "X",
+    defaultText: "0.5",
+    help: "share of rows held out for the figures and the fixture",
+  },
+  seed: { type: "string", placeholder: "N", defaultText: "0", help: "seed of the stratified split" },
+  models: { type: "string", placeholder: "DIR", defaultText: "this repository's models/", help: "model repository" },
+  description: { type: "string", placeholder: "TEXT", help: "the full model's description in config.json" },
+  source: { type: "string", placeholder: "TEXT", help: "where the data comes from (credited in config.json)" },
+  demo: {
+    type: "string",
+    choices: DEMO_INPUTS,
+    defaultText: "numbers: a form",
+    help: "how the demo page collects a row",
+  },
+  "signing-key": {
+    type: "string",
+    placeholder: "FILE",
+    defaultText: "$MODEL_SIGNING_KEY; unset: the files are not signed",
+    help: "sign each written file with this Ed25519 private key (make a key with keygen)",
+  },
+} as const satisfies FlagTable;
 
-Validates the ONNX files, splits the data into calibration and held-out rows, calibrates the edge
+export const IMPORT_USAGE =
+  "npm run model -- import --name NAME --full FILE.onnx [--edge FILE.onnx | --quantize] --data FILE.csv [options]";
+
+export const IMPORT_DESCRIPTION = `Validates the ONNX files, splits the data into calibration and held-out rows, calibrates the edge
 variant's confidence threshold, measures accuracy, edge share and cascade accuracy on the held-out rows,
 and writes models/NAME/ and models/NAME-edge/ with the held-out fixture. An existing NAME gets a new
-version; the served version does not change.
-
-  --name NAME             model name clients will call (letters, digits, '.', '_', '-'; not ending in -edge)
-  --full FILE.onnx        full model for the regional pools: one FP32 input [-1, N], probabilities [-1, C]
-  --edge FILE.onnx        edge variant for the Worker (same N and C)
-  --quantize              make the edge variant from the full model: int8 MatMul/Gemm weights
-  --edge-trees K          make the edge variant from a tree ensemble's first K trees (boosted: base values and
-                          post-transform kept; forest: votes rescaled to K trees)
-                          (none of the three: no edge variant; the edge forwards every request)
-  --softmax               the model ends in logits or margins: append a Softmax (stated in config.json)
-  --data FILE.csv         N feature columns, then the label (class index 0..C-1, or a name from --labels);
-                          a header line is optional
-  --labels a,b,...        class names in the model's column order, C of them; refused when they contradict
-                          the names the model carries (default: the model's, else the existing config's, else 0..C-1)
-  --agreement X           agreement with the full model the edge must reach where it answers (default 0.995)
-  --heldout-fraction X    share of rows held out for the figures and the fixture (default 0.5)
-  --seed N                seed of the stratified split (default 0)
-  --models DIR            model repository (default: this repository's models/)
-  --description TEXT      the full model's description in config.json
-  --source TEXT           where the data comes from (credited in config.json)
-  --demo drawing-8x8|numbers  how the demo page collects a row (default numbers: a form)
-  --signing-key FILE      sign each written file with this Ed25519 private key (default: $MODEL_SIGNING_KEY;
-                          unset: the files are not signed; make a key with keygen)`;
+version; the served version does not change.`;
 
 function fraction(flag: string, raw: string | undefined, fallback: number, inclusiveOne: boolean): number {
   if (raw === undefined) return fallback;
@@ -74,43 +119,15 @@ function fraction(flag: string, raw: string | undefined, fallback: number, inclu
   return x;
 }
 
-/** Options of `import`, checked once; the error names the flag. */
+/** Options of `import` from its command line, checked once; the error names the flag. */
 export function parseImportOptions(argv: readonly string[]): ImportOptions {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    values = parseArgs({
-      args: [...argv],
-      options: {
-        name: { type: "string" },
-        full: { type: "string" },
-        edge: { type: "string" },
-        quantize: { type: "boolean" },
-        "edge-trees": { type: "string" },
-        softmax: { type: "boolean" },
-        data: { type: "string" },
-        labels: { type: "string" },
-        agreement: { type: "string" },
-        "heldout-fraction": { type: "string" },
-        seed: { type: "string" },
-        models: { type: "string" },
-        description: { type: "string" },
-        source: { type: "string" },
-        demo: { type: "string" },
-        "signing-key": { type: "string" },
-      },
-      strict: true,
-      allowPositionals: false,
-    }).values;
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
-  const text = (flag: string) => (typeof values[flag] === "string" ? (values[flag] as string) : undefined);
-  const required = (flag: string) => {
-    const value = text(flag);
-    if (!value) throw new UsageError(`--${flag} is required`);
-    return value;
-  };
-  const name = required("name");
+  return importOptions(parseFlags(IMPORT_FLAGS, argv).values);
+}
+
+/** The parsed flags of `import` checked together; the error names the flag. */
+export function importOptions(values: FlagValues<typeof IMPORT_FLAGS>): ImportOptions {
+  const text = (flag: Exclude<keyof typeof IMPORT_FLAGS, "quantize" | "softmax">) => values[flag] || undefined;
+  const name = values.name;
   if (!MODEL_NAME.test(name) || name.endsWith(EDGE_SUFFIX)) {
     throw new UsageError(
       `--name "${name}" must be 1-63 letters, digits, '.', '_' or '-', start with a letter or digit, and not end in "${EDGE_SUFFIX}" (that names the edge variant)`,
@@ -134,13 +151,10 @@ export function parseImportOptions(argv: readonly string[]): ImportOptions {
   if (seedRaw !== undefined && !/^\d{1,9}$/.test(seedRaw)) {
     throw new UsageError(`--seed must be a non-negative integer, got "${seedRaw}"`);
   }
-  const demo = text("demo");
-  if (demo !== undefined && !(DEMO_INPUTS as readonly string[]).includes(demo)) {
-    throw new UsageError(`--demo must be one of ${DEMO_INPUTS.join(", ")}, got "${demo}"`);
-  }
+  const demo = values.demo;
   return {
     name,
-    full: required("full"),
+    full: values.full,
     edge: edgeFile
       ? { file: edgeFile }
       : values.quantize
@@ -149,7 +163,7 @@ export function parseImportOptions(argv: readonly string[]): ImportOptions {
           ? { trees: Number(treesRaw) }
           : undefined,
     softmax: values.softmax === true,
-    data: required("data"),
+    data: values.data,
     ...(labels ? { labels } : {}),
     agreement: fraction("agreement", text("agreement"), 0.995, true),
     heldoutFraction: fraction("heldout-fraction", text("heldout-fraction"), 0.5, false),
@@ -157,7 +171,7 @@ export function parseImportOptions(argv: readonly string[]): ImportOptions {
     modelsDir: text("models") ?? REPO_MODELS,
     ...(text("description") ? { description: text("description") } : {}),
     ...(text("source") ? { source: text("source") } : {}),
-    ...(demo ? { demo: demo as ImportOptions["demo"] } : {}),
+    ...(demo ? { demo } : {}),
     ...(text("signing-key") ? { signingKey: text("signing-key") } : {}),
   };
 }

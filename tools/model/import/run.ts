@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { HELDOUT_FILE } from "../../../protocol/heldout.ts";
+import { RefusedError } from "../../cli/errors.ts";
 import {
   accuracy,
   type CascadeFigures,
@@ -10,7 +11,6 @@ import {
   labelAgreement,
   type ProbabilityMatrix,
 } from "../calibrate.ts";
-import { RefusedError } from "../cli.ts";
 import { DataError, type LabelledRows, parseLabelledCsv } from "../data/csv.ts";
 import { stratifiedSplit } from "../data/split.ts";
 import type { Conversion } from "../onnx/convert.ts";

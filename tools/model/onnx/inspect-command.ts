@@ -1,32 +1,25 @@
-import { parseArgs } from "node:util";
-import type { Subcommand } from "../cli.ts";
-import { UsageError } from "../cli.ts";
+import { defineCommand } from "../../cli/command.ts";
 import { checkProbabilities, openSession, readCandidate } from "./load.ts";
 
-export const inspectCommand: Subcommand = {
+export const inspectCommand = defineCommand({
   name: "inspect",
   summary: "print what edgecascade would serve of an ONNX file (input, probabilities, labels, conversions), or why not",
-  usage:
-    "Usage: npm run model -- inspect FILE.onnx [--softmax]\n\n" +
+  usage: "npm run model -- inspect FILE.onnx [--softmax]",
+  description:
     "Reads, converts and checks the file as import does (external data inlined, ZipMap removed, FP64 cast,\n" +
     "with --softmax a Softmax appended), loads it in onnxruntime-node and runs one row of zeros through it:\n" +
     "what inspect accepts, import accepts (given data the model classifies).",
-  async run(argv, out) {
-    let parsed: ReturnType<typeof parseInspectArgs>;
-    try {
-      parsed = parseInspectArgs(argv);
-    } catch (err) {
-      throw new UsageError((err as Error).message);
-    }
-    const { file, softmax } = parsed;
-    const candidate = await readCandidate(file, file, { softmax });
+  flags: { softmax: { type: "boolean", help: "append a Softmax to the file's logits or margins" } },
+  parse: { positionals: { min: 1, max: 1 } },
+  async run({ softmax }, { positionals: [file] }, out) {
+    const candidate = await readCandidate(file!, file!, { softmax });
     const { signature, bytes, conversions, labels } = candidate;
     const { input, probabilities, label } = signature;
     const classes = probabilities.classes ?? labels?.labels.length ?? 0;
     const session = await openSession(candidate, classes);
     try {
       const row = await session.run(new Float32Array(input.width), 1);
-      checkProbabilities(row, row.length, file);
+      checkProbabilities(row, row.length, file!);
     } finally {
       await session.release();
     }
@@ -40,15 +33,4 @@ export const inspectCommand: Subcommand = {
     for (const c of conversions) out.log(`  converted      ${c.detail}`);
     return 0;
   },
-};
-
-function parseInspectArgs(argv: string[]): { file: string; softmax: boolean } {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    options: { softmax: { type: "boolean" } },
-    strict: true,
-    allowPositionals: true,
-  });
-  if (positionals.length !== 1) throw new Error("expects one file");
-  return { file: positionals[0]!, softmax: values.softmax === true };
-}
+});

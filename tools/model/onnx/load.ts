@@ -4,7 +4,7 @@ import { dirname, join } from "node:path";
 import * as ort from "onnxruntime-node";
 import type { ModelSignature } from "../../../protocol/model-config.ts";
 import { createOnnxModel, type OnnxModel } from "../../../regional/session.ts";
-import { RefusedError } from "../cli.ts";
+import { RefusedError } from "../../cli/errors.ts";
 import { type Conversion, ConversionError, convertForServing, type ModelLabels } from "./convert.ts";
 import { decodeModel, encodeModel, type ModelProto } from "./proto.ts";
 import { inspectSignature, type OnnxSignature, SignatureError } from "./signature.ts";

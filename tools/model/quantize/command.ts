@@ -1,32 +1,24 @@
 import { readFile, writeFile } from "node:fs/promises";
-import { parseArgs } from "node:util";
-import { RefusedError, type Subcommand, UsageError } from "../cli.ts";
+import { defineCommand } from "../../cli/command.ts";
+import { RefusedError } from "../../cli/errors.ts";
 import { inspectCandidate } from "../onnx/load.ts";
 import { decodeModel, encodeModel } from "../onnx/proto.ts";
 import { QuantizeError, quantizeWeights } from "./graph.ts";
 
-const USAGE = `Usage: npm run model -- quantize --in FILE.onnx --out FILE.onnx
-
-Weight-only int8 for the edge: the FP32 weights of MatMul and Gemm nodes become int8, per output channel,
+const DESCRIPTION = `Weight-only int8 for the edge: the FP32 weights of MatMul and Gemm nodes become int8, per output channel,
 symmetric, each behind a DequantizeLinear node; everything else is unchanged. Prints the tensors and the
 size before and after. (import --quantize does the same and also measures label agreement.)`;
 
-export const quantizeCommand: Subcommand = {
+export const quantizeCommand = defineCommand({
   name: "quantize",
   summary: "int8 MatMul/Gemm weights (per output channel, DequantizeLinear) of one ONNX file",
-  usage: USAGE,
-  async run(argv, out) {
-    let values: { in?: string; out?: string };
-    try {
-      values = parseArgs({
-        args: argv,
-        options: { in: { type: "string" }, out: { type: "string" } },
-        strict: true,
-      }).values;
-    } catch (err) {
-      throw new UsageError((err as Error).message);
-    }
-    if (!values.in || !values.out) throw new UsageError("--in and --out are required");
+  usage: "npm run model -- quantize --in FILE.onnx --out FILE.onnx",
+  description: DESCRIPTION,
+  flags: {
+    in: { type: "string", placeholder: "FILE.onnx", required: true, help: "the FP32 model" },
+    out: { type: "string", placeholder: "FILE.onnx", required: true, help: "where the int8 model goes" },
+  },
+  async run(values, _args, out) {
     const bytes = new Uint8Array(
       await readFile(values.in).catch((err: Error) => {
         throw new RefusedError(`--in: cannot read ${values.in} (${err.message})`);
@@ -51,4 +43,4 @@ export const quantizeCommand: Subcommand = {
     );
     return 0;
   },
-};
+});

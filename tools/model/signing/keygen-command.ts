@@ -1,22 +1,16 @@
 import { chmod, mkdir, stat, writeFile } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
-import { RefusedError, type Subcommand, UsageError } from "../cli.ts";
+import { defineCommand } from "../../cli/command.ts";
+import { RefusedError } from "../../cli/errors.ts";
 import { defaultKeyDir, generateModelKeys, PRIVATE_KEY_FILE, PUBLIC_KEY_FILE, SIGNING_KEY_ENV } from "./keys.ts";
 
 const REPO = fileURLToPath(new URL("../../../", import.meta.url));
 
-const USAGE = `Usage: npm run model -- keygen [--out DIR] [--force]
+const DESCRIPTION = `Makes an Ed25519 key pair for signing model files. The private key goes to DIR/${PRIVATE_KEY_FILE}
+(PKCS#8 PEM, readable by you only), the public key to DIR/${PUBLIC_KEY_FILE} (base64 of its 32 bytes).`;
 
-Makes an Ed25519 key pair for signing model files. The private key goes to DIR/${PRIVATE_KEY_FILE}
-(PKCS#8 PEM, readable by you only), the public key to DIR/${PUBLIC_KEY_FILE} (base64 of its 32 bytes).
-
-  --out DIR   where to write (default: $XDG_CONFIG_HOME/edgecascade, else ~/.config/edgecascade: outside
-              the repository, so the private key is never committed)
-  --force     replace an existing key pair there
-
-Then: sign with --signing-key DIR/${PRIVATE_KEY_FILE} (or ${SIGNING_KEY_ENV}=...) on import, sign and
+const EPILOG = `Then: sign with --signing-key DIR/${PRIVATE_KEY_FILE} (or ${SIGNING_KEY_ENV}=...) on import, sign and
 npm run models, and give the public key to the pools (--model-public-key / MODEL_PUBLIC_KEY) and to the
 Worker (the MODEL_PUBLIC_KEY var).`;
 
@@ -26,21 +20,23 @@ const exists = (path: string) =>
     () => false,
   );
 
-export const keygenCommand: Subcommand = {
+export const keygenCommand = defineCommand({
   name: "keygen",
   summary: "make an Ed25519 key pair for signing model files (the private key outside the repository)",
-  usage: USAGE,
-  async run(argv, out) {
-    let values: { out?: string; force?: boolean };
-    try {
-      values = parseArgs({
-        args: argv,
-        options: { out: { type: "string" }, force: { type: "boolean" } },
-        strict: true,
-      }).values;
-    } catch (err) {
-      throw new UsageError((err as Error).message);
-    }
+  usage: "npm run model -- keygen [--out DIR] [--force]",
+  description: DESCRIPTION,
+  epilog: EPILOG,
+  flags: {
+    out: {
+      type: "string",
+      placeholder: "DIR",
+      defaultText:
+        "$XDG_CONFIG_HOME/edgecascade, else ~/.config/edgecascade: outside\nthe repository, so the private key is never committed",
+      help: "where to write",
+    },
+    force: { type: "boolean", help: "replace an existing key pair there" },
+  },
+  async run(values, _args, out) {
     const dir = resolve(values.out ?? defaultKeyDir());
     const privatePath = join(dir, PRIVATE_KEY_FILE);
     const publicPath = join(dir, PUBLIC_KEY_FILE);
@@ -62,4 +58,4 @@ export const keygenCommand: Subcommand = {
     out.log(`MODEL_PUBLIC_KEY=${keys.publicKey}`);
     return 0;
   },
-};
+});

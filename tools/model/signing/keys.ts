@@ -9,7 +9,7 @@ import {
   signedStatement,
   toBase64,
 } from "../../../protocol/model-signature.ts";
-import { RefusedError } from "../cli.ts";
+import { RefusedError } from "../../cli/errors.ts";
 
 /** The environment variable naming the private key file, for `import`, `sign` and `npm run models`. */
 export const SIGNING_KEY_ENV = "MODEL_SIGNING_KEY";

@@ -2,7 +2,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseModelConfig } from "../../../protocol/model-config.ts";
 import { checkModelFile } from "../../../protocol/model-file-check.ts";
-import { RefusedError } from "../cli.ts";
+import { RefusedError } from "../../cli/errors.ts";
 import type { ModelSigner } from "./keys.ts";
 
 /**
