@@ -3,8 +3,8 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, loadavg } from "node:os";
 import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { edgeAnswers, type HeldoutRow } from "../../protocol/heldout.ts";
+import { processFlags } from "../../tools/cli/command.ts";
 import { generateModels, MODELS_DIR, ROOT } from "../../tools/edge-bundle/build-edge.ts";
 import { probeTarget } from "../../tools/probe/target.ts";
 import { type EdgeWorker, startEdgeWorker } from "../stack/edge-worker.ts";
@@ -27,22 +27,25 @@ import { cpuMs, listeningPid } from "./process-cpu.ts";
  * hello-world Worker's, and `wrangler check startup` of the bundle (the platform's limit is 1 s).
  * Runs under the benchmark lock. Results: bench/cold.json, bench/cold.md.
  */
-holdBenchLock();
-
-const { values: args } = parseArgs({
-  options: {
-    rounds: { type: "string", default: "5" },
-    warm: { type: "string", default: "20" },
-    "settle-ms": { type: "string", default: "400" },
-    out: { type: "string", default: "bench" },
+const { values: args } = processFlags({
+  name: "bench:cold",
+  usage: "npm run bench:cold -- [options]",
+  flags: {
+    rounds: { type: "number", placeholder: "N", default: 5, min: 1, integer: true, help: "fresh Workers per kind" },
+    warm: { type: "number", placeholder: "N", default: 20, min: 1, integer: true, help: "warm requests per kind" },
+    "settle-ms": {
+      type: "number",
+      placeholder: "MS",
+      default: 400,
+      min: 1,
+      integer: true,
+      help: "wait for the isolate to be idle after an answer",
+    },
+    out: { type: "string", placeholder: "DIR", default: "bench", help: "where the results go" },
   },
 });
-const rounds = Number(args.rounds);
-const warmCount = Number(args.warm);
-const settleMs = Number(args["settle-ms"]);
-for (const [name, value] of Object.entries({ rounds, warm: warmCount, "settle-ms": settleMs })) {
-  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive integer`);
-}
+const { rounds, warm: warmCount, "settle-ms": settleMs } = args;
+holdBenchLock();
 
 type Kind = "edge-row" | "forward" | "second-model";
 const KINDS: Kind[] = ["edge-row", "forward", "second-model"];
@@ -269,11 +272,11 @@ async function main() {
       cpuTotalMs: r2(s.cpuTotalMs),
     })),
   };
-  const out = resolve(ROOT, args.out!);
+  const out = resolve(ROOT, args.out);
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, "cold.json"), `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(join(out, "cold.md"), markdown(report));
-  console.log(`wrote ${join(args.out!, "cold.md")}`);
+  console.log(`wrote ${join(args.out, "cold.md")}`);
 }
 
 const WHAT: Record<string, string> = {

@@ -3,11 +3,11 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus } from "node:os";
 import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import * as hdr from "hdr-histogram-js";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { Pool } from "undici";
 import { argmax } from "../../protocol/heldout.ts";
+import { processFlags } from "../../tools/cli/command.ts";
 import { ROOT } from "../../tools/edge-bundle/build-edge.ts";
 import { openLoop as onSchedule } from "../../tools/probe/schedule.ts";
 import { probeTarget } from "../../tools/probe/target.ts";
@@ -40,45 +40,56 @@ import { haveWrk } from "./wrk.ts";
  * forward-rounds x 5 x 4 s: with the defaults, about 3.5 minutes.
  * Runs under `flock /tmp/edgecascade-bench.lock` (re-executing itself) so benchmarks never overlap.
  */
-holdBenchLock();
-
-const { values: args } = parseArgs({
-  options: {
-    connections: { type: "string", default: "32" },
-    duration: { type: "string", default: "5" },
-    rate: { type: "string", default: "200" },
-    warmup: { type: "string", default: "1" },
-    rounds: { type: "string", default: "3" },
-    "forward-rounds": { type: "string", default: "3" },
-    out: { type: "string", default: "bench" },
-    model: { type: "string", default: "digits" },
-    "cache-api": { type: "string", default: "both" },
+const { values: args } = processFlags({
+  name: "bench:edge",
+  usage: "npm run bench:edge -- [options]",
+  flags: {
+    connections: {
+      type: "number",
+      placeholder: "N",
+      default: 32,
+      min: 1,
+      integer: true,
+      help: "requests in flight, closed loop",
+    },
+    duration: { type: "number", placeholder: "S", default: 5, min: 1, help: "seconds of each measured run" },
+    rate: { type: "number", placeholder: "R", default: 200, min: 1, help: "requests per second, open loop" },
+    warmup: { type: "number", placeholder: "S", default: 1, help: "seconds of warm-up before each run" },
+    rounds: { type: "number", placeholder: "N", default: 3, min: 1, integer: true, help: "interleaved rounds" },
+    "forward-rounds": {
+      type: "number",
+      placeholder: "N",
+      default: 3,
+      min: 1,
+      integer: true,
+      help: "rounds of the forward overhead",
+    },
+    out: { type: "string", placeholder: "DIR", default: "bench", help: "where the results go" },
+    model: { type: "string", placeholder: "NAME", default: "digits", help: "the model the requests name" },
+    "cache-api": {
+      type: "string",
+      choices: ["off", "on", "both"],
+      default: "both",
+      help: "Miniflare's Cache API simulation for both Workers",
+    },
   },
 });
-const connections = Number(args.connections);
-const durationS = Number(args.duration);
-const rate = Number(args.rate);
-const warmupS = Number(args.warmup);
-const rounds = Number(args.rounds);
-const forwardRounds = Number(args["forward-rounds"]);
+const { connections, duration: durationS, rate, warmup: warmupS, rounds, "forward-rounds": forwardRounds } = args;
+holdBenchLock();
 /**
  * Miniflare's Cache API simulation for both Workers: "off" (the edge with LOCAL_CACHE_ONLY, Miniflare's
  * `cacheAPI: false` for both, as Cloudflare pays no simulation), "on" (as before), or "both" (off first: the
  * headline figures, the forward overhead and the cascade; then on, the scenarios only).
  */
 const CACHE_SETTINGS = { off: ["off"], on: ["on"], both: ["off", "on"] } as const;
-const cacheSettings = CACHE_SETTINGS[args["cache-api"] as keyof typeof CACHE_SETTINGS];
-if (!cacheSettings) {
-  console.error(`--cache-api must be off, on or both (got ${args["cache-api"]})`);
-  process.exit(2);
-}
+const cacheSettings = CACHE_SETTINGS[args["cache-api"]];
 if (!haveWrk()) {
   console.error("bench:edge needs wrk for the forward overhead (Debian: sudo apt-get install wrk)");
   process.exit(1);
 }
 
 /** The model the requests name (`--model`, default digits) and its held-out rows. */
-const target = probeTarget(join(ROOT, "models"), args.model!);
+const target = probeTarget(join(ROOT, "models"), args.model);
 const { model, heldout } = target;
 if (!target.edge) {
   console.error(`bench:edge: ${model} has no edge variant; its requests are all forwarded (see bench:regional)`);

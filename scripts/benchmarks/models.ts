@@ -1,12 +1,12 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import * as ortNode from "onnxruntime-node";
 import * as ortWeb from "onnxruntime-web";
 import type { HeldoutSet } from "../../protocol/heldout.ts";
 import type { ModelConfig } from "../../protocol/model-config.ts";
 import { calibrationOf, parseModelConfig } from "../../protocol/model-config.ts";
+import { processFlags } from "../../tools/cli/command.ts";
 import { MODELS_DIR, ROOT } from "../../tools/edge-bundle/build-edge.ts";
 import { readRepository } from "../../tools/edge-bundle/edge-models.ts";
 import { probeTarget } from "../../tools/probe/target.ts";
@@ -23,15 +23,23 @@ import { type EdgeTreesFigures, edgeTreesMarkdown, measureEdgeTrees, readBytes, 
  * (`edge-trees.ts`), their figures and onnxruntime-web time per row against the full model's in the same round.
  * Writes bench/models.json and bench/models.md.
  */
-const { values: args } = parseArgs({
-  options: {
-    rounds: { type: "string", default: "3" },
-    "min-ms": { type: "string", default: "400" },
-    out: { type: "string", default: "bench" },
+const { values: args } = processFlags({
+  name: "bench:models",
+  usage: "npm run bench:models -- [options]",
+  flags: {
+    rounds: {
+      type: "number",
+      placeholder: "N",
+      default: 3,
+      min: 1,
+      integer: true,
+      help: "rounds per model and runtime",
+    },
+    "min-ms": { type: "number", placeholder: "MS", default: 400, min: 1, help: "least time of one round" },
+    out: { type: "string", placeholder: "DIR", default: "bench", help: "where the results go" },
   },
 });
-const rounds = Number(args.rounds);
-const minMs = Number(args["min-ms"]);
+const { rounds, "min-ms": minMs } = args;
 
 type Run = (input: Float32Array, batch: number) => Promise<unknown>;
 
@@ -158,7 +166,7 @@ async function main(): Promise<void> {
     });
   }
   report.edgeTrees = await timeEdgeTrees();
-  const out = resolve(ROOT, args.out!);
+  const out = resolve(ROOT, args.out);
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, "models.json"), `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(join(out, "models.md"), markdown(report));

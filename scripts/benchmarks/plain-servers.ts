@@ -2,8 +2,8 @@ import { readFileSync } from "node:fs";
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import * as ort from "onnxruntime-node";
+import { processFlags } from "../../tools/cli/command.ts";
 
 /**
  * The baselines of `npm run bench:regional`: what a user would write instead of the pool, plain `node:http`
@@ -14,24 +14,31 @@ import * as ort from "onnxruntime-node";
  * validation, no limits, no metrics. Logs `{"msg":"ready","port":P}` once listening, as the pool does, so
  * the benchmark starts both the same way.
  */
-const { values } = parseArgs({
-  options: {
-    mode: { type: "string" },
-    port: { type: "string", default: "0" },
-    host: { type: "string", default: "127.0.0.1" },
-    models: { type: "string", default: join(import.meta.dirname, "../../models") },
-    model: { type: "string", default: "digits" },
+const { values } = processFlags(
+  {
+    name: "plain-servers",
+    usage: "node scripts/benchmarks/plain-servers.ts --mode per-request|constant [--port P] [--models DIR]",
+    flags: {
+      mode: { type: "string", choices: ["per-request", "constant"], required: true, help: "the baseline" },
+      port: { type: "number", placeholder: "P", default: 0, max: 65535, integer: true, help: "0: any free port" },
+      host: { type: "string", placeholder: "HOST", default: "127.0.0.1", help: "the address to listen on" },
+      models: {
+        type: "string",
+        placeholder: "DIR",
+        default: join(import.meta.dirname, "../../models"),
+        defaultText: "this repository's models/",
+        help: "model repository",
+      },
+      model: { type: "string", placeholder: "NAME", default: "digits", help: "the model" },
+    },
+    // The benchmark starts every server with the pool's flags; the ones the baselines do not use are ignored.
+    parse: { passThrough: true },
   },
-  // The benchmark starts every server with the pool's flags; the ones the baselines do not use are ignored.
-  strict: false,
-});
+  "node scripts/benchmarks/plain-servers.ts",
+);
 const mode = values.mode;
-if (mode !== "per-request" && mode !== "constant") {
-  process.stderr.write("usage: plain-servers.ts --mode per-request|constant [--port P] [--models DIR]\n");
-  process.exit(2);
-}
 
-const dir = join(String(values.models), String(values.model));
+const dir = join(values.models, values.model);
 const config = JSON.parse(readFileSync(join(dir, "config.json"), "utf8"));
 const input = config.inputs[0];
 const output = config.outputs[0];
@@ -88,7 +95,7 @@ const server = createServer((req, res) => {
     }
   });
 });
-server.listen(Number(values.port), String(values.host), () => {
+server.listen(values.port, values.host, () => {
   const { port } = server.address() as AddressInfo;
   process.stdout.write(`${JSON.stringify({ msg: "ready", port, mode })}\n`);
 });

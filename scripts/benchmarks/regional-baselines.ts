@@ -4,6 +4,7 @@ import type { Executed, ExecutorFactory } from "../../regional/executor.ts";
 import { jsonLogger } from "../../regional/log.ts";
 import { parseCommandLine } from "../../regional/options.ts";
 import { startRegionalServer } from "../../regional/server.ts";
+import { processFlags } from "../../tools/cli/command.ts";
 
 const CLASSES = Number(process.env.EDGECASCADE_BENCH_CLASSES ?? 10);
 /**
@@ -34,15 +35,26 @@ const MODES: Record<string, ExecutorFactory> = {
   }),
 };
 
-const argv = process.argv.slice(2);
-const at = argv.indexOf("--mode");
-const mode = at >= 0 ? argv.splice(at, 2)[1] : undefined;
-const executor = mode ? MODES[mode] : undefined;
-if (!executor) {
-  process.stderr.write(`usage: regional-baselines.ts --mode ${Object.keys(MODES).join("|")} [pool options]\n`);
-  process.exit(2);
-}
-const parsed = parseCommandLine(argv, process.env);
+const { values, rest: poolArgs } = processFlags(
+  {
+    name: "regional-baselines",
+    usage: `node scripts/benchmarks/regional-baselines.ts --mode ${Object.keys(MODES).join("|")} [pool options]`,
+    flags: {
+      mode: {
+        type: "string",
+        choices: Object.keys(MODES),
+        required: true,
+        help: "naive: one session.run per request; ceiling: no inference",
+      },
+    },
+    // Every other flag is the pool's.
+    parse: { passThrough: true },
+  },
+  "node scripts/benchmarks/regional-baselines.ts",
+);
+const mode = values.mode;
+const executor = MODES[mode]!;
+const parsed = parseCommandLine(poolArgs, process.env);
 if (parsed.help) process.exit(2);
 const log = jsonLogger({ region: parsed.options.region, pid: process.pid, mode });
 const server = await startRegionalServer({ ...parsed.options, workers: 1 }, { log, executor });

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { cpus, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
+import { processFlags } from "../../tools/cli/command.ts";
 import { probeTarget } from "../../tools/probe/target.ts";
 import { type RegionalPool, startRegionalPool } from "../stack/regional-pool.ts";
 import { measureGrpcWire } from "./grpc-wire.ts";
@@ -30,32 +30,36 @@ import { haveWrk, type WrkRequest, type WrkResult, wrk, wrkScript } from "./wrk.
  * Takes about (rounds x servers + wire-rounds x 4) x (warmup + duration) plus a few seconds per server start:
  * with the defaults, (9 x 3 + 3 x 4) x 5 s, about 3.5 minutes.
  */
-holdBenchLock();
-
-const { values: args } = parseArgs({
-  options: {
-    connections: { type: "string", default: "64" },
-    duration: { type: "string", default: "4" },
-    warmup: { type: "string", default: "1" },
-    rounds: { type: "string", default: "9" },
-    "wire-rounds": { type: "string", default: "3" },
-    out: { type: "string", default: "bench" },
-    "own-stack": { type: "boolean", default: false },
-    model: { type: "string", default: "digits" },
+const { values: args } = processFlags({
+  name: "bench:regional",
+  usage: "npm run bench:regional -- [options]",
+  flags: {
+    connections: { type: "number", placeholder: "N", default: 64, min: 1, integer: true, help: "wrk connections" },
+    duration: { type: "number", placeholder: "S", default: 4, min: 1, help: "seconds of each measured run" },
+    warmup: { type: "number", placeholder: "S", default: 1, help: "seconds of warm-up before each run" },
+    rounds: { type: "number", placeholder: "N", default: 9, min: 1, integer: true, help: "interleaved rounds" },
+    "wire-rounds": {
+      type: "number",
+      placeholder: "N",
+      default: 3,
+      min: 1,
+      integer: true,
+      help: "rounds of gRPC against HTTP JSON and binary",
+    },
+    out: { type: "string", placeholder: "DIR", default: "bench", help: "where the results go" },
+    "own-stack": { type: "boolean", help: "also the pool's own stack without batching and without inference" },
+    model: { type: "string", placeholder: "NAME", default: "digits", help: "the model the requests name" },
   },
 });
-const connections = Number(args.connections);
-const durationS = Number(args.duration);
-const warmupS = Number(args.warmup);
-const rounds = Number(args.rounds);
-const wireRounds = Number(args["wire-rounds"]);
+const { connections, duration: durationS, warmup: warmupS, rounds, "wire-rounds": wireRounds } = args;
+holdBenchLock();
 const TARGETS = { aOverB: 1.5, aOverC: 0.85, p99Ms: 10 };
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const PLAIN = fileURLToPath(new URL("./plain-servers.ts", import.meta.url));
 const OWN_STACK = fileURLToPath(new URL("./regional-baselines.ts", import.meta.url));
 /** The model the requests name (`--model`, default digits), its held-out rows and its input's name and width. */
-const target = probeTarget(join(ROOT, "models"), args.model!);
+const target = probeTarget(join(ROOT, "models"), args.model);
 const { model, heldout } = target;
 const input = target.config.inputs[0]!;
 /** Results of another model than digits go to their own files. */
@@ -490,7 +494,7 @@ ${binaryOverJson[64]}× at 64.
 ${grpcWire.markdown}
 Per round: \`bench/regional${suffix}.json\` (\`rounds\`, \`ratiosPerRound\`, \`wire.raw\`, \`grpc.raw\`).
 `;
-const outDir = resolve(ROOT, args.out!);
+const outDir = resolve(ROOT, args.out);
 mkdirSync(outDir, { recursive: true });
 writeFileSync(join(outDir, `regional${suffix}.json`), `${JSON.stringify(report, null, 2)}\n`);
 writeFileSync(join(outDir, `regional${suffix}.md`), markdown);

@@ -9,10 +9,9 @@
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { Pool } from "undici";
 import { rolloutConfig } from "../../protocol/rollout/config.ts";
-import { runSubcommands } from "../../tools/cli/command.ts";
+import { processFlags, runSubcommands } from "../../tools/cli/command.ts";
 import { MODELS_DIR } from "../../tools/edge-bundle/build-edge.ts";
 import { COMMANDS } from "../../tools/model/commands.ts";
 import { probeTarget } from "../../tools/probe/target.ts";
@@ -24,15 +23,24 @@ import { type RegionalPool, startRegionalPool } from "../stack/regional-pool.ts"
 import { holdBenchLock, ROOT, type RunInfo, runInfo, runLine } from "./run-info.ts";
 
 // --alpha and --beta loosen the tests to see false rollbacks often enough to compare with the simulation.
-const { values: args } = parseArgs({
-  options: {
-    runs: { type: "string", default: "10" },
-    out: { type: "string", default: "bench" },
-    alpha: { type: "string", default: "0.001" },
-    beta: { type: "string", default: "0.01" },
+const { values: args } = processFlags({
+  name: "validate:rollout",
+  usage: "npm run validate:rollout -- [options]",
+  flags: {
+    runs: {
+      type: "number",
+      placeholder: "N",
+      default: 10,
+      min: 1,
+      integer: true,
+      help: "rollouts of identical candidates",
+    },
+    out: { type: "string", placeholder: "DIR", default: "bench", help: "where the results go" },
+    alpha: { type: "number", placeholder: "X", default: 0.001, max: 1, help: "the sequential tests' alpha" },
+    beta: { type: "number", placeholder: "X", default: 0.01, max: 1, help: "the sequential tests' beta" },
   },
 });
-const runs = Number(args.runs);
+const { runs } = args;
 const TOKEN = "validate-rollout";
 const quiet = { log: () => {}, note: () => {} };
 
@@ -92,7 +100,7 @@ interface Run {
 
 async function main(): Promise<void> {
   holdBenchLock();
-  const flags = args.alpha !== "0.001" || args.beta !== "0.01" ? ` --alpha ${args.alpha} --beta ${args.beta}` : "";
+  const flags = args.alpha !== 0.001 || args.beta !== 0.01 ? ` --alpha ${args.alpha} --beta ${args.beta}` : "";
   const info = runInfo(`npm run validate:rollout -- --runs ${runs}${flags}`);
   const dir = mkdtempSync(join(tmpdir(), "edgecascade-validate-rollout-"));
   const pools: RegionalPool[] = [];
@@ -103,7 +111,7 @@ async function main(): Promise<void> {
     }
     const client = new PoolClient(TOKEN);
     const targets = pools.map((p) => ({ name: p.region, url: p.url }));
-    const config = rolloutConfig({ steps: [0, 1, 5, 25, 100], alpha: Number(args.alpha), beta: Number(args.beta) });
+    const config = rolloutConfig({ steps: [0, 1, 5, 25, 100], alpha: args.alpha, beta: args.beta });
     const results: Run[] = [];
     let stable = "1";
     for (let r = 0; r < runs; r++) {
@@ -154,7 +162,7 @@ async function main(): Promise<void> {
       },
       simulated,
     };
-    const out = resolve(ROOT, args.out!);
+    const out = resolve(ROOT, args.out);
     mkdirSync(out, { recursive: true });
     const name = flags ? `rollout-alpha-${args.alpha}` : "rollout";
     writeFileSync(join(out, `${name}.json`), `${JSON.stringify(report, null, 2)}\n`);

@@ -5,7 +5,7 @@
  * one plugs in without touching the dispatch.
  */
 import { RefusedError, UsageError } from "./errors.ts";
-import { type FlagTable, type FlagValues, flagHelp, type ParseOptions, parseFlags } from "./flags.ts";
+import { type FlagTable, type FlagValues, flagHelp, type ParsedFlags, type ParseOptions, parseFlags } from "./flags.ts";
 
 /** Where a command writes: results to `log`, progress and warnings to `note`. */
 export interface Output {
@@ -21,7 +21,8 @@ export interface CommandArgs {
   rest: string[];
 }
 
-export interface Command<T extends FlagTable = FlagTable> {
+/** How a command is called and described, and its flags. */
+export interface CommandSpec<T extends FlagTable = FlagTable> {
   /** A subcommand's name, or a program's (what its messages start with). */
   name: string;
   /** One line for the list of subcommands. */
@@ -34,6 +35,9 @@ export interface Command<T extends FlagTable = FlagTable> {
   epilog?: string;
   flags: T;
   parse?: ParseOptions;
+}
+
+export interface Command<T extends FlagTable = FlagTable> extends CommandSpec<T> {
   /** Resolves to the exit code. */
   run(values: FlagValues<T>, args: CommandArgs, out: Output): Promise<number>;
 }
@@ -44,7 +48,7 @@ export function defineCommand<const T extends FlagTable>(command: Command<T>): C
 }
 
 /** The `--help` text, generated from the table. */
-export function commandHelp(command: Command): string {
+export function commandHelp(command: CommandSpec): string {
   const parts = [`Usage: ${command.usage}`];
   if (command.description) parts.push(command.description);
   parts.push(flagHelp(command.flags));
@@ -153,4 +157,26 @@ export function runSubcommandsMain(commands: readonly Command[], tool: string): 
       process.exit(1);
     },
   );
+}
+
+/**
+ * For a script whose work runs at module level (the benchmarks): the process's flags against the table;
+ * `--help` prints the help and exits 0, a mistake prints it and exits 2.
+ */
+export function processFlags<const T extends FlagTable>(
+  spec: CommandSpec<T>,
+  invocation = `npm run ${spec.name} --`,
+): ParsedFlags<T> {
+  const argv = process.argv.slice(2);
+  if (wantsHelp(argv)) {
+    console.log(commandHelp(spec));
+    process.exit(0);
+  }
+  try {
+    return parseFlags(spec.flags, argv, spec.parse);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    console.error(`${spec.name}: ${err.message}\n(${invocation} --help)`);
+    process.exit(2);
+  }
 }
