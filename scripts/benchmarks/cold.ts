@@ -7,6 +7,7 @@ import { edgeAnswers, type HeldoutRow } from "../../protocol/heldout.ts";
 import { processFlags } from "../../tools/cli/command.ts";
 import { generateModels, MODELS_DIR, ROOT } from "../../tools/edge-bundle/build-edge.ts";
 import { probeTarget } from "../../tools/probe/target.ts";
+import { OUT_FLAG } from "../run-flags.ts";
 import { type EdgeWorker, startEdgeWorker } from "../stack/edge-worker.ts";
 import { startRegionalPool } from "../stack/regional-pool.ts";
 import { startHelloWorker } from "./hello.ts";
@@ -41,7 +42,7 @@ const { values: args } = processFlags({
       integer: true,
       help: "wait for the isolate to be idle after an answer",
     },
-    out: { type: "string", placeholder: "DIR", default: "bench", help: "where the results go" },
+    out: OUT_FLAG,
   },
 });
 const { rounds, warm: warmCount, "settle-ms": settleMs } = args;

@@ -11,6 +11,7 @@ import { processFlags } from "../../tools/cli/command.ts";
 import { ROOT } from "../../tools/edge-bundle/build-edge.ts";
 import { openLoop as onSchedule } from "../../tools/probe/schedule.ts";
 import { probeTarget } from "../../tools/probe/target.ts";
+import { MODEL_FLAG, OUT_FLAG } from "../run-flags.ts";
 import { startEdgeWorker } from "../stack/edge-worker.ts";
 import { startRegionalPool } from "../stack/regional-pool.ts";
 import { type ForwardOverhead, measureForwardOverhead } from "./forward-overhead.ts";
@@ -64,8 +65,8 @@ const { values: args } = processFlags({
       integer: true,
       help: "rounds of the forward overhead",
     },
-    out: { type: "string", placeholder: "DIR", default: "bench", help: "where the results go" },
-    model: { type: "string", placeholder: "NAME", default: "digits", help: "the model the requests name" },
+    out: OUT_FLAG,
+    model: MODEL_FLAG,
     "cache-api": {
       type: "string",
       choices: ["off", "on", "both"],

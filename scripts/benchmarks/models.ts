@@ -10,6 +10,7 @@ import { processFlags } from "../../tools/cli/command.ts";
 import { MODELS_DIR, ROOT } from "../../tools/edge-bundle/build-edge.ts";
 import { readRepository } from "../../tools/edge-bundle/edge-models.ts";
 import { probeTarget } from "../../tools/probe/target.ts";
+import { OUT_FLAG } from "../run-flags.ts";
 import { type EdgeTreesFigures, edgeTreesMarkdown, measureEdgeTrees, readBytes, removeDir } from "./edge-trees.ts";
 
 /**
@@ -36,7 +37,7 @@ const { values: args } = processFlags({
       help: "rounds per model and runtime",
     },
     "min-ms": { type: "number", placeholder: "MS", default: 400, min: 1, help: "least time of one round" },
-    out: { type: "string", placeholder: "DIR", default: "bench", help: "where the results go" },
+    out: OUT_FLAG,
   },
 });
 const { rounds, "min-ms": minMs } = args;

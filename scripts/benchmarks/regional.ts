@@ -4,6 +4,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { processFlags } from "../../tools/cli/command.ts";
 import { probeTarget } from "../../tools/probe/target.ts";
+import { MODEL_FLAG, OUT_FLAG } from "../run-flags.ts";
 import { type RegionalPool, startRegionalPool } from "../stack/regional-pool.ts";
 import { measureGrpcWire } from "./grpc-wire.ts";
 import { holdBenchLock } from "./lock.ts";
@@ -46,9 +47,9 @@ const { values: args } = processFlags({
       integer: true,
       help: "rounds of gRPC against HTTP JSON and binary",
     },
-    out: { type: "string", placeholder: "DIR", default: "bench", help: "where the results go" },
+    out: OUT_FLAG,
     "own-stack": { type: "boolean", help: "also the pool's own stack without batching and without inference" },
-    model: { type: "string", placeholder: "NAME", default: "digits", help: "the model the requests name" },
+    model: MODEL_FLAG,
   },
 });
 const { connections, duration: durationS, warmup: warmupS, rounds, "wire-rounds": wireRounds } = args;

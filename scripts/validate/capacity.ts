@@ -10,6 +10,7 @@ import { join, resolve } from "node:path";
 import { defineCommand, runMain } from "../../tools/cli/command.ts";
 import { UsageError } from "../../tools/cli/errors.ts";
 import type { FlagTable, FlagValues } from "../../tools/cli/flags.ts";
+import { OUT_FLAG } from "../run-flags.ts";
 import { type CapacityInputs, capacityPlan, workerUsPerRequest } from "./capacity-model.ts";
 import { ROOT, runInfo, runLine } from "./run-info.ts";
 
@@ -76,7 +77,7 @@ const FLAGS = {
     integer: true,
     help: "Cloudflare locations a client's traffic spreads over",
   },
-  out: { type: "string", placeholder: "DIR", default: "bench", help: "where the results go" },
+  out: OUT_FLAG,
 } as const satisfies FlagTable;
 
 const read = (path: string) => JSON.parse(readFileSync(join(ROOT, path), "utf8"));

@@ -11,6 +11,7 @@ import { join, resolve } from "node:path";
 import { defineCommand, runMain } from "../../tools/cli/command.ts";
 import { UsageError } from "../../tools/cli/errors.ts";
 import type { FlagTable, FlagValues } from "../../tools/cli/flags.ts";
+import { MODEL_FLAG, OUT_FLAG } from "../run-flags.ts";
 import {
   type FaultResult,
   faultScenarios,
@@ -24,7 +25,7 @@ import { repositoryWithNewVersion } from "./scratch-models.ts";
 import { startValidationStack, stopOnSignals } from "./stack.ts";
 
 const FLAGS = {
-  model: { type: "string", placeholder: "NAME", default: "digits", help: "logical model" },
+  model: MODEL_FLAG,
   scenarios: {
     type: "list",
     placeholder: "LIST",
@@ -56,7 +57,7 @@ const FLAGS = {
     min: 100,
     help: "how often the region probe runs (Cloudflare's cron: 60000)",
   },
-  out: { type: "string", placeholder: "DIR", default: "bench", help: "where the results go" },
+  out: OUT_FLAG,
 } as const satisfies FlagTable;
 
 const ms = (v: number | undefined | null) => (v === undefined || v === null ? "–" : String(Math.round(v)));

@@ -12,6 +12,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { defineCommand, runMain } from "../../tools/cli/command.ts";
 import type { FlagTable, FlagValues } from "../../tools/cli/flags.ts";
+import { MODEL_FLAG, OUT_FLAG } from "../run-flags.ts";
 import { startEdgeWorker } from "../stack/edge-worker.ts";
 import { startRegionalPool } from "../stack/regional-pool.ts";
 import { type FuzzReport, runFuzz } from "./fuzz-run.ts";
@@ -19,7 +20,7 @@ import { validationModel } from "./model.ts";
 import { holdBenchLock, ROOT, type RunInfo, runInfo, runLine } from "./run-info.ts";
 
 const FLAGS = {
-  model: { type: "string", placeholder: "NAME", default: "digits", help: "logical model" },
+  model: MODEL_FLAG,
   requests: {
     type: "number",
     placeholder: "N",
@@ -37,7 +38,7 @@ const FLAGS = {
     integer: true,
     help: "valid requests per target whose body trickles in over 2 s, alongside",
   },
-  out: { type: "string", placeholder: "DIR", default: "bench", help: "where the results go" },
+  out: OUT_FLAG,
 } as const satisfies FlagTable;
 
 interface Alive {

@@ -26,6 +26,7 @@ import {
 } from "../../tools/probe/summary.ts";
 import { startHelloWorker } from "../benchmarks/hello.ts";
 import { cpuMs, listeningPid } from "../benchmarks/process-cpu.ts";
+import { MODEL_FLAG, OUT_FLAG } from "../run-flags.ts";
 import type { EdgeWorker } from "../stack/edge-worker.ts";
 import { LOCAL_REGIONS } from "../stack/local-regions.ts";
 import { tradeoffSvg } from "./chart.ts";
@@ -41,7 +42,7 @@ import { zipfTraffic } from "./traffic.ts";
 const LOCATION_NAMES = CLIENT_LOCATIONS.map((l) => l.name);
 
 const FLAGS = {
-  model: { type: "string", placeholder: "NAME", default: "digits", help: "logical model" },
+  model: MODEL_FLAG,
   rate: { type: "number", placeholder: "R", default: 100, min: 1, help: "requests per second per run, open loop" },
   duration: { type: "number", placeholder: "S", default: 20, min: 1, help: "seconds per client location" },
   locations: {
@@ -101,7 +102,7 @@ const FLAGS = {
       "also measure, in the same run, the same rate against a hello-world Worker and a no-op\n" +
       "Node server, before and after the locations",
   },
-  out: { type: "string", placeholder: "DIR", default: "bench", help: "where the results go" },
+  out: OUT_FLAG,
 } as const satisfies FlagTable;
 
 interface RunResult {

@@ -12,6 +12,7 @@ import { DEADLINE_HEADER } from "../../protocol/headers.ts";
 import { defineCommand, runMain } from "../../tools/cli/command.ts";
 import type { FlagTable, FlagValues } from "../../tools/cli/flags.ts";
 import { type LatencyStats, latencyStats } from "../../tools/probe/summary.ts";
+import { MODEL_FLAG, OUT_FLAG } from "../run-flags.ts";
 import { startEdgeWorker } from "../stack/edge-worker.ts";
 import { descendants } from "../stack/processes.ts";
 import { startRegionalPool } from "../stack/regional-pool.ts";
@@ -21,7 +22,7 @@ import { RssSampler } from "./rss.ts";
 import { holdBenchLock, ROOT, type RunInfo, runInfo, runLine } from "./run-info.ts";
 
 const FLAGS = {
-  model: { type: "string", placeholder: "NAME", default: "digits", help: "logical model" },
+  model: MODEL_FLAG,
   "capacity-s": {
     type: "number",
     placeholder: "S",
@@ -60,7 +61,7 @@ const FLAGS = {
     integer: true,
     help: "the edge's rate limit, requests per 10 s for one client",
   },
-  out: { type: "string", placeholder: "DIR", default: "bench", help: "where the results go" },
+  out: OUT_FLAG,
 } as const satisfies FlagTable;
 
 export interface PhaseResult {

@@ -19,6 +19,7 @@ import { classifyBody } from "../../tools/probe/open-loop.ts";
 import type { ProbeSummary } from "../../tools/probe/summary.ts";
 import { probeTarget } from "../../tools/probe/target.ts";
 import { holdBenchLock } from "../benchmarks/lock.ts";
+import { OUT_FLAG } from "../run-flags.ts";
 import { type LocalStack, startLocalStack } from "../stack/npm-start.ts";
 import {
   type Comparison,
@@ -50,7 +51,7 @@ const FLAGS = {
     default: 0.3,
     help: "the largest |probe − hey| of the median that passes",
   },
-  out: { type: "string", placeholder: "DIR", default: "bench", help: "where the results go" },
+  out: OUT_FLAG,
 } as const satisfies FlagTable;
 
 interface Settings {

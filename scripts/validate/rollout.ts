@@ -19,6 +19,7 @@ import { PoolClient } from "../../tools/rollout/client.ts";
 import { runController } from "../../tools/rollout/controller.ts";
 import { startState } from "../../tools/rollout/decide.ts";
 import { IDENTICAL, simulateMany } from "../../tools/rollout/simulate.ts";
+import { OUT_FLAG } from "../run-flags.ts";
 import { type RegionalPool, startRegionalPool } from "../stack/regional-pool.ts";
 import { holdBenchLock, ROOT, type RunInfo, runInfo, runLine } from "./run-info.ts";
 
@@ -35,7 +36,7 @@ const { values: args } = processFlags({
       integer: true,
       help: "rollouts of identical candidates",
     },
-    out: { type: "string", placeholder: "DIR", default: "bench", help: "where the results go" },
+    out: OUT_FLAG,
     alpha: { type: "number", placeholder: "X", default: 0.001, max: 1, help: "the sequential tests' alpha" },
     beta: { type: "number", placeholder: "X", default: 0.01, max: 1, help: "the sequential tests' beta" },
   },

@@ -106,7 +106,8 @@ describe("flagHelp", () => {
       [
         "  --models DIR    repository (default models/)",
         "  --mix a|b       rows",
-        "                  second line (default a)",
+        "                  second line",
+        "                  (default a)",
         "  --duration-s N  seconds (default 10; also --duration)",
         "  --json          JSON",
         "  --help          this text",

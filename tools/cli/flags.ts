@@ -211,7 +211,9 @@ export function flagHelp(table: FlagTable): string {
       defaultOf(spec) !== undefined ? `default ${defaultOf(spec)}` : undefined,
       spec.aliases?.length ? `also ${spec.aliases.map((a) => `--${a}`).join(", ")}` : undefined,
     ].filter(Boolean);
-    return { left, text: notes.length ? `${spec.help} (${notes.join("; ")})` : spec.help };
+    // After a help of several lines the notes get a line of their own, so they do not read as its last words.
+    const gap = spec.help.includes("\n") ? "\n" : " ";
+    return { left, text: notes.length ? `${spec.help}${gap}(${notes.join("; ")})` : spec.help };
   });
   rows.push({ left: "--help", text: "this text" });
   const width = Math.max(...rows.map((r) => r.left.length)) + 2;
