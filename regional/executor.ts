@@ -4,7 +4,7 @@ import type { ModelRecorder } from "./recorder.ts";
 import type { RunRows } from "./session.ts";
 
 // Executors' deadlines are on this clock; exported with the contract for executors outside regional/
-// (scripts/bench/regional-baselines.ts).
+// (scripts/benchmarks/regional-baselines.ts).
 
 /** One request's answer: its own output rows and where its time went. */
 export interface Executed {

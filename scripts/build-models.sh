@@ -24,7 +24,7 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$python" scripts/build_models.py "$work/raw"
-model() { node scripts/model.ts "$@"; }
+model() { node tools/model.ts "$@"; }
 model quantize --in "$work/raw/digits-edge-fp32.onnx" --out "$work/raw/digits-edge.onnx"
 model import --name digits --models "$work/models" \
   --full "$work/raw/digits-full.onnx" --edge "$work/raw/digits-edge.onnx" --data "$work/raw/digits.csv" \

@@ -3,6 +3,8 @@
 // one command that installs them, and exits 1 before anything runs.
 //   node scripts/prerequisites.ts test|bench|probe
 import { spawnSync } from "node:child_process";
+import { defineCommand, runMain } from "../tools/cli/command.ts";
+import { UsageError } from "../tools/cli/errors.ts";
 import { PREREQUISITES, type Prerequisite, prerequisitePlan } from "./prerequisites/plan.ts";
 
 function onPath(command: string): boolean {
@@ -18,27 +20,43 @@ function run(command: string[]): boolean {
   return result.status === 0;
 }
 
-const which = process.argv[2] ?? "test";
-if (!(which in PREREQUISITES)) {
-  console.error(`prerequisites: unknown set "${which}" (use ${Object.keys(PREREQUISITES).join(" or ")})`);
-  process.exit(2);
-}
-const needed: readonly Prerequisite[] = PREREQUISITES[which as keyof typeof PREREQUISITES];
-const missing = (): Prerequisite[] => needed.filter((p) => !onPath(p.command));
-const plan = prerequisitePlan(missing(), { isRoot: process.getuid?.() === 0, hasApt: onPath("apt-get") });
+runMain(
+  defineCommand({
+    name: "prerequisites",
+    usage: `node scripts/prerequisites.ts [${Object.keys(PREREQUISITES).join("|")}]`,
+    description:
+      "Makes sure the system programs a set of commands uses are there (default: test); as root on Debian it\n" +
+      "installs them with apt-get, otherwise it names them and the command that installs them, and exits 1.",
+    flags: {},
+    parse: { positionals: { min: 0, max: 1 } },
+    run: async (_values, { positionals }) => ensure(positionals),
+  }),
+  { invocation: "node scripts/prerequisites.ts" },
+);
 
-if (plan.action === "install") {
-  console.error(`prerequisites: installing ${plan.packages.join(" ")} with apt-get`);
-  if (!run(["apt-get", "update", "-qq"]) || !run(plan.command)) {
-    console.error("prerequisites: apt-get failed; see its output above");
-    process.exit(1);
+function ensure(positionals: string[]): number {
+  const which = positionals[0] ?? "test";
+  if (!(which in PREREQUISITES)) {
+    throw new UsageError(`unknown set "${which}" (use ${Object.keys(PREREQUISITES).join(" or ")})`);
   }
-  const still = missing();
-  if (still.length > 0) {
-    console.error(`prerequisites: still missing after apt-get: ${still.map((p) => p.command).join(", ")}`);
-    process.exit(1);
+  const needed: readonly Prerequisite[] = PREREQUISITES[which as keyof typeof PREREQUISITES];
+  const missing = (): Prerequisite[] => needed.filter((p) => !onPath(p.command));
+  const plan = prerequisitePlan(missing(), { isRoot: process.getuid?.() === 0, hasApt: onPath("apt-get") });
+
+  if (plan.action === "install") {
+    console.error(`prerequisites: installing ${plan.packages.join(" ")} with apt-get`);
+    if (!run(["apt-get", "update", "-qq"]) || !run(plan.command)) {
+      console.error("prerequisites: apt-get failed; see its output above");
+      return 1;
+    }
+    const still = missing();
+    if (still.length > 0) {
+      console.error(`prerequisites: still missing after apt-get: ${still.map((p) => p.command).join(", ")}`);
+      return 1;
+    }
+  } else if (plan.action === "ask") {
+    console.error(plan.message);
+    return 1;
   }
-} else if (plan.action === "ask") {
-  console.error(plan.message);
-  process.exit(1);
+  return 0;
 }

@@ -14,8 +14,10 @@
  */
 import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
-import { MODELS_DIR } from "./stack/build-edge.ts";
-import { readRepository } from "./stack/edge-models.ts";
+import { defineCommand, runMain } from "../tools/cli/command.ts";
+import { UsageError } from "../tools/cli/errors.ts";
+import { MODELS_DIR } from "../tools/edge-bundle/build-edge.ts";
+import { readRepository } from "../tools/edge-bundle/edge-models.ts";
 import { type EdgeWorker, startEdgeWorker } from "./stack/edge-worker.ts";
 import { LOCAL_REGIONS } from "./stack/local-regions.ts";
 import { type RegionalPool, startRegionalPool } from "./stack/regional-pool.ts";
@@ -39,25 +41,16 @@ function port(name: string, fallback: number): number {
 }
 
 /** `--simulate-platform` or SIMULATE_PLATFORM=true: Miniflare's Cache API and rate-limit simulations. */
-function simulatePlatform(): boolean {
-  const unknown = process.argv.slice(2).filter((a) => a !== "--simulate-platform");
-  if (unknown.length > 0) throw new Error(`npm start takes only --simulate-platform, got ${unknown.join(" ")}`);
+function simulatePlatform(flag: boolean): boolean {
   const env = process.env.SIMULATE_PLATFORM;
   if (env !== undefined && env !== "" && env !== "true" && env !== "false") {
-    throw new Error(`SIMULATE_PLATFORM must be "true" or "false", got ${JSON.stringify(env)}`);
+    throw new UsageError(`SIMULATE_PLATFORM must be "true" or "false", got ${JSON.stringify(env)}`);
   }
-  return process.argv.includes("--simulate-platform") || env === "true";
+  return flag || env === "true";
 }
 
-async function main(): Promise<void> {
+async function main(simulated: boolean): Promise<void> {
   const started = performance.now();
-  let simulated: boolean;
-  try {
-    simulated = simulatePlatform();
-  } catch (err) {
-    console.error((err as Error).message);
-    process.exit(2);
-  }
   const secret = process.env.REGIONAL_SHARED_SECRET || randomBytes(24).toString("hex");
   const adminToken = process.env.ADMIN_TOKEN || randomBytes(24).toString("hex");
   const workers = process.env.REGIONAL_WORKERS ? Number(process.env.REGIONAL_WORKERS) : 1;
@@ -166,4 +159,23 @@ async function main(): Promise<void> {
   console.log("Ctrl-C stops everything.");
 }
 
-await main();
+runMain(
+  defineCommand({
+    name: "start",
+    usage: "npm start [-- --simulate-platform]",
+    description:
+      "The whole local stack: pools us, eu, ap and the edge Worker in local workerd routed to them (environment:\n" +
+      "EDGE_PORT, US_PORT, EU_PORT, AP_PORT, MODELS_DIR, EDGE_<VAR>, ...: README.md). Ctrl-C stops everything.",
+    flags: {
+      "simulate-platform": {
+        type: "boolean",
+        help: "Miniflare's Cache API and rate-limit simulations (also SIMULATE_PLATFORM=true)",
+      },
+    },
+    async run(values) {
+      await main(simulatePlatform(values["simulate-platform"]));
+      return 0;
+    },
+  }),
+  { invocation: "npm start --", serves: true },
+);

@@ -17,7 +17,7 @@ export const BUNDLED_NAMES: readonly string[] = PARSED.map((m) => m.full.name);
 
 /**
  * The models this Worker serves, exactly those of the repository it was built from (see
- * scripts/stack/edge-models.ts): each logical model's config and, when it has one, its edge variant, checked
+ * tools/edge-bundle/edge-models.ts): each logical model's config and, when it has one, its edge variant, checked
  * against the config's SHA-256 (and, given `publicKey`, its signature) when it first loads.
  */
 export function bundledModels(publicKey?: Promise<ModelPublicKey>): ModelSource[] {

@@ -7,7 +7,7 @@ import protobuf from "protobufjs";
  * `inference.GRPCInferenceService` (protocol/grpc_predict_v2.proto, the Open Inference Protocol as KServe
  * publishes it) and `grpc.health.v1.Health` (protocol/grpc_health_v1.proto, for Kubernetes' `grpc` probes).
  * The grpc-js definitions are built here rather than by @grpc/proto-loader: protobufjs is the one protobuf
- * runtime of the repository already (scripts/model/onnx/proto.ts), and the messages keep the .proto's field
+ * runtime of the repository already (tools/model/onnx/proto.ts), and the messages keep the .proto's field
  * names. Tests build their client from the same definitions.
  */
 

@@ -1,6 +1,6 @@
 import { convertV4MiniflareOptions, Log, LogLevel, Miniflare, type V4WorkerOptionsShape } from "miniflare";
 import { unstable_getMiniflareWorkerOptions } from "wrangler";
-import { edgeBundle, ROOT } from "./build-edge.ts";
+import { edgeBundle, ROOT } from "../../tools/edge-bundle/build-edge.ts";
 import { type ExternalService, loopbackRegionBindings } from "./region-bindings.ts";
 
 export interface EdgeWorkerOptions {

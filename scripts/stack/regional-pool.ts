@@ -18,7 +18,7 @@ export interface RegionalPoolOptions {
   readyTimeoutMs?: number;
   /** Receives each line the pool logs (JSON). Default: kept only for error messages. */
   onLog?: (line: string) => void;
-  /** Benchmarks: another entry point taking the same flags (scripts/bench/regional-baselines.ts). */
+  /** Benchmarks: another entry point taking the same flags (scripts/benchmarks/regional-baselines.ts). */
   script?: string;
   /** Working directory of the process. Default: this repository's root. */
   cwd?: string;

@@ -7,22 +7,12 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
-import { listFlag, numberFlag, runMain } from "./args.ts";
+import { defineCommand, runMain } from "../../tools/cli/command.ts";
+import { UsageError } from "../../tools/cli/errors.ts";
+import type { FlagTable, FlagValues } from "../../tools/cli/flags.ts";
+import { OUT_FLAG } from "../run-flags.ts";
 import { type CapacityInputs, capacityPlan, workerUsPerRequest } from "./capacity-model.ts";
 import { ROOT, runInfo, runLine } from "./run-info.ts";
-
-const HELP = `Usage: npm run validate:capacity -- [options]
-
-  --peak RPS          worldwide peak, requests per second (default 1000000)
-  --cache-hit R       share answered from the cache (default: bench/latency.json's measured share, else 0.6)
-  --models LIST       name=share of the traffic (default: every model of bench/models.json, equal shares)
-  --regions LIST      name=share of the forwarded traffic (default: the deploy overlays' regions, see docs/capacity.md)
-  --headroom R        share of each pod's capacity kept free (default 0.3: the autoscaler's 70% CPU target)
-  --busiest-client R  share of all traffic the biggest API key sends (default 0.1; 0 leaves the rate limit out)
-  --locations N       Cloudflare locations a client's traffic spreads over (default 300)
-  --out DIR           where the results go (default bench)
-  --help              this text`;
 
 /** Where users are, for the six pool regions of deploy/k8s/overlays: an assumption, stated in the output. */
 const DEFAULT_REGIONS = [
@@ -34,13 +24,72 @@ const DEFAULT_REGIONS = [
   "ap-southeast=0.1",
 ];
 
+const FLAGS = {
+  peak: {
+    type: "number",
+    placeholder: "RPS",
+    default: 1_000_000,
+    min: 1,
+    defaultText: "1000000",
+    help: "worldwide peak, requests per second",
+  },
+  "cache-hit": {
+    type: "number",
+    placeholder: "R",
+    max: 1,
+    defaultText: "bench/latency.json's measured share, else 0.6",
+    help: "share answered from the cache",
+  },
+  models: {
+    type: "list",
+    placeholder: "LIST",
+    defaultText: "every model of bench/models.json, equal shares",
+    help: "name=share of the traffic",
+  },
+  regions: {
+    type: "list",
+    placeholder: "LIST",
+    default: DEFAULT_REGIONS,
+    defaultText: "the deploy overlays' regions, see docs/capacity.md",
+    help: "name=share of the forwarded traffic",
+  },
+  headroom: {
+    type: "number",
+    placeholder: "R",
+    default: 0.3,
+    max: 0.99,
+    defaultText: "0.3: the autoscaler's 70% CPU target",
+    help: "share of each pod's capacity kept free",
+  },
+  "busiest-client": {
+    type: "number",
+    placeholder: "R",
+    default: 0.1,
+    max: 1,
+    defaultText: "0.1; 0 leaves the rate limit out",
+    help: "share of all traffic the biggest API key sends",
+  },
+  locations: {
+    type: "number",
+    placeholder: "N",
+    default: 300,
+    min: 1,
+    integer: true,
+    help: "Cloudflare locations a client's traffic spreads over",
+  },
+  out: OUT_FLAG,
+} as const satisfies FlagTable;
+
 const read = (path: string) => JSON.parse(readFileSync(join(ROOT, path), "utf8"));
 
 function shares(items: string[], flag: string): { name: string; trafficShare: number }[] {
   return items.map((item) => {
     const [name, share] = item.split("=");
-    if (!name || share === undefined) throw new Error(`--${flag}: "${item}" is not name=share`);
-    return { name, trafficShare: numberFlag({ [flag]: share }, flag, 0, { min: 0, max: 1 }) };
+    const trafficShare = share?.trim() ? Number(share) : Number.NaN;
+    if (!name || !(trafficShare >= 0 && trafficShare <= 1)) {
+      throw new UsageError(`--${flag}: "${item}" is not name=share with a share from 0 to 1`);
+    }
+    return { name, trafficShare };
   });
 }
 
@@ -68,24 +117,7 @@ const k8s = (file: string, pattern: RegExp, what: string) => {
   return Number(match);
 };
 
-async function main(): Promise<number> {
-  const { values } = parseArgs({
-    options: {
-      peak: { type: "string" },
-      "cache-hit": { type: "string" },
-      models: { type: "string" },
-      regions: { type: "string" },
-      headroom: { type: "string" },
-      "busiest-client": { type: "string" },
-      locations: { type: "string" },
-      out: { type: "string" },
-      help: { type: "boolean", default: false },
-    },
-  });
-  if (values.help) {
-    console.log(HELP);
-    return 0;
-  }
+async function main(values: FlagValues<typeof FLAGS>): Promise<number> {
   const edge = read("bench/edge.json") as { date: string; scenarios: Record<string, { reqPerSec: number }> };
   const regional = read("bench/regional.json") as {
     date: string;
@@ -96,10 +128,11 @@ async function main(): Promise<number> {
     models: { name: string; cascade: { edgeShare: number } }[];
   };
   const measured = measuredCacheHit();
-  const cacheHitRate = numberFlag(values, "cache-hit", measured?.rate ?? 0.6, { min: 0, max: 1 });
-  const modelShares = values.models
-    ? shares(listFlag(values, "models", []), "models")
-    : bench.models.map((m) => ({ name: m.name, trafficShare: 1 / bench.models.length }));
+  const cacheHitRate = values["cache-hit"] ?? measured?.rate ?? 0.6;
+  const modelShares =
+    values.models.length > 0
+      ? shares(values.models, "models")
+      : bench.models.map((m) => ({ name: m.name, trafficShare: 1 / bench.models.length }));
   const models = modelShares.map((m) => {
     const measuredModel = bench.models.find((b) => b.name === m.name);
     if (!measuredModel) throw new Error(`--models: no ${m.name} in bench/models.json (run npm run bench:models)`);
@@ -116,23 +149,23 @@ async function main(): Promise<number> {
     forward: workerUsPerRequest(forward.reqPerSec, hello.reqPerSec),
   };
   const inputs: CapacityInputs = {
-    peakRps: numberFlag(values, "peak", 1_000_000, { min: 1 }),
+    peakRps: values.peak,
     cacheHitRate,
     models,
-    regions: shares(listFlag(values, "regions", DEFAULT_REGIONS), "regions"),
+    regions: shares(values.regions, "regions"),
     workerUs,
     poolRpsPerProcess: regional.servers.a.reqPerSec,
     pod: {
       processes: k8s("base/deployment.yaml", /--workers=(\d+)/, "--workers"),
-      headroom: numberFlag(values, "headroom", 0.3, { min: 0, max: 0.99 }),
+      headroom: values.headroom,
       minReplicas: k8s("base/scaledobject.yaml", /minReplicaCount:\s*(\d+)/, "minReplicaCount"),
       maxReplicas: k8s("base/scaledobject.yaml", /maxReplicaCount:\s*(\d+)/, "maxReplicaCount"),
     },
     p95Share: 0.05,
     rateLimit: {
       perClientRps: wranglerRateLimit(),
-      locations: numberFlag(values, "locations", 300, { min: 1, integer: true }),
-      busiestClientShare: numberFlag(values, "busiest-client", 0.1, { min: 0, max: 1 }),
+      locations: values.locations,
+      busiestClientShare: values["busiest-client"],
     },
   };
   const plan = capacityPlan(inputs);
@@ -146,7 +179,7 @@ async function main(): Promise<number> {
     regions: values.regions ? "--regions" : "assumed split of users over the six pool regions",
     rateLimit: "wrangler.toml [[ratelimits]]; the locations and the busiest client's share are assumptions (flags)",
   };
-  const out = resolve(ROOT, values.out ?? "bench");
+  const out = resolve(ROOT, values.out);
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, "capacity.json"), `${JSON.stringify({ info, inputs, sources, plan }, null, 2)}\n`);
   const n = (x: number) => Math.round(x).toLocaleString("en-US");
@@ -200,4 +233,12 @@ async function main(): Promise<number> {
   return 0;
 }
 
-runMain("validate:capacity", main);
+runMain(
+  defineCommand({
+    name: "validate:capacity",
+    usage: "npm run validate:capacity -- [options]",
+    flags: FLAGS,
+    run: (values) => main(values),
+  }),
+  { errorExit: 2 },
+);

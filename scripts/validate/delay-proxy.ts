@@ -1,6 +1,6 @@
 import { once } from "node:events";
 import { createServer, type Server, type Socket, connect as tcpConnect } from "node:net";
-import { seededRandom } from "../probe/mix.ts";
+import { seededRandom } from "../../tools/probe/mix.ts";
 import { checkDelaySettings, DelayLine, type DelaySettings } from "./delay-line.ts";
 
 /**

@@ -1,6 +1,6 @@
 import { DEGRADED_HEADER } from "../../protocol/headers.ts";
 import { argmax, edgeAnswers, type HeldoutRow } from "../../protocol/heldout.ts";
-import { type ProbePath, type ProbeResult, pathOf } from "../probe/summary.ts";
+import { type ProbePath, type ProbeResult, pathOf } from "../../tools/probe/summary.ts";
 import { headerValue, type LoadRequest, type LoadResponse } from "./load.ts";
 import type { ValidationModel } from "./model.ts";
 

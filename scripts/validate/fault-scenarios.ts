@@ -1,6 +1,6 @@
 import { MODEL_VERSION_HEADER } from "../../protocol/headers.ts";
-import { probeMix, seededRandom } from "../probe/mix.ts";
-import { type LatencyStats, latencyStats } from "../probe/summary.ts";
+import { probeMix, seededRandom } from "../../tools/probe/mix.ts";
+import { type LatencyStats, latencyStats } from "../../tools/probe/summary.ts";
 import type { EdgeWorker } from "../stack/edge-worker.ts";
 import { classifyRequest, readEdgeAnswer } from "./edge-answer.ts";
 import { headerValue, openLoop } from "./load.ts";

@@ -8,8 +8,10 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
-import { listFlag, numberFlag, runMain } from "./args.ts";
+import { defineCommand, runMain } from "../../tools/cli/command.ts";
+import { UsageError } from "../../tools/cli/errors.ts";
+import type { FlagTable, FlagValues } from "../../tools/cli/flags.ts";
+import { MODEL_FLAG, OUT_FLAG } from "../run-flags.ts";
 import {
   type FaultResult,
   faultScenarios,
@@ -22,19 +24,41 @@ import { holdBenchLock, ROOT, type RunInfo, runInfo, runLine } from "./run-info.
 import { repositoryWithNewVersion } from "./scratch-models.ts";
 import { startValidationStack, stopOnSignals } from "./stack.ts";
 
-const HELP = `Usage: npm run validate:faults -- [options]
-
-  --model NAME        logical model (default digits)
-  --scenarios LIST    kill,slow,errors,partition,restart,hot-swap (default all, in that order)
-  --rate R            requests per second, open loop (default 100)
-  --baseline S        seconds of load before each fault (default 5)
-  --fault S           seconds each fault lasts (default 10)
-  --recover S         longest wait for recovery after a fault (default 30)
-  --budget-ms MS      the edge's SLO_BUDGET_MS (default 10; the topology scales with it)
-  --cooldown-ms MS    the edge's BREAKER_COOLDOWN_MS (default 5000; deployed default 30000)
-  --cron-ms MS        how often the region probe runs (default 5000; Cloudflare's cron: 60000)
-  --out DIR           where the results go (default bench)
-  --help              this text`;
+const FLAGS = {
+  model: MODEL_FLAG,
+  scenarios: {
+    type: "list",
+    placeholder: "LIST",
+    defaultText: "all, in that order",
+    help: "kill,slow,errors,partition,restart,hot-swap",
+  },
+  rate: { type: "number", placeholder: "R", default: 100, min: 1, help: "requests per second, open loop" },
+  baseline: { type: "number", placeholder: "S", default: 5, min: 0.5, help: "seconds of load before each fault" },
+  fault: { type: "number", placeholder: "S", default: 10, min: 0.5, help: "seconds each fault lasts" },
+  recover: { type: "number", placeholder: "S", default: 30, min: 1, help: "longest wait for recovery after a fault" },
+  "budget-ms": {
+    type: "number",
+    placeholder: "MS",
+    default: 10,
+    min: 1,
+    help: "the edge's SLO_BUDGET_MS (the topology scales with it)",
+  },
+  "cooldown-ms": {
+    type: "number",
+    placeholder: "MS",
+    default: 5000,
+    min: 1,
+    help: "the edge's BREAKER_COOLDOWN_MS (deployed default 30000)",
+  },
+  "cron-ms": {
+    type: "number",
+    placeholder: "MS",
+    default: 5000,
+    min: 100,
+    help: "how often the region probe runs (Cloudflare's cron: 60000)",
+  },
+  out: OUT_FLAG,
+} as const satisfies FlagTable;
 
 const ms = (v: number | undefined | null) => (v === undefined || v === null ? "–" : String(Math.round(v)));
 const lat = (p: PhaseStats) =>
@@ -93,44 +117,24 @@ function markdown(info: RunInfo, settings: Record<string, unknown>, results: Fau
   ].join("\n")}\n`;
 }
 
-async function main(): Promise<number> {
-  const { values } = parseArgs({
-    options: {
-      model: { type: "string" },
-      scenarios: { type: "string" },
-      rate: { type: "string" },
-      baseline: { type: "string" },
-      fault: { type: "string" },
-      recover: { type: "string" },
-      "budget-ms": { type: "string" },
-      "cooldown-ms": { type: "string" },
-      "cron-ms": { type: "string" },
-      out: { type: "string" },
-      help: { type: "boolean", default: false },
-    },
-  });
-  if (values.help) {
-    console.log(HELP);
-    return 0;
-  }
-  const model = validationModel(values.model ?? "digits");
-  const topology = faultTopology(numberFlag(values, "budget-ms", 10, { min: 1 }));
+async function main(values: FlagValues<typeof FLAGS>): Promise<number> {
+  const model = validationModel(values.model);
+  const topology = faultTopology(values["budget-ms"]);
   const all = faultScenarios({ model: model.name, version: "2", topology });
-  const names = listFlag(
-    values,
-    "scenarios",
-    all.map((s) => s.name),
-    all.map((s) => s.name),
-  );
+  const known = all.map((s) => s.name);
+  const names = values.scenarios.length > 0 ? values.scenarios : known;
+  const unknown = names.filter((n) => !known.includes(n));
+  if (unknown.length > 0)
+    throw new UsageError(`--scenarios: unknown ${unknown.join(", ")}; one or more of ${known.join(", ")}`);
   const timing = {
-    rate: numberFlag(values, "rate", 100, { min: 1 }),
-    baselineS: numberFlag(values, "baseline", 5, { min: 0.5 }),
-    faultS: numberFlag(values, "fault", 10, { min: 0.5 }),
-    recoverS: numberFlag(values, "recover", 30, { min: 1 }),
-    cronMs: numberFlag(values, "cron-ms", 5000, { min: 100 }),
+    rate: values.rate,
+    baselineS: values.baseline,
+    faultS: values.fault,
+    recoverS: values.recover,
+    cronMs: values["cron-ms"],
   };
-  const cooldownMs = numberFlag(values, "cooldown-ms", 5000, { min: 1 });
-  const out = resolve(ROOT, values.out ?? "bench");
+  const cooldownMs = values["cooldown-ms"];
+  const out = resolve(ROOT, values.out);
   holdBenchLock();
 
   const info = runInfo(`npm run validate:faults -- ${process.argv.slice(2).join(" ")}`.trim());
@@ -172,4 +176,12 @@ async function main(): Promise<number> {
   return results.every((r) => r.failed === 0 && r.recoveryMs !== null) ? 0 : 1;
 }
 
-runMain("validate:faults", main);
+runMain(
+  defineCommand({
+    name: "validate:faults",
+    usage: "npm run validate:faults -- [options]",
+    flags: FLAGS,
+    run: (values) => main(values),
+  }),
+  { errorExit: 2 },
+);

@@ -10,22 +10,36 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
+import { defineCommand, runMain } from "../../tools/cli/command.ts";
+import type { FlagTable, FlagValues } from "../../tools/cli/flags.ts";
+import { MODEL_FLAG, OUT_FLAG } from "../run-flags.ts";
 import { startEdgeWorker } from "../stack/edge-worker.ts";
 import { startRegionalPool } from "../stack/regional-pool.ts";
-import { numberFlag, runMain } from "./args.ts";
 import { type FuzzReport, runFuzz } from "./fuzz-run.ts";
 import { validationModel } from "./model.ts";
 import { holdBenchLock, ROOT, type RunInfo, runInfo, runLine } from "./run-info.ts";
 
-const HELP = `Usage: npm run validate:fuzz -- [options]
-
-  --model NAME        logical model (default digits)
-  --requests N        requests per target, valid ones included (default 13400: 10,050 hostile each)
-  --seed N            case seed (default 1)
-  --slow-bodies N     valid requests per target whose body trickles in over 2 s, alongside (default 20)
-  --out DIR           where the results go (default bench)
-  --help              this text`;
+const FLAGS = {
+  model: MODEL_FLAG,
+  requests: {
+    type: "number",
+    placeholder: "N",
+    default: 13_400,
+    min: 1,
+    integer: true,
+    defaultText: "13400: 10,050 hostile each",
+    help: "requests per target, valid ones included",
+  },
+  seed: { type: "number", placeholder: "N", default: 1, integer: true, help: "case seed" },
+  "slow-bodies": {
+    type: "number",
+    placeholder: "N",
+    default: 20,
+    integer: true,
+    help: "valid requests per target whose body trickles in over 2 s, alongside",
+  },
+  out: OUT_FLAG,
+} as const satisfies FlagTable;
 
 interface Alive {
   target: string;
@@ -79,26 +93,10 @@ function markdown(info: RunInfo, reports: FuzzReport[], alive: Alive[]): string 
   ].join("\n")}\n`;
 }
 
-async function main(): Promise<number> {
-  const { values } = parseArgs({
-    options: {
-      model: { type: "string" },
-      requests: { type: "string" },
-      seed: { type: "string" },
-      "slow-bodies": { type: "string" },
-      out: { type: "string" },
-      help: { type: "boolean", default: false },
-    },
-  });
-  if (values.help) {
-    console.log(HELP);
-    return 0;
-  }
-  const model = validationModel(values.model ?? "digits");
-  const requests = numberFlag(values, "requests", 13_400, { min: 1, integer: true });
-  const seed = numberFlag(values, "seed", 1, { integer: true });
-  const slowBodies = numberFlag(values, "slow-bodies", 20, { integer: true });
-  const out = resolve(ROOT, values.out ?? "bench");
+async function main(values: FlagValues<typeof FLAGS>): Promise<number> {
+  const model = validationModel(values.model);
+  const { requests, seed, "slow-bodies": slowBodies } = values;
+  const out = resolve(ROOT, values.out);
   holdBenchLock();
   const info = runInfo(`npm run validate:fuzz -- ${process.argv.slice(2).join(" ")}`.trim());
 
@@ -163,4 +161,12 @@ async function isRunning(pid: number): Promise<boolean> {
   }
 }
 
-runMain("validate:fuzz", main);
+runMain(
+  defineCommand({
+    name: "validate:fuzz",
+    usage: "npm run validate:fuzz -- [options]",
+    flags: FLAGS,
+    run: (values) => main(values),
+  }),
+  { errorExit: 2 },
+);

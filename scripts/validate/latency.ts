@@ -11,16 +11,24 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { edgeAnswers, type HeldoutRow } from "../../protocol/heldout.ts";
-import { startHelloWorker } from "../bench/hello.ts";
-import { cpuMs, listeningPid } from "../bench/process-cpu.ts";
-import { startNoopServer } from "../probe/floor.ts";
-import { seededRandom } from "../probe/mix.ts";
-import { type LatencyStats, latencyStats, type ProbeSummary, percentile, summarize } from "../probe/summary.ts";
+import { defineCommand, runMain } from "../../tools/cli/command.ts";
+import { UsageError } from "../../tools/cli/errors.ts";
+import type { FlagTable, FlagValues } from "../../tools/cli/flags.ts";
+import { startNoopServer } from "../../tools/probe/floor.ts";
+import { seededRandom } from "../../tools/probe/mix.ts";
+import {
+  type LatencyStats,
+  latencyStats,
+  type ProbeSummary,
+  percentile,
+  summarize,
+} from "../../tools/probe/summary.ts";
+import { startHelloWorker } from "../benchmarks/hello.ts";
+import { cpuMs, listeningPid } from "../benchmarks/process-cpu.ts";
+import { MODEL_FLAG, OUT_FLAG } from "../run-flags.ts";
 import type { EdgeWorker } from "../stack/edge-worker.ts";
 import { LOCAL_REGIONS } from "../stack/local-regions.ts";
-import { listFlag, numberFlag, runMain } from "./args.ts";
 import { tradeoffSvg } from "./chart.ts";
 import { CLIENT_LOCATIONS, type ClientLocation, oneWayDelayMs } from "./distance.ts";
 import { classifyRequest, type EdgeResult, readEdgeAnswer } from "./edge-answer.ts";
@@ -31,28 +39,71 @@ import { type RegionName, startValidationStack, stopOnSignals, type ValidationSt
 import { cascadeOutcome } from "./tradeoff.ts";
 import { zipfTraffic } from "./traffic.ts";
 
-const HELP = `Usage: npm run validate:latency -- [options]
+const LOCATION_NAMES = CLIENT_LOCATIONS.map((l) => l.name);
 
-  --model NAME            logical model (default digits)
-  --rate R                requests per second per run, open loop (default 100)
-  --duration S            seconds per client location (default 20)
-  --locations LIST        ${CLIENT_LOCATIONS.map((l) => l.name).join(",")} (default all)
-  --thresholds LIST       cascade thresholds for the trade-off; "calibrated" is the model's (default
-                          0.3,0.5,calibrated,0.8,0.9,0.95,0.99; "none" skips the trade-off)
-  --tradeoff-location L   where the trade-off runs are sent from (default new-york)
-  --tradeoff-duration S   seconds per threshold (default 10)
-  --budget-ms MS          the edge's SLO_BUDGET_MS and the p95 target (default 10)
-  --jitter-ms MS          ± jitter of every one-way delay (default 0.5)
-  --distinct N            distinct inputs in the Zipf population (default 100000)
-  --zipf-s S              Zipf exponent (default 1)
-  --seed N                traffic seed (default 1)
-  --cold                  no warm-up: each location's fresh Worker first takes one request of each kind (a row
-                          the edge is sure of, one it is unsure of, the second model's), one after another, each
-                          reported with latency and workerd CPU beside the run's warm ones (docs/edge.md)
-  --floors BOOL           also measure, in the same run, the same rate against a hello-world Worker and a no-op
-                          Node server, before and after the locations (default true)
-  --out DIR               where the results go (default bench)
-  --help                  this text`;
+const FLAGS = {
+  model: MODEL_FLAG,
+  rate: { type: "number", placeholder: "R", default: 100, min: 1, help: "requests per second per run, open loop" },
+  duration: { type: "number", placeholder: "S", default: 20, min: 1, help: "seconds per client location" },
+  locations: {
+    type: "list",
+    placeholder: "LIST",
+    choices: LOCATION_NAMES,
+    default: LOCATION_NAMES,
+    defaultText: "all",
+    help: LOCATION_NAMES.join(","),
+  },
+  thresholds: {
+    type: "list",
+    placeholder: "LIST",
+    default: ["0.3", "0.5", "calibrated", "0.8", "0.9", "0.95", "0.99"],
+    help: 'cascade thresholds for the trade-off; "calibrated" is the model\'s ("none" skips the trade-off)',
+  },
+  "tradeoff-location": {
+    type: "string",
+    placeholder: "L",
+    choices: LOCATION_NAMES,
+    default: "new-york",
+    help: "where the trade-off runs are sent from",
+  },
+  "tradeoff-duration": { type: "number", placeholder: "S", default: 10, min: 1, help: "seconds per threshold" },
+  "budget-ms": {
+    type: "number",
+    placeholder: "MS",
+    default: 10,
+    min: 1,
+    help: "the edge's SLO_BUDGET_MS and the p95 target",
+  },
+  "jitter-ms": { type: "number", placeholder: "MS", default: 0.5, help: "± jitter of every one-way delay" },
+  distinct: {
+    type: "number",
+    placeholder: "N",
+    default: 100_000,
+    min: 1,
+    integer: true,
+    defaultText: "100000",
+    help: "distinct inputs in the Zipf population",
+  },
+  "zipf-s": { type: "number", placeholder: "S", default: 1, help: "Zipf exponent" },
+  seed: { type: "number", placeholder: "N", default: 1, integer: true, help: "traffic seed" },
+  cold: {
+    type: "boolean",
+    help:
+      "no warm-up: each location's fresh Worker first takes one request of each kind (a row\n" +
+      "the edge is sure of, one it is unsure of, the second model's), one after another, each\n" +
+      "reported with latency and workerd CPU beside the run's warm ones (docs/edge.md)",
+  },
+  floors: {
+    type: "string",
+    placeholder: "BOOL",
+    choices: ["true", "false"],
+    default: "true",
+    help:
+      "also measure, in the same run, the same rate against a hello-world Worker and a no-op\n" +
+      "Node server, before and after the locations",
+  },
+  out: OUT_FLAG,
+} as const satisfies FlagTable;
 
 interface RunResult {
   location: string;
@@ -98,7 +149,7 @@ interface FirstRequest {
 /**
  * `--cold`: a fresh isolate's first requests, one of each kind, sent one after another as soon as it is up:
  * a row the edge variant is sure of (warm, a cache miss the edge answers), one it is unsure of (a forward), and
- * the second model's first row. workerd's CPU from its threads' schedstat (scripts/bench/process-cpu.ts).
+ * the second model's first row. workerd's CPU from its threads' schedstat (scripts/benchmarks/process-cpu.ts).
  */
 async function firstRequests(edge: EdgeWorker, model: ValidationModel, where: string): Promise<FirstRequest[]> {
   const pid = listeningPid(edge.url);
@@ -429,55 +480,35 @@ function markdown(report: {
   return `${lines.join("\n")}\n`;
 }
 
-async function main(): Promise<number> {
-  const { values } = parseArgs({
-    options: {
-      model: { type: "string" },
-      rate: { type: "string" },
-      duration: { type: "string" },
-      locations: { type: "string" },
-      thresholds: { type: "string" },
-      "tradeoff-location": { type: "string" },
-      "tradeoff-duration": { type: "string" },
-      "budget-ms": { type: "string" },
-      "jitter-ms": { type: "string" },
-      distinct: { type: "string" },
-      "zipf-s": { type: "string" },
-      seed: { type: "string" },
-      cold: { type: "boolean", default: false },
-      floors: { type: "string" },
-      out: { type: "string" },
-      help: { type: "boolean", default: false },
-    },
-  });
-  if (values.help) {
-    console.log(HELP);
-    return 0;
-  }
-  const model = validationModel(values.model ?? "digits");
-  const names = CLIENT_LOCATIONS.map((l) => l.name);
-  const locations = listFlag(values, "locations", names, names).map((n) => CLIENT_LOCATIONS.find((l) => l.name === n)!);
-  const thresholdItems = listFlag(values, "thresholds", ["0.3", "0.5", "calibrated", "0.8", "0.9", "0.95", "0.99"]);
+async function main(values: FlagValues<typeof FLAGS>): Promise<number> {
+  const model = validationModel(values.model);
+  const locations = values.locations.map((n) => CLIENT_LOCATIONS.find((l) => l.name === n)!);
+  const thresholdItems = values.thresholds;
   const thresholds = thresholdItems.includes("none")
     ? []
     : thresholdItems.map((t) => {
         if (t === "calibrated") return model.threshold;
-        return numberFlag({ thresholds: t }, "thresholds", 0, { min: 0, max: 1 });
+        const threshold = t.trim() ? Number(t) : Number.NaN;
+        if (!(threshold >= 0 && threshold <= 1)) {
+          throw new UsageError(
+            `--thresholds: ${JSON.stringify(t)} is not a number from 0 to 1, "calibrated" or "none"`,
+          );
+        }
+        return threshold;
       });
-  const tradeoffAt = listFlag(values, "tradeoff-location", ["new-york"], names)[0]!;
-  const rate = numberFlag(values, "rate", 100, { min: 1 });
-  const durationS = numberFlag(values, "duration", 20, { min: 1 });
-  const tradeoffS = numberFlag(values, "tradeoff-duration", 10, { min: 1 });
-  const budgetMs = numberFlag(values, "budget-ms", 10, { min: 1 });
-  const jitterMs = numberFlag(values, "jitter-ms", 0.5);
-  const traffic = {
-    distinct: numberFlag(values, "distinct", 100_000, { min: 1, integer: true }),
-    zipfS: numberFlag(values, "zipf-s", 1),
-  };
-  const seed = numberFlag(values, "seed", 1, { integer: true });
-  const cold = values.cold === true;
-  const floors = listFlag(values, "floors", ["true"], ["true", "false"])[0] === "true";
-  const out = resolve(ROOT, values.out ?? "bench");
+  const {
+    "tradeoff-location": tradeoffAt,
+    rate,
+    duration: durationS,
+    "tradeoff-duration": tradeoffS,
+    "budget-ms": budgetMs,
+    "jitter-ms": jitterMs,
+    seed,
+    cold,
+  } = values;
+  const traffic = { distinct: values.distinct, zipfS: values["zipf-s"] };
+  const floors = values.floors === "true";
+  const out = resolve(ROOT, values.out);
   holdBenchLock();
 
   const info = runInfo(`npm run validate:latency -- ${process.argv.slice(2).join(" ")}`.trim());
@@ -558,4 +589,12 @@ async function main(): Promise<number> {
   }
 }
 
-runMain("validate:latency", main);
+runMain(
+  defineCommand({
+    name: "validate:latency",
+    usage: "npm run validate:latency -- [options]",
+    flags: FLAGS,
+    run: (values) => main(values),
+  }),
+  { errorExit: 2 },
+);

@@ -1,5 +1,5 @@
 import { Pool } from "undici";
-import { openLoop as schedule } from "../probe/schedule.ts";
+import { openLoop as schedule } from "../../tools/probe/schedule.ts";
 
 /** One request of a run. */
 export interface LoadRequest {
@@ -81,7 +81,7 @@ export async function openLoop(options: OpenLoopOptions): Promise<{ sent: number
     }
   };
 
-  // The probe's scheduler (scripts/probe/schedule.ts): a timer until 2 ms before each send, then polling.
+  // The probe's scheduler (tools/probe/schedule.ts): a timer until 2 ms before each send, then polling.
   // A timer alone sent requests late on this shared machine (validate:latency's send lag: docs/performance.md),
   // and that lateness counted as the server's latency.
   const sent = await schedule(

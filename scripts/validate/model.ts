@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
 import type { HeldoutRow } from "../../protocol/heldout.ts";
 import { modelIoOf } from "../../protocol/model-config.ts";
-import { probeTarget } from "../probe/target.ts";
+import { probeTarget } from "../../tools/probe/target.ts";
 
 const MODELS = fileURLToPath(new URL("../../models/", import.meta.url));
 
@@ -20,7 +20,7 @@ export interface ValidationModel {
 }
 
 /**
- * The model a validation run uses, from the model repository (as the probe reads it, `scripts/probe/target.ts`):
+ * The model a validation run uses, from the model repository (as the probe reads it, `tools/probe/target.ts`):
  * its row width, its edge variant's threshold and its served version's held-out fixture. The one place the
  * validation scripts learn a model from. The runs measure the cascade, so the model needs an edge variant.
  */

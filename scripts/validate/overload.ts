@@ -8,28 +8,61 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { DEADLINE_HEADER } from "../../protocol/headers.ts";
-import { type LatencyStats, latencyStats } from "../probe/summary.ts";
+import { defineCommand, runMain } from "../../tools/cli/command.ts";
+import type { FlagTable, FlagValues } from "../../tools/cli/flags.ts";
+import { type LatencyStats, latencyStats } from "../../tools/probe/summary.ts";
+import { MODEL_FLAG, OUT_FLAG } from "../run-flags.ts";
 import { startEdgeWorker } from "../stack/edge-worker.ts";
 import { descendants } from "../stack/processes.ts";
 import { startRegionalPool } from "../stack/regional-pool.ts";
-import { numberFlag, runMain } from "./args.ts";
 import { closedLoop, headerValue, type LoadRequest, openLoop } from "./load.ts";
 import { validationModel } from "./model.ts";
 import { RssSampler } from "./rss.ts";
 import { holdBenchLock, ROOT, type RunInfo, runInfo, runLine } from "./run-info.ts";
 
-const HELP = `Usage: npm run validate:overload -- [options]
-
-  --model NAME          logical model (default digits)
-  --capacity-s S        seconds of the closed-loop capacity measurement (default 5)
-  --phase-s S           seconds of each open-loop phase: half, twice, half (default 10)
-  --connections N       connections of the open-loop generator (default 512: many clients, as many edge isolates)
-  --slo-ms MS           the deadline each request carries and the p99 the accepted ones must keep (default 10)
-  --edge-limit N        the edge's rate limit, requests per 10 s for one client (default 1000)
-  --out DIR             where the results go (default bench)
-  --help                this text`;
+const FLAGS = {
+  model: MODEL_FLAG,
+  "capacity-s": {
+    type: "number",
+    placeholder: "S",
+    default: 5,
+    min: 1,
+    help: "seconds of the closed-loop capacity measurement",
+  },
+  "phase-s": {
+    type: "number",
+    placeholder: "S",
+    default: 10,
+    min: 1,
+    help: "seconds of each open-loop phase: half, twice, half",
+  },
+  connections: {
+    type: "number",
+    placeholder: "N",
+    default: 512,
+    min: 1,
+    integer: true,
+    defaultText: "512: many clients, as many edge isolates",
+    help: "connections of the open-loop generator",
+  },
+  "slo-ms": {
+    type: "number",
+    placeholder: "MS",
+    default: 10,
+    min: 1,
+    help: "the deadline each request carries and the p99 the accepted ones must keep",
+  },
+  "edge-limit": {
+    type: "number",
+    placeholder: "N",
+    default: 1000,
+    min: 1,
+    integer: true,
+    help: "the edge's rate limit, requests per 10 s for one client",
+  },
+  out: OUT_FLAG,
+} as const satisfies FlagTable;
 
 export interface PhaseResult {
   phase: string;
@@ -155,30 +188,10 @@ function markdown(r: Report): string {
   ].join("\n")}\n`;
 }
 
-async function main(): Promise<number> {
-  const { values } = parseArgs({
-    options: {
-      model: { type: "string" },
-      "capacity-s": { type: "string" },
-      "phase-s": { type: "string" },
-      connections: { type: "string" },
-      "slo-ms": { type: "string" },
-      "edge-limit": { type: "string" },
-      out: { type: "string" },
-      help: { type: "boolean", default: false },
-    },
-  });
-  if (values.help) {
-    console.log(HELP);
-    return 0;
-  }
-  const model = validationModel(values.model ?? "digits");
-  const capacityS = numberFlag(values, "capacity-s", 5, { min: 1 });
-  const phaseS = numberFlag(values, "phase-s", 10, { min: 1 });
-  const connections = numberFlag(values, "connections", 512, { min: 1, integer: true });
-  const sloMs = numberFlag(values, "slo-ms", 10, { min: 1 });
-  const edgeLimit = numberFlag(values, "edge-limit", 1000, { min: 1, integer: true });
-  const out = resolve(ROOT, values.out ?? "bench");
+async function main(values: FlagValues<typeof FLAGS>): Promise<number> {
+  const model = validationModel(values.model);
+  const { "capacity-s": capacityS, "phase-s": phaseS, connections, "slo-ms": sloMs, "edge-limit": edgeLimit } = values;
+  const out = resolve(ROOT, values.out);
   holdBenchLock();
   const info = runInfo(`npm run validate:overload -- ${process.argv.slice(2).join(" ")}`.trim());
 
@@ -271,4 +284,12 @@ async function main(): Promise<number> {
   return 0;
 }
 
-runMain("validate:overload", main);
+runMain(
+  defineCommand({
+    name: "validate:overload",
+    usage: "npm run validate:overload -- [options]",
+    flags: FLAGS,
+    run: (values) => main(values),
+  }),
+  { errorExit: 2 },
+);

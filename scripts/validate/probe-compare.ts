@@ -1,4 +1,4 @@
-import { percentile } from "../probe/summary.ts";
+import { percentile } from "../../tools/probe/summary.ts";
 
 /**
  * hey's arguments for the load the probe sends with `--mix hot --hot-rows 1`: one worker (`-q` is per worker)

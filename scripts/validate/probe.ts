@@ -11,15 +11,16 @@ import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
-import { holdBenchLock } from "../bench/lock.ts";
-import { cacheHitAnswer, startNoopServer } from "../probe/floor.ts";
-import { hotRowsOf } from "../probe/mix.ts";
-import { classifyBody } from "../probe/open-loop.ts";
-import type { ProbeSummary } from "../probe/summary.ts";
-import { probeTarget } from "../probe/target.ts";
+import { defineCommand, runMain } from "../../tools/cli/command.ts";
+import type { FlagTable, FlagValues } from "../../tools/cli/flags.ts";
+import { cacheHitAnswer, startNoopServer } from "../../tools/probe/floor.ts";
+import { hotRowsOf } from "../../tools/probe/mix.ts";
+import { classifyBody } from "../../tools/probe/open-loop.ts";
+import type { ProbeSummary } from "../../tools/probe/summary.ts";
+import { probeTarget } from "../../tools/probe/target.ts";
+import { holdBenchLock } from "../benchmarks/lock.ts";
+import { OUT_FLAG } from "../run-flags.ts";
 import { type LocalStack, startLocalStack } from "../stack/npm-start.ts";
-import { numberFlag, runMain } from "./args.ts";
 import {
   type Comparison,
   compareRounds,
@@ -31,17 +32,27 @@ import {
 } from "./probe-compare.ts";
 import { ROOT, type RunInfo, runInfo, runLine } from "./run-info.ts";
 
-const HELP = `Usage: npm run validate:probe -- [options]
-
-  --url URL          an edge to measure instead of starting \`npm start\`
-  --model NAME       model whose first hot row is sent (default digits)
-  --rate R           requests per second of both (default 30)
-  --duration S       seconds of each run on the stack (default 8)
-  --floor-duration S seconds of each run against the no-op servers (default 5)
-  --rounds N         rounds (default 6)
-  --tolerance-ms MS  the largest |probe − hey| of the median that passes (default 0.3)
-  --out DIR          where the results go (default bench)
-  --help             this text`;
+const FLAGS = {
+  url: { type: "string", placeholder: "URL", help: "an edge to measure instead of starting `npm start`" },
+  model: { type: "string", placeholder: "NAME", default: "digits", help: "model whose first hot row is sent" },
+  rate: { type: "number", placeholder: "R", default: 30, min: 0.1, help: "requests per second of both" },
+  duration: { type: "number", placeholder: "S", default: 8, min: 1, help: "seconds of each run on the stack" },
+  "floor-duration": {
+    type: "number",
+    placeholder: "S",
+    default: 5,
+    min: 1,
+    help: "seconds of each run against the no-op servers",
+  },
+  rounds: { type: "number", placeholder: "N", default: 6, min: 1, integer: true, help: "rounds" },
+  "tolerance-ms": {
+    type: "number",
+    placeholder: "MS",
+    default: 0.3,
+    help: "the largest |probe − hey| of the median that passes",
+  },
+  out: OUT_FLAG,
+} as const satisfies FlagTable;
 
 interface Settings {
   model: string;
@@ -117,31 +128,16 @@ function markdown(info: RunInfo, settings: Settings, rounds: Round[], c: Compari
   ].join("\n")}\n`;
 }
 
-async function main(): Promise<number> {
-  const { values } = parseArgs({
-    options: {
-      url: { type: "string" },
-      model: { type: "string" },
-      rate: { type: "string" },
-      duration: { type: "string" },
-      "floor-duration": { type: "string" },
-      rounds: { type: "string" },
-      "tolerance-ms": { type: "string" },
-      out: { type: "string" },
-      help: { type: "boolean", default: false },
-    },
-  });
-  if (values.help) {
-    console.log(HELP);
-    return 0;
-  }
-  const model = values.model ?? "digits";
-  const rate = numberFlag(values, "rate", 30, { min: 0.1 });
-  const durationS = numberFlag(values, "duration", 8, { min: 1 });
-  const floorDurationS = numberFlag(values, "floor-duration", 5, { min: 1 });
-  const roundCount = numberFlag(values, "rounds", 6, { min: 1, integer: true });
-  const toleranceMs = numberFlag(values, "tolerance-ms", 0.3);
-  const out = resolve(ROOT, values.out ?? "bench");
+async function main(values: FlagValues<typeof FLAGS>): Promise<number> {
+  const model = values.model;
+  const {
+    rate,
+    duration: durationS,
+    "floor-duration": floorDurationS,
+    rounds: roundCount,
+    "tolerance-ms": toleranceMs,
+  } = values;
+  const out = resolve(ROOT, values.out);
   if (spawnSync("hey", ["-h"]).error) throw new Error("needs hey (Debian: sudo apt-get install hey)");
   holdBenchLock();
   const info = runInfo(`npm run validate:probe -- ${process.argv.slice(2).join(" ")}`.trim());
@@ -177,7 +173,7 @@ async function main(): Promise<number> {
       );
     }
     const probe = async () => {
-      const args = ["scripts/probe.ts", "--url", url, "--model", model, "--mix", "hot", "--hot-rows", "1"];
+      const args = ["tools/probe.ts", "--url", url, "--model", model, "--mix", "hot", "--hot-rows", "1"];
       args.push("--rate", String(rate), "--duration", String(durationS), "--floor-duration", String(floorDurationS));
       args.push("--json", "--report", join(scratch, "probe.html"));
       return JSON.parse(await run(process.execPath, args)) as ProbeSummary;
@@ -236,4 +232,12 @@ async function main(): Promise<number> {
   return comparison.holds ? 0 : 1;
 }
 
-runMain("validate:probe", main);
+runMain(
+  defineCommand({
+    name: "validate:probe",
+    usage: "npm run validate:probe -- [options]",
+    flags: FLAGS,
+    run: (values) => main(values),
+  }),
+  { errorExit: 2 },
+);

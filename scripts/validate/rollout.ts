@@ -9,30 +9,39 @@
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { Pool } from "undici";
 import { rolloutConfig } from "../../protocol/rollout/config.ts";
-import { runModelCli } from "../model/cli.ts";
-import { COMMANDS } from "../model/commands.ts";
-import { probeTarget } from "../probe/target.ts";
-import { PoolClient } from "../rollout/client.ts";
-import { runController } from "../rollout/controller.ts";
-import { startState } from "../rollout/decide.ts";
-import { IDENTICAL, simulateMany } from "../rollout/simulate.ts";
-import { MODELS_DIR } from "../stack/build-edge.ts";
+import { processFlags, runSubcommands } from "../../tools/cli/command.ts";
+import { MODELS_DIR } from "../../tools/edge-bundle/build-edge.ts";
+import { COMMANDS } from "../../tools/model/commands.ts";
+import { probeTarget } from "../../tools/probe/target.ts";
+import { PoolClient } from "../../tools/rollout/client.ts";
+import { runController } from "../../tools/rollout/controller.ts";
+import { startState } from "../../tools/rollout/decide.ts";
+import { IDENTICAL, simulateMany } from "../../tools/rollout/simulate.ts";
+import { OUT_FLAG } from "../run-flags.ts";
 import { type RegionalPool, startRegionalPool } from "../stack/regional-pool.ts";
 import { holdBenchLock, ROOT, type RunInfo, runInfo, runLine } from "./run-info.ts";
 
 // --alpha and --beta loosen the tests to see false rollbacks often enough to compare with the simulation.
-const { values: args } = parseArgs({
-  options: {
-    runs: { type: "string", default: "10" },
-    out: { type: "string", default: "bench" },
-    alpha: { type: "string", default: "0.001" },
-    beta: { type: "string", default: "0.01" },
+const { values: args } = processFlags({
+  name: "validate:rollout",
+  usage: "npm run validate:rollout -- [options]",
+  flags: {
+    runs: {
+      type: "number",
+      placeholder: "N",
+      default: 10,
+      min: 1,
+      integer: true,
+      help: "rollouts of identical candidates",
+    },
+    out: OUT_FLAG,
+    alpha: { type: "number", placeholder: "X", default: 0.001, max: 1, help: "the sequential tests' alpha" },
+    beta: { type: "number", placeholder: "X", default: 0.01, max: 1, help: "the sequential tests' beta" },
   },
 });
-const runs = Number(args.runs);
+const { runs } = args;
 const TOKEN = "validate-rollout";
 const quiet = { log: () => {}, note: () => {} };
 
@@ -48,7 +57,7 @@ async function identicalCandidates(dir: string): Promise<void> {
   writeFileSync(path, JSON.stringify(config, null, 2));
   for (let v = 2; v <= runs + 1; v++) {
     const argv = ["check", "--name", "digits", "--version", String(v), "--models", dir, "--samples", "300"];
-    if ((await runModelCli(argv, COMMANDS, quiet)) !== 0) throw new Error(`version ${v} failed its gates`);
+    if ((await runSubcommands(argv, COMMANDS, quiet, "model")) !== 0) throw new Error(`version ${v} failed its gates`);
   }
 }
 
@@ -92,7 +101,7 @@ interface Run {
 
 async function main(): Promise<void> {
   holdBenchLock();
-  const flags = args.alpha !== "0.001" || args.beta !== "0.01" ? ` --alpha ${args.alpha} --beta ${args.beta}` : "";
+  const flags = args.alpha !== 0.001 || args.beta !== 0.01 ? ` --alpha ${args.alpha} --beta ${args.beta}` : "";
   const info = runInfo(`npm run validate:rollout -- --runs ${runs}${flags}`);
   const dir = mkdtempSync(join(tmpdir(), "edgecascade-validate-rollout-"));
   const pools: RegionalPool[] = [];
@@ -103,7 +112,7 @@ async function main(): Promise<void> {
     }
     const client = new PoolClient(TOKEN);
     const targets = pools.map((p) => ({ name: p.region, url: p.url }));
-    const config = rolloutConfig({ steps: [0, 1, 5, 25, 100], alpha: Number(args.alpha), beta: Number(args.beta) });
+    const config = rolloutConfig({ steps: [0, 1, 5, 25, 100], alpha: args.alpha, beta: args.beta });
     const results: Run[] = [];
     let stable = "1";
     for (let r = 0; r < runs; r++) {
@@ -154,7 +163,7 @@ async function main(): Promise<void> {
       },
       simulated,
     };
-    const out = resolve(ROOT, args.out!);
+    const out = resolve(ROOT, args.out);
     mkdirSync(out, { recursive: true });
     const name = flags ? `rollout-alpha-${args.alpha}` : "rollout";
     writeFileSync(join(out, `${name}.json`), `${JSON.stringify(report, null, 2)}\n`);

@@ -5,30 +5,27 @@
  * Issue 17's check of whether unsure rows reach a region at all. Prints JSON; `--out FILE` writes it too.
  */
 import { writeFileSync } from "node:fs";
-import { parseArgs } from "node:util";
 import { argmax } from "../../protocol/heldout.ts";
-import { runMain } from "./args.ts";
+import { defineCommand, runMain } from "../../tools/cli/command.ts";
+import type { FlagTable, FlagValues } from "../../tools/cli/flags.ts";
 import { validationModel } from "./model.ts";
 import { runInfo } from "./run-info.ts";
 import { type ShareAnswer, shareSummary } from "./share-summary.ts";
 
-const HELP = `Usage: npm run validate:share -- --url URL [--model NAME] [--out FILE]
+const FLAGS = {
+  url: {
+    type: "string",
+    placeholder: "URL",
+    required: true,
+    help: "the edge (e.g. http://127.0.0.1:8787 for npm start)",
+  },
+  model: { type: "string", placeholder: "NAME", default: "digits", help: "logical model with an edge variant" },
+  out: { type: "string", placeholder: "FILE", help: "also write the JSON there" },
+} as const satisfies FlagTable;
 
-  --url URL      the edge (e.g. http://127.0.0.1:8787 for npm start)
-  --model NAME   logical model with an edge variant (default digits)
-  --out FILE     also write the JSON there`;
-
-async function main(): Promise<number> {
-  const { values } = parseArgs({
-    options: { url: { type: "string" }, model: { type: "string" }, out: { type: "string" }, help: { type: "boolean" } },
-  });
-  if (values.help) {
-    console.log(HELP);
-    return 0;
-  }
-  if (!values.url) throw new Error("--url is required (the edge to send the rows to)");
+async function main(values: FlagValues<typeof FLAGS>): Promise<number> {
   const url = values.url.replace(/\/+$/, "");
-  const model = validationModel(values.model ?? "digits");
+  const model = validationModel(values.model);
   const info = runInfo(`npm run validate:share -- ${process.argv.slice(2).join(" ")}`);
   const answers: ShareAnswer[] = [];
   for (const row of model.rows) {
@@ -62,4 +59,12 @@ async function main(): Promise<number> {
   return 0;
 }
 
-runMain("validate:share", main);
+runMain(
+  defineCommand({
+    name: "validate:share",
+    usage: "npm run validate:share -- --url URL [--model NAME] [--out FILE]",
+    flags: FLAGS,
+    run: (values) => main(values),
+  }),
+  { errorExit: 2 },
+);

@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
-import { verifyEdgeModels } from "../../scripts/deploy/verify-models.ts";
-import { ROOT } from "../../scripts/stack/build-edge.ts";
+import { verifyEdgeModels } from "../../tools/deploy/verify-models.ts";
+import { ROOT } from "../../tools/edge-bundle/build-edge.ts";
 import { signRepository, testSigner } from "../support/model-keys.ts";
 import { copyModels } from "../support/regional-server.ts";
 import { type ApiCall, startCloudflareApi, uploadedBindings } from "./cloudflare-api.ts";
@@ -35,7 +35,7 @@ async function deployWith(
   env: Record<string, string>,
   ...args: string[]
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  return run(process.execPath, ["scripts/deploy.ts", ...args], { cwd: ROOT, env: { ...offline(), ...env } }).then(
+  return run(process.execPath, ["tools/deploy.ts", ...args], { cwd: ROOT, env: { ...offline(), ...env } }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
     (err: { code: number; stdout: string; stderr: string }) => err,
   );

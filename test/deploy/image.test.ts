@@ -12,7 +12,7 @@ import { argmax } from "../../protocol/heldout.ts";
 import { signatureHeaders } from "../../protocol/signing.ts";
 import { grpcToken } from "../../regional/grpc/auth.ts";
 import { parseCommandLine } from "../../regional/options.ts";
-import { ROOT } from "../../scripts/stack/build-edge.ts";
+import { ROOT } from "../../tools/edge-bundle/build-edge.ts";
 import { imageConfig, runReadOnly } from "../support/container.ts";
 import { fromRawFloat32, grpcClient, rawFloat32 } from "../support/grpc-client.ts";
 import { heldoutOf } from "../support/heldout.ts";
@@ -46,7 +46,7 @@ interface Build {
 function image(args: string[]): Promise<Build> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, "scripts/image.ts"), ...args], {
+    const child = spawn(process.execPath, [join(ROOT, "tools/image.ts"), ...args], {
       stdio: ["ignore", "pipe", "pipe"],
     });
     let output = "";

@@ -17,7 +17,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { parseAllDocuments, parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { createMetrics } from "../../regional/metrics.ts";
 import { parseCommandLine, type RegionalOptions } from "../../regional/options.ts";
-import { ROOT } from "../../scripts/stack/build-edge.ts";
+import { ROOT } from "../../tools/edge-bundle/build-edge.ts";
 
 const K8S = join(ROOT, "deploy/k8s");
 const OVERLAYS = readdirSync(join(K8S, "overlays")).sort();

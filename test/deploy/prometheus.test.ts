@@ -5,9 +5,9 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parse, stringify } from "yaml";
 import { createMetrics } from "../../regional/metrics.ts";
-import { probeExposition } from "../../scripts/probe/prometheus.ts";
-import { summarize } from "../../scripts/probe/summary.ts";
-import { ROOT } from "../../scripts/stack/build-edge.ts";
+import { ROOT } from "../../tools/edge-bundle/build-edge.ts";
+import { probeExposition } from "../../tools/probe/prometheus.ts";
+import { summarize } from "../../tools/probe/summary.ts";
 
 const DIR = join(ROOT, "deploy/prometheus");
 const RULE_FILES = readdirSync(DIR).filter((f) => f.endsWith(".rules.yml"));

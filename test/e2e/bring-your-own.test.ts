@@ -32,8 +32,7 @@ const file = (name: string, content: string | Uint8Array) => {
   writeFileSync(join(dir, name), content);
   return join(dir, name);
 };
-const model = (...argv: string[]) =>
-  promisify(execFile)(process.execPath, ["scripts/model.ts", ...argv], { cwd: ROOT });
+const model = (...argv: string[]) => promisify(execFile)(process.execPath, ["tools/model.ts", ...argv], { cwd: ROOT });
 
 let stack: LocalStack;
 const summaries: string[] = [];

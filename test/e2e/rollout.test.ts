@@ -3,9 +3,9 @@ import { join } from "node:path";
 import { Pool } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { argmax } from "../../protocol/heldout.ts";
-import { runModelCli } from "../../scripts/model/cli.ts";
-import { COMMANDS } from "../../scripts/model/commands.ts";
-import { ROLLOUT_COMMANDS } from "../../scripts/rollout/commands.ts";
+import { runSubcommands } from "../../tools/cli/command.ts";
+import { COMMANDS } from "../../tools/model/commands.ts";
+import { ROLLOUT_COMMANDS } from "../../tools/rollout/commands.ts";
 import { biasedDigits } from "../support/candidates.ts";
 import { heldout } from "../support/heldout.ts";
 import { type LocalStack, startLocalStack } from "../support/local-stack.ts";
@@ -60,10 +60,11 @@ beforeAll(async () => {
     c.versions["5"].sha256 = createHash("sha256").update(bytes).digest("hex");
   });
   for (const version of ["2", "3", "4", "5"]) {
-    const code = await runModelCli(
+    const code = await runSubcommands(
       ["check", "--name", "digits", "--version", version, "--models", models.dir, "--samples", "300"],
       COMMANDS,
       { log: () => {}, note: () => {} },
+      "model",
     );
     expect(code, `gates of version ${version}`).toBe(0);
   }
@@ -135,7 +136,7 @@ async function load(done: Promise<unknown>): Promise<Answer[]> {
 
 async function rollout(...argv: string[]): Promise<{ code: number; lines: string[] }> {
   const lines: string[] = [];
-  const code = await runModelCli(
+  const code = await runSubcommands(
     [...argv, "--pools", pools],
     ROLLOUT_COMMANDS,
     {

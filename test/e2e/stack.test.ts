@@ -210,7 +210,7 @@ describe("synthetic probes against the local stack", () => {
     const json = await promisify(execFile)(
       process.execPath,
       [
-        ...["scripts/probe.ts", "--url", edgeUrl, "--model", "breast-cancer"],
+        ...["tools/probe.ts", "--url", edgeUrl, "--model", "breast-cancer"],
         ...["--duration", "2", "--rate", "30", "--json", "--report", join(tmp, "cancer.html")],
       ],
       { cwd: ROOT, timeout: 60_000 },
@@ -226,7 +226,7 @@ describe("synthetic probes against the local stack", () => {
     const report = join(tmp, "probe.html");
     const { stdout } = await promisify(execFile)(
       process.execPath,
-      ["scripts/probe.ts", "--url", edgeUrl, "--duration", "3", "--rate", "40", "--json", "--report", report],
+      ["tools/probe.ts", "--url", edgeUrl, "--duration", "3", "--rate", "40", "--json", "--report", report],
       { cwd: ROOT, timeout: 60_000 },
     );
     const summary = JSON.parse(stdout);

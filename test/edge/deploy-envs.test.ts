@@ -4,10 +4,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
-import { withoutRequiredSecrets } from "../../scripts/deploy/plan.ts";
-import { MODELS_DIR, ROOT } from "../../scripts/stack/build-edge.ts";
-import { readRepository } from "../../scripts/stack/edge-models.ts";
 import { startEdgeWorker } from "../../scripts/stack/edge-worker.ts";
+import { withoutRequiredSecrets } from "../../tools/deploy/plan.ts";
+import { MODELS_DIR, ROOT } from "../../tools/edge-bundle/build-edge.ts";
+import { readRepository } from "../../tools/edge-bundle/edge-models.ts";
 
 const run = promisify(execFile);
 const EDGE_VARIANTS = readRepository(MODELS_DIR).filter((m) => m.edge).length;
@@ -68,7 +68,7 @@ describe("deployed environments", () => {
       const outdir = join(tmp, env);
       const { stdout } = await run(
         process.execPath,
-        ["scripts/deploy.ts", "--env", env, "--dry-run", "--outdir", outdir],
+        ["tools/deploy.ts", "--env", env, "--dry-run", "--outdir", outdir],
         { cwd: ROOT, env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" } },
       );
       const [, raw] = stdout.match(/Total Upload: ([\d.]+) KiB \/ gzip: ([\d.]+) KiB/) ?? [];
@@ -115,18 +115,22 @@ describe("deployed environments", () => {
 describe("npm run deploy", () => {
   it("runs from a checkout whose path has a space (import.meta.url is percent-encoded)", async () => {
     const checkout = join(tmp, "my projects", "edgecascade");
-    mkdirSync(join(checkout, "scripts/stack"), { recursive: true });
-    mkdirSync(join(checkout, "scripts/deploy"), { recursive: true });
+    mkdirSync(join(checkout, "tools/edge-bundle"), { recursive: true });
+    mkdirSync(join(checkout, "tools/deploy"), { recursive: true });
+    mkdirSync(join(checkout, "tools/cli"), { recursive: true });
     for (const file of [
-      "scripts/deploy.ts",
-      "scripts/deploy/plan.ts",
-      "scripts/stack/build-edge.ts",
+      "tools/deploy.ts",
+      "tools/deploy/plan.ts",
+      "tools/edge-bundle/build-edge.ts",
+      "tools/cli/command.ts",
+      "tools/cli/errors.ts",
+      "tools/cli/flags.ts",
       "wrangler.toml",
     ]) {
       copyFileSync(join(ROOT, file), join(checkout, file));
     }
     // Without --env the script refuses with its usage; a script that does nothing would exit 0 silently.
-    const exit = await run(process.execPath, [join(checkout, "scripts/deploy.ts")], {
+    const exit = await run(process.execPath, [join(checkout, "tools/deploy.ts")], {
       cwd: ROOT,
     }).then(
       () => ({ code: 0, stderr: "" }),

@@ -5,10 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { argmax, edgeAnswers } from "../../protocol/heldout.ts";
 import { calibrationOf } from "../../protocol/model-config.ts";
 import type { InferResponse } from "../../protocol/types.ts";
-import { edgeBundle } from "../../scripts/stack/build-edge.ts";
-import { readRepository } from "../../scripts/stack/edge-models.ts";
 import { type EdgeWorker, startEdgeWorker } from "../../scripts/stack/edge-worker.ts";
 import { type RegionalPool, startRegionalPool } from "../../scripts/stack/regional-pool.ts";
+import { edgeBundle } from "../../tools/edge-bundle/build-edge.ts";
+import { readRepository } from "../../tools/edge-bundle/edge-models.ts";
 import { heldoutOf, MODELS_DIR, modelConfig } from "../support/heldout.ts";
 import { classify, getJson, NO_HEDGES, post, regionsVar, US_EAST, unsureRows, warmEdge } from "./support.ts";
 

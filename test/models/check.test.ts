@@ -1,9 +1,9 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { runModelCli } from "../../scripts/model/cli.ts";
-import { COMMANDS } from "../../scripts/model/commands.ts";
-import { signVersions } from "../../scripts/model/signing/sign-versions.ts";
+import { runSubcommands } from "../../tools/cli/command.ts";
+import { COMMANDS } from "../../tools/model/commands.ts";
+import { signVersions } from "../../tools/model/signing/sign-versions.ts";
 import { biasedDigits } from "../support/candidates.ts";
 import { testSigner } from "../support/model-keys.ts";
 import { addVersion, copyModels } from "../support/regional-server.ts";
@@ -14,10 +14,15 @@ afterAll(() => models.remove());
 async function check(...argv: string[]) {
   const lines: string[] = [];
   const notes: string[] = [];
-  const code = await runModelCli(["check", ...argv, "--models", models.dir, "--samples", "300"], COMMANDS, {
-    log: (l) => lines.push(l),
-    note: (l) => notes.push(l),
-  });
+  const code = await runSubcommands(
+    ["check", ...argv, "--models", models.dir, "--samples", "300"],
+    COMMANDS,
+    {
+      log: (l) => lines.push(l),
+      note: (l) => notes.push(l),
+    },
+    "model",
+  );
   return { code, table: lines.join("\n"), notes };
 }
 const entry = (name: string, version: string) =>

@@ -5,12 +5,13 @@ import * as ortWeb from "onnxruntime-web";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sha256Hex } from "../../protocol/digest.ts";
 import type { HeldoutSet } from "../../protocol/heldout.ts";
-import { RefusedError } from "../../scripts/model/cli.ts";
-import { parseImportOptions } from "../../scripts/model/import/options.ts";
-import { importModel } from "../../scripts/model/import/run.ts";
-import { importSummary } from "../../scripts/model/import/summary.ts";
-import { inspectCommand } from "../../scripts/model/onnx/inspect-command.ts";
-import { decodeModel, EXTERNAL_DATA } from "../../scripts/model/onnx/proto.ts";
+import { runCommand } from "../../tools/cli/command.ts";
+import { RefusedError } from "../../tools/cli/errors.ts";
+import { parseImportOptions } from "../../tools/model/import/options.ts";
+import { importModel } from "../../tools/model/import/run.ts";
+import { importSummary } from "../../tools/model/import/summary.ts";
+import { inspectCommand } from "../../tools/model/onnx/inspect-command.ts";
+import { decodeModel, EXTERNAL_DATA } from "../../tools/model/onnx/proto.ts";
 import { get, post, startTestServer, type TestServer, testOptions } from "../support/regional-server.ts";
 
 /**
@@ -276,18 +277,23 @@ describe("converters' default exports import unchanged", () => {
 describe("inspect agrees with import", () => {
   const inspect = async (argv: string[]) => {
     const lines: string[] = [];
-    const code = await inspectCommand
-      .run(argv, { log: (l: string) => lines.push(l), note: () => {} })
-      .catch((err: Error) => err);
-    return { code, lines };
+    const notes: string[] = [];
+    const out = { log: (l: string) => lines.push(l), note: (l: string) => notes.push(l) };
+    const code = await runCommand(inspectCommand, argv, out);
+    return { code, lines, refusal: notes.join("\n") };
   };
 
   it("refuses what import refuses (logits without --softmax, external data that is not there) and shows the conversions", async () => {
     const logits = await inspect([fixture("torch-mlp/model.onnx")]);
-    expect((logits.code as Error).message).toMatch(/not a probability: .*Import it with --softmax/);
+    expect(logits).toMatchObject({
+      code: 1,
+      refusal: expect.stringMatching(/not a probability: .*Import it with --softmax/),
+    });
     const lonely = join(dir, "inspect-lonely.onnx");
     copyFileSync(fixture("torch-mlp/model.onnx"), lonely);
-    expect(((await inspect([lonely])).code as Error).message).toContain(`${join(dir, "model.onnx.data")}`);
+    const refused = await inspect([lonely]);
+    expect(refused.code).toBe(1);
+    expect(refused.refusal).toContain(`${join(dir, "model.onnx.data")}`);
     const ok = await inspect(["--softmax", fixture("torch-mlp/model.onnx")]);
     expect(ok.code).toBe(0);
     expect(ok.lines.join("\n")).toMatch(

@@ -5,11 +5,11 @@ import * as ortWeb from "onnxruntime-web";
 import { afterAll, describe, expect, it } from "vitest";
 import { argmax, type HeldoutSet } from "../../protocol/heldout.ts";
 import { calibrationOf, parseModelConfig } from "../../protocol/model-config.ts";
-import { RefusedError } from "../../scripts/model/cli.ts";
-import { parseImportOptions } from "../../scripts/model/import/options.ts";
-import { importModel } from "../../scripts/model/import/run.ts";
-import { DataType, decodeModel } from "../../scripts/model/onnx/proto.ts";
-import { readRepository } from "../../scripts/stack/edge-models.ts";
+import { RefusedError } from "../../tools/cli/errors.ts";
+import { readRepository } from "../../tools/edge-bundle/edge-models.ts";
+import { parseImportOptions } from "../../tools/model/import/options.ts";
+import { importModel } from "../../tools/model/import/run.ts";
+import { DataType, decodeModel } from "../../tools/model/onnx/proto.ts";
 import {
   csv,
   nearestCentroidMlp,

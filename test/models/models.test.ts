@@ -4,8 +4,8 @@ import * as ortWeb from "onnxruntime-web";
 import { beforeAll, describe, expect, it } from "vitest";
 import { argmax, edgeAnswers, type HeldoutSet } from "../../protocol/heldout.ts";
 import { calibrationOf, type ModelConfig } from "../../protocol/model-config.ts";
-import { DataType, decodeModel, int64 } from "../../scripts/model/onnx/proto.ts";
-import { readRepository } from "../../scripts/stack/edge-models.ts";
+import { readRepository } from "../../tools/edge-bundle/edge-models.ts";
+import { DataType, decodeModel, int64 } from "../../tools/model/onnx/proto.ts";
 import { heldoutMatrix, heldoutOf, MODELS_DIR, modelBytes, modelConfig } from "../support/heldout.ts";
 
 /** The sample models: each logical model of models/ with its edge variant. */

@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseModelConfig } from "../../protocol/model-config.ts";
 import { importModelPublicKey, signatureProblem } from "../../protocol/model-signature.ts";
-import { runModelCli } from "../../scripts/model/cli.ts";
-import { COMMANDS } from "../../scripts/model/commands.ts";
+import { runSubcommands } from "../../tools/cli/command.ts";
+import { COMMANDS } from "../../tools/model/commands.ts";
 import { blobs, csv, nearestCentroidMlp } from "../support/onnx-models.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "edgecascade-signing-"));
@@ -14,7 +14,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 async function model(...argv: string[]) {
   const lines: string[] = [];
   const notes: string[] = [];
-  const code = await runModelCli(argv, COMMANDS, { log: (l) => lines.push(l), note: (l) => notes.push(l) });
+  const code = await runSubcommands(argv, COMMANDS, { log: (l) => lines.push(l), note: (l) => notes.push(l) }, "model");
   return { code, lines, notes };
 }
 

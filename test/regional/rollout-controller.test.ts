@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runModelCli } from "../../scripts/model/cli.ts";
-import { PoolClient } from "../../scripts/rollout/client.ts";
-import { ROLLOUT_COMMANDS } from "../../scripts/rollout/commands.ts";
-import { runController } from "../../scripts/rollout/controller.ts";
+import { runSubcommands } from "../../tools/cli/command.ts";
+import { PoolClient } from "../../tools/rollout/client.ts";
+import { ROLLOUT_COMMANDS } from "../../tools/rollout/commands.ts";
+import { runController } from "../../tools/rollout/controller.ts";
 import { biasedDigits } from "../support/candidates.ts";
 import {
   addVersion,
@@ -42,7 +42,7 @@ afterAll(async () => {
 const poolsFlag = () => pools.map((p) => p.url).join(",");
 async function rollout(...argv: string[]) {
   const lines: string[] = [];
-  const code = await runModelCli(
+  const code = await runSubcommands(
     [...argv, "--pools", poolsFlag()],
     ROLLOUT_COMMANDS,
     {

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { signVersions } from "../../scripts/model/signing/sign-versions.ts";
+import { signVersions } from "../../tools/model/signing/sign-versions.ts";
 import { signRepository, testSigner } from "../support/model-keys.ts";
 import {
   addVersion,

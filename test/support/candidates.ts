@@ -1,5 +1,5 @@
 import { argmax } from "../../protocol/heldout.ts";
-import { decodeModel, encodeModel } from "../../scripts/model/onnx/proto.ts";
+import { decodeModel, encodeModel } from "../../tools/model/onnx/proto.ts";
 import { heldout, modelBytes } from "./heldout.ts";
 
 /**

@@ -1,8 +1,8 @@
 import { generateKeyPairSync } from "node:crypto";
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { type ModelSigner, signerOf } from "../../scripts/model/signing/keys.ts";
-import { signVersions } from "../../scripts/model/signing/sign-versions.ts";
+import { type ModelSigner, signerOf } from "../../tools/model/signing/keys.ts";
+import { signVersions } from "../../tools/model/signing/sign-versions.ts";
 
 /** A key pair made in the test (the committed sample models are unsigned: docs/model-tool.md says why). */
 export async function testSigner(): Promise<ModelSigner> {

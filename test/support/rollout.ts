@@ -1,6 +1,6 @@
 import { type RolloutConfigOverrides, rolloutConfig } from "../../protocol/rollout/config.ts";
 import type { RolloutState } from "../../protocol/rollout/state.ts";
-import { nextState, startState } from "../../scripts/rollout/decide.ts";
+import { nextState, startState } from "../../tools/rollout/decide.ts";
 
 /** A rollout of `candidate` over `stable` at `revision`, as the controller's `start` makes it. */
 export function rolloutOf(options: {

@@ -1,0 +1,344 @@
+/**
+ * What `npm run deploy` does, as pure functions: the arguments, the secrets check, and the wrangler commands
+ * for a plain deploy, a gradual deploy with Worker versions, and a rollback. tools/deploy.ts runs them.
+ *
+ * Never open, never unsigned: before anything is uploaded, the environment's required secrets
+ * (`[env.<name>.secrets] required` in wrangler.toml) must be set on the Worker (`wrangler secret list`), given
+ * in `--secrets-file` (uploaded with the version, so a first deploy is never served without them), or be a
+ * var of the environment. `--allow-open` is the only way past, and says so loudly.
+ *
+ * A gradual deploy uploads the Worker as a new version (`wrangler versions upload`) and splits traffic between
+ * it and the version serving now (`wrangler versions deploy new@P% old@(100-P)%`); running it again with
+ * `--version-id <new> --percent Q` moves the split, and `--percent 100` finishes it. `--rollback` returns
+ * to the last version that served 100% (`wrangler rollback`), or to `--version-id`.
+ */
+
+import { UsageError } from "../cli/errors.ts";
+import { type FlagTable, type FlagValues, parseFlags } from "../cli/flags.ts";
+
+/** `npm run deploy`'s own flags; whatever else is given passes to wrangler. */
+export const DEPLOY_FLAGS = {
+  env: {
+    type: "string",
+    short: "e",
+    placeholder: "NAME",
+    help: "the environment of wrangler.toml to deploy (required)",
+  },
+  percent: {
+    type: "number",
+    placeholder: "P",
+    min: 1,
+    max: 100,
+    integer: true,
+    help: "upload a new version and send it P% of traffic (1-100); the version serving now keeps the rest",
+  },
+  "version-id": {
+    type: "string",
+    placeholder: "ID",
+    help: "with --percent: move an already uploaded version to P% instead of uploading;\nwith --rollback: the version to return to",
+  },
+  rollback: { type: "boolean", help: "return to the last version that served 100% of traffic" },
+  message: { type: "string", placeholder: "TEXT", help: "recorded with the version and the deployment" },
+  "secrets-file": {
+    type: "string",
+    placeholder: "F",
+    help:
+      "secrets to upload with the Worker or version (JSON or .env, as wrangler takes it); the\n" +
+      "first deploy of an environment sets its secrets this way",
+  },
+  "allow-open": {
+    type: "boolean",
+    help:
+      "deploy even though required secrets are missing: the Worker answers anyone (no\n" +
+      "API_KEYS), sends unsigned calls the pools refuse, or loads unsigned models",
+  },
+  "dry-run": {
+    type: "boolean",
+    help:
+      "with --percent or --rollback: print the wrangler commands, run nothing;\n" +
+      "alone: wrangler deploy --dry-run (bundle only: prints size and bindings)",
+  },
+} as const satisfies FlagTable;
+
+export const DEPLOY_USAGE = "npm run deploy -- --env <region> [options]";
+export const DEPLOY_DESCRIPTION =
+  "Without --percent or --rollback: wrangler deploy, the new Worker serves 100% at once; other options pass to wrangler.";
+
+/** Regions deployable from wrangler.toml: its `[env.<name>]` tables. */
+export function deployableEnvs(toml: string): string[] {
+  return [...toml.matchAll(/^\[env\.([\w-]+)\]\s*$/gm)].map((m) => m[1]!);
+}
+
+/** What every mode that puts code in front of traffic carries: how its secrets are checked. */
+interface SecretsOptions {
+  /** `--secrets-file`: uploaded with the Worker or version; its names count as set. */
+  secretsFile?: string;
+  /** `--allow-open`: deploy even though required secrets are missing. */
+  allowOpen: boolean;
+}
+
+export type DeployRequest =
+  /** `wrangler deploy --env`, with the remaining arguments passed through. */
+  | ({ mode: "deploy"; env: string; dryRun: boolean; wranglerArgs: string[] } & SecretsOptions)
+  | ({
+      mode: "gradual";
+      env: string;
+      percent: number;
+      /** An uploaded version to move to `percent`; absent: upload the working tree as a new version. */
+      versionId?: string;
+      message: string;
+      dryRun: boolean;
+      /** Passed to `wrangler versions upload` (e.g. `--var`, `--outdir`). */
+      wranglerArgs: string[];
+    } & SecretsOptions)
+  | { mode: "rollback"; env: string; versionId?: string; message: string; dryRun: boolean };
+
+/** Our arguments, validated; errors name the flag. */
+export function parseDeployArgs(argv: readonly string[], envs: readonly string[]): DeployRequest {
+  const { values, rest } = parseFlags(DEPLOY_FLAGS, argv, { passThrough: true });
+  return deployRequest(values, rest, envs);
+}
+
+/** The parsed flags checked together; `rest` is what passes to wrangler. */
+export function deployRequest(
+  values: FlagValues<typeof DEPLOY_FLAGS>,
+  rest: readonly string[],
+  envs: readonly string[],
+): DeployRequest {
+  const {
+    env,
+    percent,
+    "version-id": versionId,
+    message,
+    "secrets-file": secretsFile,
+    "allow-open": allowOpen,
+    rollback,
+    "dry-run": dryRun,
+  } = values;
+  if (!env) throw new UsageError(`--env is required (one of ${envs.join(", ")})`);
+  if (!envs.includes(env)) throw new UsageError(`unknown environment "${env}"; wrangler.toml has ${envs.join(", ")}`);
+  if (versionId !== undefined && !/^[0-9a-f-]{8,}$/i.test(versionId)) {
+    throw new UsageError(
+      `--version-id must be a Worker version ID (as wrangler versions list shows), got "${versionId}"`,
+    );
+  }
+  const wranglerArgs = [...rest];
+  const secrets: SecretsOptions = { ...(secretsFile !== undefined ? { secretsFile } : {}), allowOpen };
+  if (rollback) {
+    if (percent !== undefined) throw new UsageError("--rollback and --percent exclude each other");
+    // A rollback returns to a version that was deployed with its own secrets; it uploads none.
+    if (secretsFile !== undefined || allowOpen)
+      throw new UsageError("--rollback takes no --secrets-file or --allow-open");
+    if (wranglerArgs.length) throw new UsageError(`--rollback takes no other arguments, got ${wranglerArgs.join(" ")}`);
+    return { mode: "rollback", env, versionId, message: message ?? `rollback of ${env}`, dryRun };
+  }
+  if (percent !== undefined) {
+    if (versionId !== undefined && secretsFile !== undefined) {
+      throw new UsageError(
+        "--secrets-file goes with the upload of a new version, not with --version-id (already uploaded)",
+      );
+    }
+    return {
+      mode: "gradual",
+      env,
+      percent,
+      ...(versionId ? { versionId } : {}),
+      message: message ?? `${env}: ${versionId ? "move" : "new"} version to ${percent}%`,
+      dryRun,
+      wranglerArgs,
+      ...secrets,
+    };
+  }
+  if (versionId !== undefined) throw new UsageError("--version-id needs --percent or --rollback");
+  return {
+    mode: "deploy",
+    env,
+    dryRun,
+    // wrangler deploy --dry-run bundles only.
+    wranglerArgs: [...(dryRun ? ["--dry-run"] : []), ...rest, ...(message === undefined ? [] : ["--message", message])],
+    ...secrets,
+  };
+}
+
+/**
+ * The secret names set on the environment's Worker, from `wrangler secret list --format json`: its stdout
+ * when it succeeded, or [] when it failed because the Worker does not exist yet (a first deploy; wrangler says
+ * `Worker "<name>" (env: <env>) not found.`, the API's code 10007). Any other failure is no answer: throws.
+ */
+export function secretsOnWorker(result: { code: number; stdout: string; stderr: string }): string[] {
+  if (result.code !== 0) {
+    if (/Worker "[^"]+"(?: \(env: [^)]+\))? not found\./.test(result.stderr + result.stdout)) return [];
+    throw new UsageError(`wrangler secret list failed, so the secrets cannot be checked:\n${result.stderr.trim()}`);
+  }
+  const list = JSON.parse(result.stdout) as unknown;
+  if (!Array.isArray(list) || !list.every((s) => typeof s?.name === "string")) {
+    throw new UsageError(`unexpected answer from wrangler secret list: ${result.stdout.slice(0, 200)}`);
+  }
+  return list.map((s: { name: string }) => s.name);
+}
+
+/**
+ * A secrets file as wrangler's `--secrets-file` reads it: a JSON object, or .env lines `NAME=value`
+ * (`export ` allowed, `#` comments, values optionally quoted). Values are returned for MODEL_PUBLIC_KEY, which
+ * the deploy checks the edge models against; nothing prints them.
+ */
+export function parseSecretsFile(text: string): Record<string, string> {
+  const trimmed = text.trim();
+  if (trimmed.startsWith("{")) {
+    const data = JSON.parse(trimmed) as Record<string, unknown>;
+    return Object.fromEntries(
+      Object.entries(data).filter((e): e is [string, string] => typeof e[1] === "string" && e[1] !== ""),
+    );
+  }
+  const secrets: Record<string, string> = {};
+  for (const line of text.split("\n")) {
+    const m = line.match(/^\s*(?:export\s+)?([A-Za-z_][\w.-]*)\s*=\s*(.*?)\s*$/);
+    if (!m) continue;
+    const value = m[2]!.replace(/^(["'])(.*)\1$/, "$2");
+    if (value !== "") secrets[m[1]!] = value;
+  }
+  return secrets;
+}
+
+/** Required secrets that are neither set on the Worker, nor in the secrets file, nor vars of the environment. */
+export function missingSecrets(
+  required: readonly string[],
+  present: { onWorker: readonly string[]; inFile: readonly string[]; vars: readonly string[] },
+): string[] {
+  const set = new Set([...present.onWorker, ...present.inFile, ...present.vars]);
+  return required.filter((name) => !set.has(name));
+}
+
+/** What a missing secret leaves open, for the refusal and for the --allow-open warning. */
+const CONSEQUENCE: Record<string, string> = {
+  API_KEYS: "anyone may call the Worker (no API key is checked)",
+  REGIONAL_SHARED_SECRET:
+    "calls to the pools go unsigned, the pools refuse them with 401 and every unsure answer degrades",
+  MODEL_PUBLIC_KEY: "edge models load without a signature check",
+};
+
+/** The refusal (or, with --allow-open, the warning) for an environment whose required secrets are missing. */
+export function secretsMessage(env: string, missing: readonly string[], allowOpen: boolean): string {
+  const lines = missing.map((name) => `  ${name}: ${CONSEQUENCE[name] ?? "required by wrangler.toml"}`);
+  if (allowOpen) {
+    return [
+      "!".repeat(100),
+      `!!! --allow-open: deploying ${env} WITHOUT ${missing.join(", ")}:`,
+      ...lines.map((l) => `!!! ${l.trim()}`),
+      "!".repeat(100),
+    ].join("\n");
+  }
+  return [
+    `refusing to deploy ${env}: required secrets are not set (wrangler.toml [env.${env}.secrets] required):`,
+    ...lines,
+    `Give them with the Worker: npm run deploy -- --env ${env} --secrets-file <file with NAME=value lines>`,
+    `(or npx wrangler secret put NAME --env ${env} on a Worker that exists). --allow-open deploys without them.`,
+  ].join("\n");
+}
+
+/**
+ * The generated wrangler config with `names` dropped from the environment's `secrets.required`, for an
+ * --allow-open deploy: wrangler itself refuses to upload a version that lacks a required secret. Expects the
+ * environment's line as wrangler.toml writes it: `secrets = { required = [...] }` right in `[env.<env>]`.
+ */
+export function withoutRequiredSecrets(toml: string, env: string, names: readonly string[]): string {
+  const table = toml.indexOf(`\n[env.${env}]\n`);
+  if (table < 0) throw new Error(`no [env.${env}] table in the wrangler config`);
+  const next = toml.indexOf("\n[", table + 1);
+  const end = next < 0 ? toml.length : next;
+  const section = toml.slice(table, end);
+  const line = section.match(/^secrets = \{ required = (\[[^\]]*\]) \}$/m);
+  if (!line) throw new Error(`[env.${env}] has no "secrets = { required = [...] }" line`);
+  const kept = (JSON.parse(line[1]!) as string[]).filter((n) => !names.includes(n));
+  const replaced = section.replace(line[0], `secrets = { required = ${JSON.stringify(kept).replace(/","/g, '", "')} }`);
+  return toml.slice(0, table) + replaced + toml.slice(end);
+}
+
+/** One entry of `wrangler deployments status --json`: which versions serve, with their share of traffic. */
+export interface LiveDeployment {
+  versions: { version_id: string; percentage: number }[];
+}
+
+/** `wrangler deployments status --json`, checked. */
+export function parseDeploymentStatus(json: string): LiveDeployment {
+  const data = JSON.parse(json) as Partial<LiveDeployment>;
+  const versions = data.versions;
+  if (
+    !Array.isArray(versions) ||
+    versions.length === 0 ||
+    !versions.every((v) => typeof v?.version_id === "string" && typeof v.percentage === "number")
+  ) {
+    throw new Error(`unexpected answer from wrangler deployments status: ${json.slice(0, 200)}`);
+  }
+  return { versions };
+}
+
+/** The version ID `wrangler versions upload` reported in its output file (WRANGLER_OUTPUT_FILE_PATH, ND-JSON). */
+export function uploadedVersionId(outputFile: string): string {
+  for (const line of outputFile.split("\n")) {
+    if (!line.trim()) continue;
+    const entry = JSON.parse(line) as { type?: string; version_id?: string };
+    if (entry.type === "version-upload" && entry.version_id) return entry.version_id;
+  }
+  throw new Error("wrangler versions upload reported no version ID");
+}
+
+/**
+ * The traffic split that sends `candidate` `percent`% and leaves the rest on the stable version: the one
+ * serving alone now, or, while a gradual deploy is under way, the one that is not `candidate`. A new version
+ * cannot join a split of two others (one of them would silently lose its traffic).
+ */
+export function gradualSplit(live: LiveDeployment, candidate: string, percent: number): string[] {
+  const others = live.versions.filter((v) => v.version_id !== candidate);
+  const shown = live.versions.map((v) => `${v.version_id}@${v.percentage}%`).join(", ");
+  if (others.length === 0) throw new Error(`${candidate} already serves 100% of traffic`);
+  if (others.length > 1) {
+    throw new Error(
+      `a gradual deploy is under way (${shown}): move it with --version-id <one of them> --percent P, or --rollback`,
+    );
+  }
+  const stable = others[0]!.version_id;
+  return percent === 100 ? [`${candidate}@100%`] : [`${candidate}@${percent}%`, `${stable}@${100 - percent}%`];
+}
+
+/** wrangler argument lists, one per command. */
+export const wranglerCommand = {
+  deploy: (env: string, args: readonly string[]) => ["deploy", "--env", env, ...args],
+  secretList: (env: string) => ["secret", "list", "--env", env, "--format", "json"],
+  /** Routes, Custom Domains and crons: `wrangler versions deploy` does not apply them, `wrangler deploy` does. */
+  triggers: (env: string) => ["triggers", "deploy", "--env", env],
+  status: (env: string) => ["deployments", "status", "--env", env, "--json"],
+  upload: (env: string, message: string, args: readonly string[]) => [
+    "versions",
+    "upload",
+    "--env",
+    env,
+    "--message",
+    message,
+    ...args,
+  ],
+  split: (env: string, specs: readonly string[], message: string) => [
+    "versions",
+    "deploy",
+    ...specs,
+    "--env",
+    env,
+    "--message",
+    message,
+    "--yes",
+  ],
+  rollback: (env: string, versionId: string | undefined, message: string) => [
+    "rollback",
+    ...(versionId ? [versionId] : []),
+    "--env",
+    env,
+    "--message",
+    message,
+    "--yes",
+  ],
+};
+
+/** A command line as a shell would take it back (for dry runs and logs). */
+export function shellLine(argv: readonly string[]): string {
+  return argv.map((a) => (/^[\w@%./:=-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(" ");
+}
