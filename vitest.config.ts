@@ -2,7 +2,11 @@ import { defineConfig } from "vitest/config";
 
 // Suites by layer (docs/architecture.md): pure unit tests beside the code; integration suites under test/.
 // Groups run one after another, so that the timing-sensitive server suites do not share the 2 cores with
-// each other.
+// each other. Vitest's default is one file at a time on 2 cores (cores - 1 workers); group 0 has no timing-
+// sensitive server suite, so it runs two files at a time: the image build (mostly waiting on npm and apt
+// inside buildah) overlaps the other files instead of leaving a core idle.
+const GROUP_0_WORKERS = 2;
+
 export default defineConfig({
   test: {
     projects: [
@@ -11,6 +15,7 @@ export default defineConfig({
           name: "unit",
           include: ["{protocol,hono-shared,edge,regional,scripts}/**/*.test.ts"],
           sequence: { groupOrder: 0 },
+          maxWorkers: GROUP_0_WORKERS,
         },
       },
       {
@@ -19,6 +24,7 @@ export default defineConfig({
           include: ["test/models/**/*.test.ts"],
           testTimeout: 60_000,
           sequence: { groupOrder: 0 },
+          maxWorkers: GROUP_0_WORKERS,
         },
       },
       {
@@ -29,6 +35,7 @@ export default defineConfig({
           testTimeout: 120_000,
           hookTimeout: 180_000,
           sequence: { groupOrder: 0 },
+          maxWorkers: GROUP_0_WORKERS,
         },
       },
       {
