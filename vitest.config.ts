@@ -6,6 +6,11 @@ import { defineConfig } from "vitest/config";
 // sensitive server suite, so it runs two files at a time: the image build (mostly waiting on npm and apt
 // inside buildah) overlaps the other files instead of leaving a core idle.
 const GROUP_0_WORKERS = 2;
+// Every project runs its files without a fresh module graph each (`isolate: false`): a worker imports Vitest,
+// onnxruntime, Miniflare and wrangler once rather than once per file, which cost 1-2 s per server suite and
+// most of the unit run. Files still start and stop their own servers; the few that stub globals, spy on
+// console or set process.env undo it in afterEach/afterAll.
+const ISOLATE = false;
 
 export default defineConfig({
   test: {
@@ -13,6 +18,7 @@ export default defineConfig({
       {
         test: {
           name: "unit",
+          isolate: ISOLATE,
           include: ["{protocol,hono-shared,edge,regional,scripts}/**/*.test.ts"],
           sequence: { groupOrder: 0 },
           maxWorkers: GROUP_0_WORKERS,
@@ -21,6 +27,7 @@ export default defineConfig({
       {
         test: {
           name: "models",
+          isolate: ISOLATE,
           include: ["test/models/**/*.test.ts"],
           testTimeout: 60_000,
           sequence: { groupOrder: 0 },
@@ -31,6 +38,7 @@ export default defineConfig({
         test: {
           // What runs the system beyond one machine: the image recipe, the manifests, the alerting rules.
           name: "deploy",
+          isolate: ISOLATE,
           include: ["test/deploy/**/*.test.ts"],
           testTimeout: 120_000,
           hookTimeout: 180_000,
@@ -41,6 +49,7 @@ export default defineConfig({
       {
         test: {
           name: "regional",
+          isolate: ISOLATE,
           include: ["test/regional/**/*.test.ts"],
           testTimeout: 60_000,
           hookTimeout: 60_000,
@@ -50,6 +59,7 @@ export default defineConfig({
       {
         test: {
           name: "validate",
+          isolate: ISOLATE,
           include: ["test/validate/**/*.test.ts"],
           testTimeout: 60_000,
           sequence: { groupOrder: 1 },
@@ -58,6 +68,7 @@ export default defineConfig({
       {
         test: {
           name: "edge",
+          isolate: ISOLATE,
           include: ["test/edge/**/*.test.ts"],
           testTimeout: 60_000,
           hookTimeout: 120_000,
@@ -70,6 +81,7 @@ export default defineConfig({
       {
         test: {
           name: "e2e",
+          isolate: ISOLATE,
           include: ["test/e2e/**/*.test.ts"],
           testTimeout: 120_000,
           hookTimeout: 240_000,
