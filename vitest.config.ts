@@ -18,19 +18,19 @@ export default defineConfig({
       {
         test: {
           name: "unit",
-          isolate: ISOLATE,
           include: ["{protocol,hono-shared,edge,regional,scripts}/**/*.test.ts"],
           sequence: { groupOrder: 0 },
+          isolate: ISOLATE,
           maxWorkers: GROUP_0_WORKERS,
         },
       },
       {
         test: {
           name: "models",
-          isolate: ISOLATE,
           include: ["test/models/**/*.test.ts"],
           testTimeout: 60_000,
           sequence: { groupOrder: 0 },
+          isolate: ISOLATE,
           maxWorkers: GROUP_0_WORKERS,
         },
       },
@@ -38,37 +38,36 @@ export default defineConfig({
         test: {
           // What runs the system beyond one machine: the image recipe, the manifests, the alerting rules.
           name: "deploy",
-          isolate: ISOLATE,
           include: ["test/deploy/**/*.test.ts"],
           testTimeout: 120_000,
           hookTimeout: 180_000,
           sequence: { groupOrder: 0 },
+          isolate: ISOLATE,
           maxWorkers: GROUP_0_WORKERS,
         },
       },
       {
         test: {
           name: "regional",
-          isolate: ISOLATE,
           include: ["test/regional/**/*.test.ts"],
           testTimeout: 60_000,
           hookTimeout: 60_000,
           sequence: { groupOrder: 1 },
+          isolate: ISOLATE,
         },
       },
       {
         test: {
           name: "validate",
-          isolate: ISOLATE,
           include: ["test/validate/**/*.test.ts"],
           testTimeout: 60_000,
           sequence: { groupOrder: 1 },
+          isolate: ISOLATE,
         },
       },
       {
         test: {
           name: "edge",
-          isolate: ISOLATE,
           include: ["test/edge/**/*.test.ts"],
           testTimeout: 60_000,
           hookTimeout: 120_000,
@@ -76,18 +75,19 @@ export default defineConfig({
           globalSetup: ["test/edge/global-setup.ts"],
           fileParallelism: false,
           sequence: { groupOrder: 2 },
+          isolate: ISOLATE,
         },
       },
       {
         test: {
           name: "e2e",
-          isolate: ISOLATE,
           include: ["test/e2e/**/*.test.ts"],
           testTimeout: 120_000,
           hookTimeout: 240_000,
           // Each file runs a whole `npm start` stack (three pools and workerd): one at a time on 2 cores.
           fileParallelism: false,
           sequence: { groupOrder: 3 },
+          isolate: ISOLATE,
         },
       },
     ],
