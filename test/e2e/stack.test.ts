@@ -205,7 +205,8 @@ describe("demo page in headless Chromium", () => {
   });
 });
 
-describe("synthetic probes against the local stack", () => {
+// Both probes at once: each checks its own counts, and neither depends on the other's traffic.
+describe.concurrent("synthetic probes against the local stack", () => {
   it("probe the tree model with its own fixture", async () => {
     const json = await promisify(execFile)(
       process.execPath,

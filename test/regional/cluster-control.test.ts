@@ -92,6 +92,11 @@ describe("model control with --workers 2", () => {
     await putRollout(state);
     const [victim] = childPids(pool.pid);
     process.kill(victim!, "SIGKILL");
+    // Poll only once the primary has seen the worker die: a connection it hands to the victim before that is
+    // lost with it, and the call would wait out its 10 s timeout.
+    await until("the primary to see the worker die", () =>
+      logs.some((l) => l.includes("a worker died; starting a replacement")),
+    );
     await until(
       "a replacement worker caught up",
       async () => {

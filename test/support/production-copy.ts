@@ -19,7 +19,9 @@ export interface ProductionCopy {
 /**
  * The repository as a deployment gets it: every file git would commit (tracked, or new and not ignored) copied
  * to a temporary directory, then `npm ci --omit=dev` there, so that anything the pool imports from a
- * devDependency fails to load. The install reaches the npm registry (or npm's cache).
+ * devDependency fails to load. The install takes the lockfile's tarballs from npm's cache when they are there
+ * (`--prefer-offline`: CI's own `npm ci` has just put them there; the registry is asked only for what is missing),
+ * rather than revalidating each one with the registry: what is installed is the same, a few seconds sooner.
  */
 export async function productionCopy(installArgs: string[] = ["ci", "--omit=dev"]): Promise<ProductionCopy> {
   const dir = mkdtempSync(join(tmpdir(), "edgecascade-production-"));
@@ -37,7 +39,7 @@ export async function productionCopy(installArgs: string[] = ["ci", "--omit=dev"
         if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
       }
     }
-    const install = await run("npm", [...installArgs, "--no-audit", "--no-fund"], {
+    const install = await run("npm", [...installArgs, "--prefer-offline", "--no-audit", "--no-fund"], {
       cwd: dir,
       env: { ...process.env, NODE_ENV: "production" },
       maxBuffer: 64 * 1024 * 1024,
