@@ -70,8 +70,14 @@ export function parseClassifyRequest(body: unknown): ClassifyCall {
 /**
  * The rows of a classify call as float32: either one row `[w numbers]` or a batch `[[w numbers], ...]`.
  * 400 for a wrong row length or a bad value (with its position), 413 for a batch over the limits.
+ * `allocate` gives the zero-filled array the rows are written to (the pool carves them from shared buffers).
  */
-export function readClassifyInputs(inputs: unknown[], io: ModelIo, limits: RequestLimits): InputRows {
+export function readClassifyInputs(
+  inputs: unknown[],
+  io: ModelIo,
+  limits: RequestLimits,
+  allocate: (length: number) => Float32Array = (length) => new Float32Array(length),
+): InputRows {
   const width = io.width;
   if (inputs.length === 0) throw new BadRequest(`"inputs" must not be empty; send ${width} numbers or rows of them`);
   if (!Array.isArray(inputs[0])) {
@@ -81,12 +87,12 @@ export function readClassifyInputs(inputs: unknown[], io: ModelIo, limits: Reque
           (inputs.length % width === 0 ? " (send several rows as [[...], [...]])" : ""),
       );
     }
-    const data = new Float32Array(width);
+    const data = allocate(width);
     writeFloat32(inputs, data, 0, (i) => `inputs[${i}]`);
     return { data, batch: 1, width };
   }
   checkBatch(inputs.length, limits, io.maxBatchSize);
-  const data = new Float32Array(inputs.length * width);
+  const data = allocate(inputs.length * width);
   for (let r = 0; r < inputs.length; r++) {
     const row = inputs[r];
     if (!Array.isArray(row)) throw new BadRequest(`inputs[${r}] must be an array of ${width} numbers`);

@@ -177,13 +177,14 @@ function binaryValues(
  * The input rows of a v2 infer call, checked against the model: input name, datatype, shape (against the
  * model and against the data's element count), values, batch limits; requested outputs must exist. The
  * values come from `data`, or from `binary` (the bytes after the JSON part) when the input carries
- * `binary_data_size`.
+ * `binary_data_size`. `allocate` gives the zero-filled array JSON values are written to.
  */
 export function readInferInputs(
   call: InferCall,
   io: ModelIo,
   limits: RequestLimits,
   binary: Uint8Array = new Uint8Array(0),
+  allocate: (length: number) => Float32Array = (length) => new Float32Array(length),
 ): InputRows {
   const { inputs, outputs } = call.request;
   const model = `model "${io.name}"`;
@@ -225,7 +226,7 @@ export function readInferInputs(
   if (flat.length !== count) {
     throw new BadRequest(`input "${tensor.name}" has ${flat.length} values; shape ${shapeText(shape)} needs ${count}`);
   }
-  const data = new Float32Array(flat.length);
+  const data = allocate(flat.length);
   writeFloat32(flat, data, 0, (i) => `input "${tensor.name}" value ${i}`);
   return { data, batch, width: io.width };
 }

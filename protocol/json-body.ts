@@ -3,6 +3,7 @@ import { BadRequest, UnsupportedMediaType } from "./errors.ts";
 /** `application/json` or any `+json` type, parameters (charset) allowed. */
 export function isJsonContentType(contentType: string | null | undefined): boolean {
   if (!contentType) return false;
+  if (contentType === "application/json") return true; // nearly every request: no splitting
   const essence = contentType.split(";", 1)[0]!.trim().toLowerCase();
   return essence === "application/json" || (essence.startsWith("application/") && essence.endsWith("+json"));
 }

@@ -14,6 +14,7 @@ import type { ClassifyResponse, ServedBy } from "../protocol/types.ts";
 import type { AppDeps } from "./app-context.ts";
 import { nowUs } from "./clock.ts";
 import type { Executed } from "./executor.ts";
+import { float32Slab } from "./float32-slab.ts";
 import type { Lease } from "./model-version.ts";
 import type { InferenceOutcome } from "./recorder.ts";
 import { regionalServerTiming } from "./server-timing.ts";
@@ -72,6 +73,8 @@ export function inferenceAnswers(deps: AppDeps) {
   const { repository, rollouts, limits } = deps;
   const servedBy: ServedBy = `regional:${deps.region}`;
   const delayTiming = deps.simulatedDelayMs > 0 ? `delay;dur=${deps.simulatedDelayMs};desc="simulated distance", ` : "";
+  /** Where requests' rows are written: views of shared buffers rather than a buffer per request. */
+  const rowArrays = float32Slab();
 
   /**
    * Run `rows` on the leased version; counts the outcome and returns the answer's headers. Server-Timing is
@@ -140,7 +143,7 @@ export function inferenceAnswers(deps: AppDeps) {
     const acquired = repository.acquire(model, version);
     let lease = acquired;
     try {
-      const rows = readInferInputs(call, acquired.model.io, limits, binary);
+      const rows = readInferInputs(call, acquired.model.io, limits, binary, rowArrays);
       lease = rollouts.route(acquired, rows, version !== undefined);
       const { io } = lease.model;
       const prepared = prepare(io);
@@ -168,7 +171,7 @@ export function inferenceAnswers(deps: AppDeps) {
       const acquired = repository.acquire(call.model, call.version);
       let lease = acquired;
       try {
-        const rows = readClassifyInputs(call.inputs, acquired.model.io, limits);
+        const rows = readClassifyInputs(call.inputs, acquired.model.io, limits, rowArrays);
         // The rollout's seam: during a canary the input's hash may pick the candidate.
         lease = rollouts.route(acquired, rows, call.version !== undefined);
         const { io, version } = lease.model;

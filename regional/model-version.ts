@@ -94,14 +94,24 @@ export class ModelVersion {
     return this.#submitted;
   }
 
-  async infer(rows: InputRows, deadlineUs: number): Promise<Executed> {
-    if (this.simulatedDelayMs > 0) await sleep(this.simulatedDelayMs);
+  infer(rows: InputRows, deadlineUs: number): Promise<Executed> {
+    if (this.simulatedDelayMs > 0) return sleep(this.simulatedDelayMs).then(() => this.#submit(rows, deadlineUs));
+    return this.#submit(rows, deadlineUs);
+  }
+
+  // Not an async function: on the pool's hot path every await is a promise and a microtask per request.
+  #submit(rows: InputRows, deadlineUs: number): Promise<Executed> {
     this.#submitted++;
-    try {
-      return await this.#executor.submit(rows, deadlineUs);
-    } finally {
-      this.#submitted--;
-    }
+    return this.#executor.submit(rows, deadlineUs).then(
+      (executed) => {
+        this.#submitted--;
+        return executed;
+      },
+      (err: unknown) => {
+        this.#submitted--;
+        throw err;
+      },
+    );
   }
 
   /**

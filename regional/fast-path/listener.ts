@@ -20,6 +20,13 @@ export interface FastPathOptions {
   fallback: RequestListener;
 }
 
+/** A response of the fast path: its status, headers (names lower case) and body. */
+interface FastAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string | Uint8Array<ArrayBuffer>;
+}
+
 const header = (req: IncomingMessage, name: string) => req.headers[name] as string | undefined;
 
 /** The body as one Buffer (Node's parser stops at Content-Length); a connection lost mid-body is a 400. */
@@ -48,10 +55,7 @@ export function inferenceFastPath({ deps, answers, fallback }: FastPathOptions):
   const { limits, sharedSecret, recorder, draining, log, admission } = deps;
   const signature = sharedSecret === undefined ? undefined : { secret: sharedSecret };
 
-  async function answer(
-    req: IncomingMessage,
-    route: FastRoute,
-  ): Promise<{ status: number; headers: Record<string, string>; body: string | Uint8Array<ArrayBuffer> }> {
+  async function answer(req: IncomingMessage, route: FastRoute): Promise<FastAnswer> {
     try {
       const receivedUs = nowUs();
       const deadlineUs = deadlineFromHeader(header(req, DEADLINE_HEADER), receivedUs);
@@ -83,25 +87,26 @@ export function inferenceFastPath({ deps, answers, fallback }: FastPathOptions):
     }
   }
 
-  async function admitted(req: IncomingMessage, route: FastRoute): ReturnType<typeof answer> {
-    let answered: (status: number) => void;
-    try {
-      answered = admission.admit(header(req, DEADLINE_HEADER));
-    } catch (err) {
-      return errorAnswer(err);
-    }
-    const result = await answer(req, route);
-    answered(result.status);
-    return result;
-  }
-
-  async function serve(req: IncomingMessage, res: ServerResponse, route: FastRoute): Promise<void> {
-    const { status, headers, body } = await admitted(req, route);
-    recorder.httpResponse("POST", route.pattern, status);
+  function write(res: ServerResponse, pattern: string, { status, headers, body }: FastAnswer): void {
+    recorder.httpResponse("POST", pattern, status);
     if (draining()) headers.connection = "close";
     headers["content-length"] = String(Buffer.byteLength(body));
     res.writeHead(status, headers);
     res.end(body);
+  }
+
+  /** Admission first (a refused request's body is never read), then the answer. */
+  async function serve(req: IncomingMessage, res: ServerResponse, route: FastRoute): Promise<void> {
+    let answered: (status: number) => void;
+    try {
+      answered = admission.admit(header(req, DEADLINE_HEADER));
+    } catch (err) {
+      write(res, route.pattern, errorAnswer(err));
+      return;
+    }
+    const result = await answer(req, route);
+    answered(result.status);
+    write(res, route.pattern, result);
   }
 
   return (req, res) => {
