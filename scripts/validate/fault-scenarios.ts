@@ -1,9 +1,10 @@
 import { MODEL_VERSION_HEADER } from "../../protocol/headers.ts";
+import { openLoop } from "../probe/load.ts";
+import { headerValue } from "../probe/load-response.ts";
 import { probeMix, seededRandom } from "../probe/mix.ts";
 import { type LatencyStats, latencyStats } from "../probe/summary.ts";
 import type { EdgeWorker } from "../stack/edge-worker.ts";
 import { classifyRequest, readEdgeAnswer } from "./edge-answer.ts";
-import { headerValue, openLoop } from "./load.ts";
 import type { ValidationModel } from "./model.ts";
 import type { RegionName, ValidationStack } from "./stack.ts";
 
@@ -240,8 +241,7 @@ export async function runFaultScenario(
       ? healedAtMs !== undefined && breakerClosedAtMs !== undefined && regionBackAtMs !== undefined
       : answers.some((a) => a.version !== undefined && a.dueMs > injectedAtMs && a.version !== answers[0]?.version);
   try {
-    await openLoop({
-      origin: edge.url,
+    await openLoop(edge.url, {
       rate: timing.rate,
       durationS: totalS,
       next: (i) => {

@@ -16,6 +16,7 @@ import { edgeAnswers, type HeldoutRow } from "../../protocol/heldout.ts";
 import { startHelloWorker } from "../bench/hello.ts";
 import { cpuMs, listeningPid } from "../bench/process-cpu.ts";
 import { startNoopServer } from "../probe/floor.ts";
+import { openLoop } from "../probe/load.ts";
 import { seededRandom } from "../probe/mix.ts";
 import { type LatencyStats, latencyStats, type ProbeSummary, percentile, summarize } from "../probe/summary.ts";
 import type { EdgeWorker } from "../stack/edge-worker.ts";
@@ -24,7 +25,6 @@ import { listFlag, numberFlag, runMain } from "./args.ts";
 import { tradeoffSvg } from "./chart.ts";
 import { CLIENT_LOCATIONS, type ClientLocation, oneWayDelayMs } from "./distance.ts";
 import { classifyRequest, type EdgeResult, readEdgeAnswer } from "./edge-answer.ts";
-import { openLoop } from "./load.ts";
 import { type ValidationModel, validationModel } from "./model.ts";
 import { holdBenchLock, ROOT, type RunInfo, runInfo, runLine } from "./run-info.ts";
 import { type RegionName, startValidationStack, stopOnSignals, type ValidationStack } from "./stack.ts";
@@ -154,8 +154,7 @@ async function floorRun(
 ): Promise<FloorRun> {
   const latencies: number[] = [];
   const lags: number[] = [];
-  await openLoop({
-    origin,
+  await openLoop(origin, {
     rate,
     durationS,
     next: () => ({ path: "/", headers: { "content-type": "application/json" }, body }),
@@ -222,8 +221,7 @@ async function runOnce(
     const lags: number[] = [];
     const results: EdgeResult[] = [];
     const startedAt = new Date().toISOString();
-    const { sent } = await openLoop({
-      origin: edge.url,
+    const { sent } = await openLoop(edge.url, {
       rate: settings.rate,
       durationS: settings.durationS,
       next: (i) => {
