@@ -246,18 +246,19 @@ async function main() {
           const client = new LoadClient(s.url, { connections: Math.max(connections, 64) });
           const tally = tallies[s.name]!;
           const scratch: Tally = { requests: 0, errors: 0, servedBy: {} };
-          await closedLoop(client, { connections, durationS: warmupS, ...load(s, scratch) });
+          await closedLoop({ origin: s.url, client, connections, durationS: warmupS, ...load(s, scratch) });
           const pid = listeningPid(s.url);
           const cpuBefore = pid === undefined ? undefined : cpuSeconds(pid);
           const requestsBefore = tally.requests;
-          const { reqPerSec } = (await closedLoop(client, { connections, durationS, ...load(s, tally) })).summary;
+          const { reqPerSec } = (await closedLoop({ origin: s.url, client, connections, durationS, ...load(s, tally) }))
+            .summary;
           const cpuAfter = pid === undefined ? undefined : cpuSeconds(pid);
           const answered = tally.requests - requestsBefore;
           const cpuUsPerRequest =
             cpuBefore && cpuAfter
               ? ((cpuAfter.user + cpuAfter.kernel - cpuBefore.user - cpuBefore.kernel) * 1e6) / answered
               : null;
-          const { latency } = (await openLoop(client, { rate, durationS, ...load(s, tally) })).summary;
+          const { latency } = (await openLoop({ origin: s.url, client, rate, durationS, ...load(s, tally) })).summary;
           const m = { reqPerSec, cpuUsPerRequest, p50Ms: latency.p50Ms, p95Ms: latency.p95Ms, p99Ms: latency.p99Ms };
           samples[s.name]!.push(m);
           console.log(

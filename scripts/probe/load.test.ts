@@ -13,7 +13,8 @@ const request = () => ({ path: "/v1/classify", headers: { "content-type": "appli
 describe("openLoop", () => {
   it("sends rate × duration requests, request i due at i/rate, and accounts every answer", async () => {
     const due: number[] = [];
-    const run = await openLoop(server.url, {
+    const run = await openLoop({
+      origin: server.url,
       rate: 200,
       durationS: 0.25,
       next: request,
@@ -31,7 +32,8 @@ describe("openLoop", () => {
 
   it("ends early when stopWhen holds, and still awaits what it sent", async () => {
     let answered = 0;
-    const run = await openLoop(server.url, {
+    const run = await openLoop({
+      origin: server.url,
       rate: 1000,
       durationS: 10,
       next: request,
@@ -45,7 +47,8 @@ describe("openLoop", () => {
   it("accounts a refused connection as status 0 with the error's code", async () => {
     const gone = await startNoopServer("{}");
     await gone.close();
-    const run = await openLoop(gone.url, {
+    const run = await openLoop({
+      origin: gone.url,
       rate: 100,
       durationS: 0.03,
       next: request,
@@ -55,7 +58,7 @@ describe("openLoop", () => {
   });
 
   it("names the option that is wrong", async () => {
-    await expect(openLoop(server.url, { rate: 0, durationS: 1, next: request })).rejects.toThrow(/rate/);
+    await expect(openLoop({ origin: server.url, rate: 0, durationS: 1, next: request })).rejects.toThrow(/rate/);
     expect(() => new LoadClient(server.url, { connections: 0 })).toThrow(/connections/);
     expect(() => new LoadClient(server.url, { timeoutMs: -1 })).toThrow(/timeoutMs/);
   });
@@ -65,7 +68,8 @@ describe("closedLoop", () => {
   it("keeps at most `connections` requests in flight and sends `requests` in all", async () => {
     let inFlight = 0;
     let most = 0;
-    const run = await closedLoop(server.url, {
+    const run = await closedLoop({
+      origin: server.url,
       connections: 4,
       requests: 40,
       next: () => {
@@ -82,16 +86,31 @@ describe("closedLoop", () => {
   it("reuses a client it is given and leaves it open", async () => {
     const client = new LoadClient(server.url, { connections: 2 });
     try {
-      await closedLoop(client, { connections: 2, requests: 4, next: request });
-      const again = await closedLoop(client, { connections: 2, stopWhen: () => false, requests: 2, next: request });
+      await closedLoop({ origin: server.url, client, connections: 2, requests: 4, next: request });
+      const again = await closedLoop({
+        origin: server.url,
+        client,
+        connections: 2,
+        stopWhen: () => false,
+        requests: 2,
+        next: request,
+      });
       expect(again.summary.ok).toBe(2);
     } finally {
       await client.close();
     }
   });
 
+  it("refuses a client of another server than origin", async () => {
+    const client = new LoadClient(server.url);
+    await expect(
+      closedLoop({ origin: "http://127.0.0.1:9", client, connections: 1, requests: 1, next: request }),
+    ).rejects.toThrow(/not of origin/);
+    await client.close();
+  });
+
   it("needs something to end it", async () => {
-    await expect(closedLoop(server.url, { connections: 1, next: request })).rejects.toThrow(/durationS/);
+    await expect(closedLoop({ origin: server.url, connections: 1, next: request })).rejects.toThrow(/durationS/);
   });
 });
 

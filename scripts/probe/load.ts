@@ -19,6 +19,8 @@ export interface LoadClientOptions {
 
 /** Connections to one server, and the one way every request of a run is sent and accounted. */
 export class LoadClient {
+  /** `http://host:port` of the server. */
+  readonly origin: string;
   readonly #pool: Pool;
   readonly #timeoutMs: number;
 
@@ -28,7 +30,8 @@ export class LoadClient {
       throw new Error(`connections must be an integer >= 1, got ${connections}`);
     }
     if (!(timeoutMs > 0)) throw new Error(`timeoutMs must be > 0, got ${timeoutMs}`);
-    this.#pool = new Pool(new URL(origin).origin, { connections, pipelining: 1 });
+    this.origin = new URL(origin).origin;
+    this.#pool = new Pool(this.origin, { connections, pipelining: 1 });
     this.#timeoutMs = timeoutMs;
   }
 
@@ -56,10 +59,11 @@ export class LoadClient {
   }
 }
 
-/** Where a run sends: a server's origin (a client of its own, closed at the end) or a client to reuse. */
-export type LoadTarget = string | LoadClient;
-
 export interface RunOptions extends LoadClientOptions {
+  /** `http://host:port` of the server under test. */
+  origin: string;
+  /** A client of `origin` to send through (left open). Default: one of the run's own, closed at its end. */
+  client?: LoadClient;
   /** The i-th request. */
   next: (i: number) => LoadRequest;
   /** Called as each request ends (keep what you need: answers are not stored). */
@@ -91,13 +95,17 @@ export interface LoadRun {
   summary: LoadSummary;
 }
 
-/** Run `body` with the target's client, closing it afterwards if it was made here. */
-async function withClient<T>(target: LoadTarget, options: LoadClientOptions, body: (c: LoadClient) => Promise<T>) {
-  const client = typeof target === "string" ? new LoadClient(target, options) : target;
+/** Run `body` with the run's client, closing it afterwards if it was made here. */
+async function withClient<T>(options: RunOptions, body: (c: LoadClient) => Promise<T>): Promise<T> {
+  const { origin, client } = options;
+  if (client && client.origin !== new URL(origin).origin) {
+    throw new Error(`client is a client of ${client.origin}, not of origin ${origin}`);
+  }
+  const used = client ?? new LoadClient(origin, options);
   try {
-    return await body(client);
+    return await body(used);
   } finally {
-    if (client !== target) await client.close();
+    if (!client) await used.close();
   }
 }
 
@@ -107,10 +115,10 @@ async function withClient<T>(target: LoadTarget, options: LoadClientOptions, bod
  * that slows down shows up as latency and as requests in flight, not as a lower send rate. Resolves when every
  * request has ended.
  */
-export async function openLoop(target: LoadTarget, options: OpenLoopOptions): Promise<LoadRun> {
+export async function openLoop(options: OpenLoopOptions): Promise<LoadRun> {
   const { rate, durationS, next, onResponse, stopWhen, onProgress } = options;
   if (!(rate > 0) || !(durationS > 0)) throw new Error(`rate and durationS must be > 0, got ${rate}, ${durationS}`);
-  return withClient(target, options, async (client) => {
+  return withClient(options, async (client) => {
     const total = Math.max(1, Math.round(rate * durationS));
     const tally = new LoadTally();
     const inflight = new Set<Promise<void>>();
@@ -158,7 +166,7 @@ export async function runClosedLoop(
  * requests in flight (its capacity, as far as a load generator on the same machine can tell). Each request is
  * timed from when it was sent.
  */
-export async function closedLoop(target: LoadTarget, options: ClosedLoopOptions): Promise<LoadRun> {
+export async function closedLoop(options: ClosedLoopOptions): Promise<LoadRun> {
   const { connections, durationS, requests, next, onResponse, stopWhen } = options;
   if (!Number.isInteger(connections) || connections < 1) {
     throw new Error(`connections must be an integer >= 1, got ${connections}`);
@@ -166,7 +174,7 @@ export async function closedLoop(target: LoadTarget, options: ClosedLoopOptions)
   if (durationS === undefined && requests === undefined && stopWhen === undefined) {
     throw new Error("a closed loop needs durationS, requests or stopWhen to end");
   }
-  return withClient(target, options, async (client) => {
+  return withClient(options, async (client) => {
     const tally = new LoadTally();
     const startedAt = performance.now();
     const end = durationS === undefined ? Number.POSITIVE_INFINITY : startedAt + durationS * 1000;

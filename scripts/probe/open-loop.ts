@@ -63,7 +63,8 @@ function probeRequests(options: ProbeClientOptions, next: () => ProbeRequest) {
  */
 export async function warmUp(options: ProbeClientOptions & { next: () => ProbeRequest; requests: number }) {
   const { next, onResponse } = probeRequests(options, options.next);
-  await closedLoop(options.url, {
+  await closedLoop({
+    origin: options.url,
     connections: 1,
     requests: options.requests,
     timeoutMs: options.timeoutMs,
@@ -78,7 +79,8 @@ export async function warmUp(options: ProbeClientOptions & { next: () => ProbeRe
  */
 export async function runOpenLoop(options: OpenLoopOptions): Promise<{ results: ProbeResult[]; sent: number }> {
   const { results, next, onResponse } = probeRequests(options, options.next);
-  const { sent } = await openLoop(options.url, {
+  const { sent } = await openLoop({
+    origin: options.url,
     rate: options.rate,
     durationS: options.durationS,
     connections: options.connections,

@@ -241,7 +241,8 @@ export async function runFaultScenario(
       ? healedAtMs !== undefined && breakerClosedAtMs !== undefined && regionBackAtMs !== undefined
       : answers.some((a) => a.version !== undefined && a.dueMs > injectedAtMs && a.version !== answers[0]?.version);
   try {
-    await openLoop(edge.url, {
+    await openLoop({
+      origin: edge.url,
       rate: timing.rate,
       durationS: totalS,
       next: (i) => {

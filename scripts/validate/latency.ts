@@ -154,7 +154,8 @@ async function floorRun(
 ): Promise<FloorRun> {
   const latencies: number[] = [];
   const lags: number[] = [];
-  await openLoop(origin, {
+  await openLoop({
+    origin,
     rate,
     durationS,
     next: () => ({ path: "/", headers: { "content-type": "application/json" }, body }),
@@ -221,7 +222,8 @@ async function runOnce(
     const lags: number[] = [];
     const results: EdgeResult[] = [];
     const startedAt = new Date().toISOString();
-    const { sent } = await openLoop(edge.url, {
+    const { sent } = await openLoop({
+      origin: edge.url,
       rate: settings.rate,
       durationS: settings.durationS,
       next: (i) => {

@@ -59,7 +59,8 @@ async function phase(
   next: (i: number) => LoadRequest,
 ): Promise<PhaseResult> {
   let refusedWithRetryAfter = 0;
-  const { sent, summary } = await openLoop(origin, {
+  const { sent, summary } = await openLoop({
+    origin,
     rate,
     durationS,
     connections,
@@ -184,9 +185,9 @@ async function main(): Promise<number> {
   const pool = await startRegionalPool({ region: "overload" });
   let poolReport: Report["pool"];
   try {
-    await closedLoop(pool.url, { connections: 32, durationS: 1, next: poolRequest });
+    await closedLoop({ origin: pool.url, connections: 32, durationS: 1, next: poolRequest });
     const { requests, ok, durationS, statuses } = (
-      await closedLoop(pool.url, { connections: 32, durationS: capacityS, next: poolRequest })
+      await closedLoop({ origin: pool.url, connections: 32, durationS: capacityS, next: poolRequest })
     ).summary;
     const capacity = { requests, ok, durationS, statuses };
     const capacityRps = Math.round(capacity.ok / capacity.durationS);
