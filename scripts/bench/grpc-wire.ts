@@ -143,7 +143,7 @@ export async function measureGrpcWire(o: GrpcWireOptions) {
               "content-type": "application/octet-stream",
               "inference-header-content-length": String((body as Uint8Array & { jsonLength: number }).jsonLength),
             };
-      return (await http.send({ path, headers, body }, performance.now(), 0)).status === 200;
+      return (await http.send({ path, headers, body })).status === 200;
     };
   }
 

@@ -79,6 +79,7 @@ describe("closedLoop", () => {
       onResponse: () => inFlight--,
     });
     expect(run.sent).toBe(40);
+    expect(run.summary.sendLagMs.max).toBe(0);
     expect(run.summary).toMatchObject({ requests: 40, ok: 40 });
     expect(most).toBe(4);
   });
@@ -96,6 +97,8 @@ describe("closedLoop", () => {
         next: request,
       });
       expect(again.summary.ok).toBe(2);
+      // Alone, a request is timed from its send.
+      expect(await client.send(request())).toMatchObject({ dueMs: 0, sendLagMs: 0, status: 200 });
     } finally {
       await client.close();
     }

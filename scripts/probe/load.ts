@@ -35,10 +35,14 @@ export class LoadClient {
     this.#timeoutMs = timeoutMs;
   }
 
-  /** Send `request`, due at `dueAt` of a run started at `startedAt` (performance.now()). Never rejects. */
-  async send(request: LoadRequest, dueAt: number, startedAt: number): Promise<LoadResponse> {
+  /**
+   * Send `request`, due at `dueAt` of a run started at `startedAt` (performance.now(); default: now, a request
+   * timed from its send). Never rejects.
+   */
+  async send(request: LoadRequest, dueAt?: number, startedAt?: number): Promise<LoadResponse> {
     const sentAt = performance.now();
-    const times = { startedAt, dueAt, sentAt };
+    const due = dueAt ?? sentAt;
+    const times = { startedAt: startedAt ?? due, dueAt: due, sentAt };
     try {
       const answer = await exchange(this.#pool, {
         method: (request.method ?? "POST") as "POST",
@@ -182,7 +186,7 @@ export async function closedLoop(options: ClosedLoopOptions): Promise<LoadRun> {
       (requests !== undefined && i >= requests) || performance.now() >= end || (stopWhen?.() ?? false);
     const sent = await runClosedLoop(connections, stop, async (i) => {
       const request = next(i);
-      const response = await client.send(request, performance.now(), startedAt);
+      const response = await client.send(request, undefined, startedAt);
       tally.record(response);
       onResponse?.(response, request, i);
     });

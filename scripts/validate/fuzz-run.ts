@@ -296,7 +296,7 @@ export async function runFuzz(target: FuzzTarget, options: FuzzOptions): Promise
       const c = cases[i]!;
       const headers = { ...c.headers, ...(await authHeaders(target, c, r)) };
       if (c.ownConnection) judge(c, await sendAlone(target.origin, c, headers));
-      else judge(c, await client.send({ method: c.method, path: c.path, headers, body: c.body }, performance.now(), 0));
+      else judge(c, await client.send({ method: c.method, path: c.path, headers, body: c.body }));
     },
   );
   await Promise.all([cased, ...slow]);

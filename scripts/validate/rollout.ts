@@ -71,7 +71,7 @@ async function traffic(pools: RegionalPool[], done: Promise<unknown>): Promise<{
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ model: "digits", inputs }),
       };
-      const response = await clients[i % clients.length]!.send(request, performance.now(), 0);
+      const response = await clients[i % clients.length]!.send(request);
       if (response.status !== 200) failed++;
     },
   );
