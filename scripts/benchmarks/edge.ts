@@ -3,13 +3,12 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus } from "node:os";
 import { join, resolve } from "node:path";
-import * as hdr from "hdr-histogram-js";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
-import { Pool } from "undici";
 import { argmax } from "../../protocol/heldout.ts";
 import { processFlags } from "../../tools/cli/command.ts";
 import { ROOT } from "../../tools/edge-bundle/build-edge.ts";
-import { openLoop as onSchedule } from "../../tools/probe/schedule.ts";
+import { closedLoop, LoadClient, openLoop } from "../../tools/probe/load.ts";
+import { headerValue, type LoadResponse } from "../../tools/probe/load-response.ts";
 import { probeTarget } from "../../tools/probe/target.ts";
 import { MODEL_FLAG, OUT_FLAG } from "../run-flags.ts";
 import { startEdgeWorker } from "../stack/edge-worker.ts";
@@ -115,60 +114,21 @@ interface Tally {
   servedBy: Record<string, number>;
 }
 
-const newHistogram = () =>
-  hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: 3 });
-
-async function send(pool: Pool, s: Scenario, i: number, tally: Tally): Promise<void> {
-  tally.requests++;
-  try {
-    const { statusCode, headers, body } = await pool.request({
-      method: "POST",
-      path: s.path,
-      headers: { "content-type": "application/json" },
-      body: s.bodies[i % s.bodies.length],
-    });
-    await body.text();
-    if (statusCode !== 200) tally.errors++;
-    const by = String(headers["x-served-by"] ?? "none");
+/** The scenario's i-th request and, as its answer comes, what it counts for (the generator: tools/probe/load.ts). */
+const load = (s: Scenario, tally: Tally) => ({
+  next: (i: number) => ({
+    path: s.path,
+    headers: { "content-type": "application/json" },
+    body: s.bodies[i % s.bodies.length],
+  }),
+  onResponse: (r: LoadResponse) => {
+    tally.requests++;
+    if (r.status !== 200) tally.errors++;
+    if (r.status === 0) return;
+    const by = headerValue(r.headers, "x-served-by") ?? "none";
     tally.servedBy[by] = (tally.servedBy[by] ?? 0) + 1;
-  } catch {
-    tally.errors++;
-  }
-}
-
-/** As many answers as `connections` loops get in `seconds`: req/s. */
-async function closedLoop(pool: Pool, s: Scenario, seconds: number, tally: Tally): Promise<number> {
-  const end = performance.now() + seconds * 1000;
-  let done = 0;
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: connections }, async () => {
-      while (performance.now() < end) {
-        await send(pool, s, next++, tally);
-        done++;
-      }
-    }),
-  );
-  return done / seconds;
-}
-
-/**
- * `rate` requests per second for `seconds`, each timed from when it was due (the probe's scheduler,
- * tools/probe/schedule.ts, so that timer lateness is not counted as latency); returns the histogram (µs).
- */
-async function openLoop(pool: Pool, s: Scenario, seconds: number, tally: Tally): Promise<hdr.Histogram> {
-  const histogram = newHistogram();
-  const pending: Promise<void>[] = [];
-  await onSchedule(rate, Math.round(rate * seconds), (i, due) => {
-    pending.push(
-      send(pool, s, i, tally).then(() =>
-        histogram.recordValue(Math.max(1, Math.round((performance.now() - due) * 1000))),
-      ),
-    );
-  });
-  await Promise.all(pending);
-  return histogram;
-}
+  },
+});
 
 interface Measurement {
   reqPerSec: number;
@@ -294,35 +254,31 @@ async function main() {
       );
       for (let r = 1; r <= rounds; r++) {
         for (const s of scenarios) {
-          const pool = new Pool(s.url, { connections: Math.max(connections, 64), pipelining: 1 });
+          // One client (connections) for the scenario's warm-up, closed loop and open loop.
+          const client = new LoadClient(s.url, { connections: Math.max(connections, 64) });
           const tally = tallies[s.name]!;
           const scratch: Tally = { requests: 0, errors: 0, servedBy: {} };
-          await closedLoop(pool, s, warmupS, scratch);
+          await closedLoop({ origin: s.url, client, connections, durationS: warmupS, ...load(s, scratch) });
           const pid = listeningPid(s.url);
           const cpuBefore = pid === undefined ? undefined : cpuSeconds(pid);
           const requestsBefore = tally.requests;
-          const reqPerSec = await closedLoop(pool, s, durationS, tally);
+          const { reqPerSec } = (await closedLoop({ origin: s.url, client, connections, durationS, ...load(s, tally) }))
+            .summary;
           const cpuAfter = pid === undefined ? undefined : cpuSeconds(pid);
           const answered = tally.requests - requestsBefore;
           const cpuUsPerRequest =
             cpuBefore && cpuAfter
               ? ((cpuAfter.user + cpuAfter.kernel - cpuBefore.user - cpuBefore.kernel) * 1e6) / answered
               : null;
-          const h = await openLoop(pool, s, durationS, tally);
-          const m = {
-            reqPerSec,
-            cpuUsPerRequest,
-            p50Ms: h.getValueAtPercentile(50) / 1000,
-            p95Ms: h.getValueAtPercentile(95) / 1000,
-            p99Ms: h.getValueAtPercentile(99) / 1000,
-          };
+          const { latency } = (await openLoop({ origin: s.url, client, rate, durationS, ...load(s, tally) })).summary;
+          const m = { reqPerSec, cpuUsPerRequest, p50Ms: latency.p50Ms, p95Ms: latency.p95Ms, p99Ms: latency.p99Ms };
           samples[s.name]!.push(m);
           console.log(
             `${label} round ${r} ${s.name.padEnd(8)} ${m.reqPerSec.toFixed(0).padStart(6)} req/s  ` +
               `workerd CPU ${m.cpuUsPerRequest?.toFixed(0) ?? "?"} µs/request  ` +
               `p50 ${m.p50Ms.toFixed(2)} p95 ${m.p95Ms.toFixed(2)} p99 ${m.p99Ms.toFixed(2)} ms @ ${rate}/s`,
           );
-          await pool.close();
+          await client.close();
         }
       }
 

@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { credentials, makeGenericClientConstructor } from "@grpc/grpc-js";
-import { Pool } from "undici";
 import { inferenceService } from "../../regional/grpc/proto.ts";
+import { LoadClient, runClosedLoop } from "../../tools/probe/load.ts";
+import { percentile } from "../../tools/probe/summary.ts";
 import { freePort } from "../stack/processes.ts";
 import { type RegionalPoolOptions, startRegionalPool } from "../stack/regional-pool.ts";
 import { cpuSeconds } from "./process-cpu.ts";
@@ -10,10 +11,11 @@ import { cpuSeconds } from "./process-cpu.ts";
  * `npm run bench:regional`'s gRPC section: the pool's v2 inference over gRPC (`ModelInfer` with raw contents in
  * and out, as tritonclient sends it) against HTTP JSON and HTTP binary tensor data, at 1 and 64 rows per
  * request. wrk speaks no gRPC, so all three loads come from one Node generator, the same closed loop with the
- * same concurrency for each: HTTP through an undici Pool (one connection per in-flight request), gRPC through
- * one grpc-js channel (one HTTP/2 connection, calls multiplexed: how gRPC clients run). Bodies and messages
- * are encoded once beforehand and answers are read as bytes, not decoded, so the generator's cost per request
- * is the transport's. Rounds interleave the six loads; ratios are the median of each round's own ratio.
+ * same concurrency for each (the generator's closed loop, tools/probe/load.ts): HTTP through its LoadClient
+ * (an undici Pool, one connection per in-flight request), gRPC through one grpc-js channel (one HTTP/2
+ * connection, calls multiplexed: how gRPC clients run). Bodies and messages are encoded once beforehand and
+ * answers are read whole but not parsed, so the generator's cost per request is the transport's. Rounds
+ * interleave the six loads; ratios are the median of each round's own ratio.
  */
 
 export interface GrpcWireOptions {
@@ -49,28 +51,27 @@ const NAMES: Record<Kind, string> = {
   grpc: "gRPC, raw contents",
 };
 
-/** Run `send` in `concurrency` closed loops for `seconds`: requests, errors, sorted latencies in ms. */
+/**
+ * Run `send` in `concurrency` closed loops for `seconds`, either transport timed the same way (from the call to its
+ * answer): requests, errors, sorted latencies in ms.
+ */
 async function closedLoop(send: (i: number) => Promise<boolean>, concurrency: number, seconds: number) {
   const end = performance.now() + seconds * 1000;
   const latencies: number[] = [];
   let errors = 0;
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (performance.now() < end) {
-        const t0 = performance.now();
-        const ok = await send(next++).catch(() => false);
-        latencies.push(performance.now() - t0);
-        if (!ok) errors++;
-      }
-    }),
+  await runClosedLoop(
+    concurrency,
+    () => performance.now() >= end,
+    async (i) => {
+      const t0 = performance.now();
+      const ok = await send(i).catch(() => false);
+      latencies.push(performance.now() - t0);
+      if (!ok) errors++;
+    },
   );
   latencies.sort((a, b) => a - b);
   return { requests: latencies.length, errors, latencies };
 }
-
-const quantile = (sorted: number[], q: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] ?? 0;
 /** The middle value; the mean of the middle two for an even count. */
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -85,7 +86,7 @@ export async function measureGrpcWire(o: GrpcWireOptions) {
     ...o.pool,
     extraArgs: [...(o.pool.extraArgs ?? []), "--grpc-port", String(grpcPort)],
   });
-  const http = new Pool(pool.url, { connections: o.concurrency, pipelining: 1 });
+  const http = new LoadClient(pool.url, { connections: o.concurrency });
   const Client = makeGenericClientConstructor(inferenceService, "GRPCInferenceService");
   const grpc = new Client(`127.0.0.1:${grpcPort}`, credentials.createInsecure());
   const path = `/v2/models/${o.model}/infer`;
@@ -142,9 +143,7 @@ export async function measureGrpcWire(o: GrpcWireOptions) {
               "content-type": "application/octet-stream",
               "inference-header-content-length": String((body as Uint8Array & { jsonLength: number }).jsonLength),
             };
-      const res = await http.request({ method: "POST", path, headers, body });
-      await res.body.arrayBuffer();
-      return res.statusCode === 200;
+      return (await http.send({ path, headers, body })).status === 200;
     };
   }
 
@@ -166,8 +165,8 @@ export async function measureGrpcWire(o: GrpcWireOptions) {
           requests: run.requests,
           reqPerSec: run.requests / seconds,
           rowsPerSec: rows / seconds,
-          p50Ms: quantile(run.latencies, 0.5),
-          p99Ms: quantile(run.latencies, 0.99),
+          p50Ms: percentile(run.latencies, 50),
+          p99Ms: percentile(run.latencies, 99),
           errors: run.errors,
           cpuUsPerRow: ((after.user + after.kernel - before.user - before.kernel) * 1e6) / rows,
         };
@@ -217,7 +216,7 @@ export async function measureGrpcWire(o: GrpcWireOptions) {
 The pool alone (\`--grpc-port\`), v2 inference of ${o.model}, ${o.rounds} rounds of the six loads, ${o.durationS} s each after
 ${o.warmupS} s of warm-up, from ${generator}: wrk speaks no gRPC, so the three protocols share one Node
 generator here, and these numbers are not comparable with wrk's above (the generator takes more of the cores).
-Requests are encoded beforehand and answers read as bytes (\`scripts/benchmarks/grpc-wire.ts\`).
+Requests are encoded beforehand and answers read whole, not parsed (\`scripts/benchmarks/grpc-wire.ts\`).
 
 | load | req/s | rows/s | p50 ms | p99 ms | server CPU per row | errors |
 |---|---:|---:|---:|---:|---:|---:|

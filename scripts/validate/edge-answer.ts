@@ -1,7 +1,7 @@
 import { DEGRADED_HEADER } from "../../protocol/headers.ts";
 import { argmax, edgeAnswers, type HeldoutRow } from "../../protocol/heldout.ts";
+import { headerValue, type LoadRequest, type LoadResponse } from "../../tools/probe/load-response.ts";
 import { type ProbePath, type ProbeResult, pathOf } from "../../tools/probe/summary.ts";
-import { headerValue, type LoadRequest, type LoadResponse } from "./load.ts";
 import type { ValidationModel } from "./model.ts";
 
 /** One answer of the edge, read: who answered, why it degraded, and whether its label is right. */
@@ -15,7 +15,11 @@ export interface EdgeResult extends ProbeResult {
 }
 
 /** `POST /v1/classify` of one row, from `location` (`lat,lon`; honoured by the local stack). */
-export function classifyRequest(model: ValidationModel, input: readonly number[], location?: string): LoadRequest {
+export function classifyRequest(
+  model: ValidationModel,
+  input: readonly number[],
+  location?: string,
+): LoadRequest & { body: string } {
   return {
     path: "/v1/classify",
     headers: {

@@ -1,9 +1,10 @@
 import { MODEL_VERSION_HEADER } from "../../protocol/headers.ts";
+import { openLoop } from "../../tools/probe/load.ts";
+import { headerValue } from "../../tools/probe/load-response.ts";
 import { probeMix, seededRandom } from "../../tools/probe/mix.ts";
 import { type LatencyStats, latencyStats } from "../../tools/probe/summary.ts";
 import type { EdgeWorker } from "../stack/edge-worker.ts";
 import { classifyRequest, readEdgeAnswer } from "./edge-answer.ts";
-import { headerValue, openLoop } from "./load.ts";
 import type { ValidationModel } from "./model.ts";
 import type { RegionName, ValidationStack } from "./stack.ts";
 

@@ -1,8 +1,8 @@
 import { connect } from "node:net";
-import { Pool } from "undici";
 import { SERVED_BY_HEADER } from "../../protocol/headers.ts";
 import { argmax } from "../../protocol/heldout.ts";
 import { signatureHeaders } from "../../protocol/signing.ts";
+import { LoadClient, runClosedLoop } from "../../tools/probe/load.ts";
 import { type Auth, fuzzCase, type HostileCase, rng, type Target } from "./hostile.ts";
 import type { ValidationModel } from "./model.ts";
 
@@ -281,36 +281,25 @@ export async function runFuzz(target: FuzzTarget, options: FuzzOptions): Promise
     }
   };
 
-  const pool = new Pool(target.origin, { connections: concurrency, pipelining: 1 });
+  // No hostile request may hang the run: one unanswered for 30 s counts as dropped.
+  const client = new LoadClient(target.origin, { connections: concurrency, timeoutMs: 30_000 });
   const slow = Array.from({ length: slowBodies }, async (_, i) => {
     const c = { ...fuzzCase(rng(seed + 1 + i), 0, target.model, target.name, 1), kind: "slow-body" };
     const a = await slowBody(target.origin, c, { ...c.headers, ...(await authHeaders(target, c, r)) }, slowBodyMs);
     if (a.status === 200 && !correctAnswer(target, c, a.headers, a.body)) report.slowBodiesAnswered++;
     else problem(c, `slow body: ${a.status} ${a.error ?? a.body.slice(0, 120)}`);
   });
-  let next = 0;
-  const worker = async () => {
-    while (next < cases.length) {
-      const c = cases[next++]!;
+  const cased = runClosedLoop(
+    concurrency,
+    (i) => i >= cases.length,
+    async (i) => {
+      const c = cases[i]!;
       const headers = { ...c.headers, ...(await authHeaders(target, c, r)) };
-      if (c.ownConnection) {
-        judge(c, await sendAlone(target.origin, c, headers));
-        continue;
-      }
-      try {
-        const res = await pool.request({ method: c.method as "POST", path: c.path, headers, body: c.body });
-        judge(c, { status: res.statusCode, headers: res.headers, body: await res.body.text() });
-      } catch (err) {
-        judge(c, {
-          status: 0,
-          headers: {},
-          body: "",
-          error: `${(err as { code?: string }).code ?? ""} ${(err as Error).message}`,
-        });
-      }
-    }
-  };
-  await Promise.all([...Array.from({ length: concurrency }, worker), ...slow]);
-  await pool.close();
+      if (c.ownConnection) judge(c, await sendAlone(target.origin, c, headers));
+      else judge(c, await client.send({ method: c.method, path: c.path, headers, body: c.body }));
+    },
+  );
+  await Promise.all([cased, ...slow]);
+  await client.close();
   return report;
 }

@@ -16,6 +16,7 @@ import { defineCommand, runMain } from "../../tools/cli/command.ts";
 import { UsageError } from "../../tools/cli/errors.ts";
 import type { FlagTable, FlagValues } from "../../tools/cli/flags.ts";
 import { startNoopServer } from "../../tools/probe/floor.ts";
+import { openLoop } from "../../tools/probe/load.ts";
 import { seededRandom } from "../../tools/probe/mix.ts";
 import {
   type LatencyStats,
@@ -32,7 +33,6 @@ import { LOCAL_REGIONS } from "../stack/local-regions.ts";
 import { tradeoffSvg } from "./chart.ts";
 import { CLIENT_LOCATIONS, type ClientLocation, oneWayDelayMs } from "./distance.ts";
 import { classifyRequest, type EdgeResult, readEdgeAnswer } from "./edge-answer.ts";
-import { openLoop } from "./load.ts";
 import { type ValidationModel, validationModel } from "./model.ts";
 import { holdBenchLock, ROOT, type RunInfo, runInfo, runLine } from "./run-info.ts";
 import { type RegionName, startValidationStack, stopOnSignals, type ValidationStack } from "./stack.ts";

@@ -11,12 +11,13 @@ import { join, resolve } from "node:path";
 import { DEADLINE_HEADER } from "../../protocol/headers.ts";
 import { defineCommand, runMain } from "../../tools/cli/command.ts";
 import type { FlagTable, FlagValues } from "../../tools/cli/flags.ts";
-import { type LatencyStats, latencyStats } from "../../tools/probe/summary.ts";
+import { closedLoop, openLoop } from "../../tools/probe/load.ts";
+import { headerValue, type LoadRequest } from "../../tools/probe/load-response.ts";
+import type { LatencyStats } from "../../tools/probe/summary.ts";
 import { MODEL_FLAG, OUT_FLAG } from "../run-flags.ts";
 import { startEdgeWorker } from "../stack/edge-worker.ts";
 import { descendants } from "../stack/processes.ts";
 import { startRegionalPool } from "../stack/regional-pool.ts";
-import { closedLoop, headerValue, type LoadRequest, openLoop } from "./load.ts";
 import { validationModel } from "./model.ts";
 import { RssSampler } from "./rss.ts";
 import { holdBenchLock, ROOT, type RunInfo, runInfo, runLine } from "./run-info.ts";
@@ -81,13 +82,6 @@ export interface PhaseResult {
   goodputRps: number;
 }
 
-interface Tally {
-  latency: number[];
-  refused: number;
-  retryAfter: number;
-  other: Record<string, number>;
-}
-
 /** Offer `rate` for `durationS` and tally the answers. */
 async function phase(
   name: string,
@@ -97,9 +91,8 @@ async function phase(
   connections: number,
   next: (i: number) => LoadRequest,
 ): Promise<PhaseResult> {
-  const tally: Tally = { latency: [], refused: 0, retryAfter: 0, other: {} };
-  const started = performance.now();
-  const { sent } = await openLoop({
+  let refusedWithRetryAfter = 0;
+  const { sent, summary } = await openLoop({
     origin,
     rate,
     durationS,
@@ -107,26 +100,24 @@ async function phase(
     timeoutMs: 30_000,
     next,
     onResponse: (r) => {
-      if (r.status === 200) tally.latency.push(r.latencyMs);
-      else if (r.status === 429) {
-        tally.refused++;
-        if (headerValue(r.headers, "retry-after")) tally.retryAfter++;
-      } else tally.other[String(r.status)] = (tally.other[String(r.status)] ?? 0) + 1;
+      if (r.status === 429 && headerValue(r.headers, "retry-after")) refusedWithRetryAfter++;
     },
   });
-  const elapsedS = (performance.now() - started) / 1000;
+  const other = Object.fromEntries(
+    Object.entries(summary.statuses).filter(([status]) => status !== "200" && status !== "429"),
+  );
   const round = (x: number) => Math.round(x);
   return {
     phase: name,
     offeredRps: round(rate),
     sentRps: round(sent / durationS),
     requests: sent,
-    accepted: tally.latency.length,
-    refused: tally.refused,
-    refusedWithRetryAfter: tally.retryAfter,
-    other: tally.other,
-    acceptedLatency: latencyStats(tally.latency),
-    goodputRps: round(tally.latency.length / Math.max(durationS, elapsedS)),
+    accepted: summary.ok,
+    refused: summary.statuses[429] ?? 0,
+    refusedWithRetryAfter,
+    other,
+    acceptedLatency: summary.latency,
+    goodputRps: round(summary.ok / Math.max(durationS, summary.durationS)),
   };
 }
 
@@ -148,7 +139,7 @@ interface Report {
   settings: Record<string, unknown>;
   pool: {
     capacityRps: number;
-    capacity: Awaited<ReturnType<typeof closedLoop>>;
+    capacity: { requests: number; ok: number; durationS: number; statuses: Record<number, number> };
     phases: PhaseResult[];
     peakRssMiB: number;
   };
@@ -208,7 +199,10 @@ async function main(values: FlagValues<typeof FLAGS>): Promise<number> {
   let poolReport: Report["pool"];
   try {
     await closedLoop({ origin: pool.url, connections: 32, durationS: 1, next: poolRequest });
-    const capacity = await closedLoop({ origin: pool.url, connections: 32, durationS: capacityS, next: poolRequest });
+    const { requests, ok, durationS, statuses } = (
+      await closedLoop({ origin: pool.url, connections: 32, durationS: capacityS, next: poolRequest })
+    ).summary;
+    const capacity = { requests, ok, durationS, statuses };
     const capacityRps = Math.round(capacity.ok / capacity.durationS);
     console.error(`  capacity ${capacityRps} req/s; offering half, twice, half...`);
     const rss = new RssSampler([pool.pid, ...descendants(pool.pid)]);

@@ -9,11 +9,11 @@
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { Pool } from "undici";
 import { rolloutConfig } from "../../protocol/rollout/config.ts";
 import { processFlags, runSubcommands } from "../../tools/cli/command.ts";
 import { MODELS_DIR } from "../../tools/edge-bundle/build-edge.ts";
 import { COMMANDS } from "../../tools/model/commands.ts";
+import { LoadClient, runClosedLoop } from "../../tools/probe/load.ts";
 import { probeTarget } from "../../tools/probe/target.ts";
 import { PoolClient } from "../../tools/rollout/client.ts";
 import { runController } from "../../tools/rollout/controller.ts";
@@ -64,28 +64,26 @@ async function identicalCandidates(dir: string): Promise<void> {
 /** Regional traffic to the pools, 8 requests at a time, new inputs each pass, until `done` settles. */
 async function traffic(pools: RegionalPool[], done: Promise<unknown>): Promise<{ sent: number; failed: number }> {
   const rows = probeTarget(MODELS_DIR, "digits").heldout.rows;
-  const clients = pools.map((p) => new Pool(p.url, { connections: 4 }));
+  const clients = pools.map((p) => new LoadClient(p.url, { connections: 4 }));
   let stop = false;
   void done.finally(() => {
     stop = true;
   });
-  let sent = 0;
   let failed = 0;
-  const worker = async () => {
-    while (!stop) {
-      const i = sent++;
+  const sent = await runClosedLoop(
+    8,
+    () => stop,
+    async (i) => {
       const inputs = rows[i % rows.length]!.input.map((x, j) => (j === 0 ? x + Math.floor(i / rows.length) * 1e-3 : x));
-      const res = await clients[i % clients.length]!.request({
+      const request = {
         path: "/v1/classify",
-        method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ model: "digits", inputs }),
-      });
-      await res.body.dump();
-      if (res.statusCode !== 200) failed++;
-    }
-  };
-  await Promise.all(Array.from({ length: 8 }, worker));
+      };
+      const response = await clients[i % clients.length]!.send(request);
+      if (response.status !== 200) failed++;
+    },
+  );
   await Promise.all(clients.map((c) => c.close()));
   return { sent, failed };
 }

@@ -12,6 +12,7 @@ describe("exchange", () => {
       const before = performance.now();
       const answer = await exchange(pool, { path: "/v1/classify", method: "POST", body: "{}" });
       expect(answer.status).toBe(200);
+      expect(answer.headers["content-type"]).toBe("application/json");
       expect(answer.text).toBe(body);
       expect(answer.doneAt).toBeGreaterThan(before);
       expect(answer.doneAt).toBeLessThanOrEqual(performance.now());

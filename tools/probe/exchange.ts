@@ -3,6 +3,7 @@ import type { Dispatcher } from "undici";
 /** A whole answer, and when its last byte was read (performance.now()). */
 export interface Exchange {
   status: number;
+  headers: Record<string, string | string[] | undefined>;
   text: string;
   doneAt: number;
 }
@@ -17,18 +18,20 @@ export function exchange(dispatcher: Dispatcher, options: Dispatcher.DispatchOpt
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let status = 0;
+    let headers: Exchange["headers"] = {};
     dispatcher.dispatch(options, {
       // undici checks that a handler has every method of its interface, this one too.
       onRequestStart() {},
-      onResponseStart(_controller, statusCode) {
+      onResponseStart(_controller, statusCode, responseHeaders) {
         status = statusCode;
+        headers = responseHeaders;
       },
       onResponseData(_controller, chunk) {
         chunks.push(chunk);
       },
       onResponseEnd() {
         const doneAt = performance.now();
-        resolve({ status, text: Buffer.concat(chunks).toString("utf8"), doneAt });
+        resolve({ status, headers, text: Buffer.concat(chunks).toString("utf8"), doneAt });
       },
       onResponseError(_controller, error) {
         reject(error);

@@ -1,14 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { dueAt, openLoop } from "./schedule.ts";
+import { dueAt, sendOnSchedule } from "./schedule.ts";
 
-describe("openLoop", () => {
+describe("sendOnSchedule", () => {
   it("puts request i at start + i/rate", () => {
     expect([0, 1, 2, 50].map((i) => dueAt(1000, i, 50))).toEqual([1000, 1020, 1040, 2000]);
   });
 
   it("sends every request once, in order, never before it is due", async () => {
     const sends: { i: number; due: number; at: number }[] = [];
-    await openLoop(200, 40, (i, due) => sends.push({ i, due, at: performance.now() }));
+    await sendOnSchedule(200, 40, (i, due) => sends.push({ i, due, at: performance.now() }));
     expect(sends.map((s) => s.i)).toEqual(Array.from({ length: 40 }, (_, i) => i));
     for (const s of sends) expect(s.at).toBeGreaterThanOrEqual(s.due);
     expect(sends[39]!.due - sends[0]!.due).toBeCloseTo(195, 6);
@@ -16,7 +16,7 @@ describe("openLoop", () => {
 
   it("sends what fell due while the process was busy at once, each with its own due time", async () => {
     const sends: { i: number; due: number; at: number }[] = [];
-    await openLoop(1000, 20, (i, due) => {
+    await sendOnSchedule(1000, 20, (i, due) => {
       sends.push({ i, due, at: performance.now() });
       if (i === 2) {
         const until = performance.now() + 10;

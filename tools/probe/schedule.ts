@@ -16,7 +16,7 @@ export const dueAt = (startMs: number, i: number, rate: number): number => start
  * sent at once, each still timed from its own due time, so a stall shows as latency (no coordinated omission).
  * `stopWhen`, checked before each send, ends the schedule early. Resolves with the number sent.
  */
-export async function openLoop(
+export async function sendOnSchedule(
   rate: number,
   total: number,
   send: (i: number, due: number) => void,
