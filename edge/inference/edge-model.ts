@@ -52,6 +52,8 @@ export class EdgeModel {
   readonly config: ModelConfig;
   readonly signature: ModelSignature;
   readonly calibration: CascadeCalibration;
+  /** `<name> v<version>`, as answers' Server-Timing names the edge model (written once, not per answer). */
+  readonly label: string;
   readonly #runner: Lazy<Runner>;
   #loads = 0;
 
@@ -59,6 +61,7 @@ export class EdgeModel {
     this.config = source.config;
     this.signature = signatureOf(source.config);
     this.calibration = calibrationOf(source.config);
+    this.label = `${source.config.name} v${source.config.version}`;
     const bytes = source.bytes instanceof Uint8Array ? source.bytes : new Uint8Array(source.bytes);
     this.#runner = new Lazy(async () => {
       this.#loads++;
