@@ -3,10 +3,10 @@ import { errorAnswer } from "../../protocol/error-answer.ts";
 import { DEFAULT_LIMITS } from "../../protocol/limits.ts";
 import { API_CORS } from "../api-cors.ts";
 import type { Env } from "../env.ts";
-import { identifyCaller, type Tenant } from "../middleware/api-key.ts";
+import { anonymousCaller, identifyCaller, type Tenant } from "../middleware/api-key.ts";
 import { bodyTooLarge } from "../middleware/body-limit.ts";
 import { corsAnswerHeaders } from "../middleware/cors.ts";
-import { checkRateLimits } from "../middleware/rate-limit.ts";
+import { checkRateLimits, hasRateLimits } from "../middleware/rate-limit.ts";
 import { BUDGET_HEADER } from "../regions/budget.ts";
 import { type CfLocation, requestLocation } from "../regions/request-location.ts";
 import { answerClassify } from "../routes/classify-answer.ts";
@@ -37,13 +37,19 @@ export async function fastClassify(request: Request, env: Env, ctx: ExecutionCon
     runtime = rt;
     const headers = request.headers;
     cors = corsHeaders(headers.get("origin") ?? "", rt.options.corsOrigins);
-    const caller = await identifyCaller(rt.options.apiKeys, {
-      authorization: headers.get("authorization"),
-      apiKey: headers.get("x-api-key"),
-      connectingIp: headers.get("cf-connecting-ip"),
-    });
+    // Without keys and limits (each a setting of the isolate) nothing here waits: no promise is made for them.
+    const keys = rt.options.apiKeys;
+    const caller =
+      keys.length === 0
+        ? anonymousCaller(headers.get("cf-connecting-ip"))
+        : await identifyCaller(keys, {
+            authorization: headers.get("authorization"),
+            apiKey: headers.get("x-api-key"),
+            connectingIp: headers.get("cf-connecting-ip"),
+          });
     tenant = caller.tenant;
-    await checkRateLimits(rt.rateLimiter, caller, rt.options.rateLimitPeriodS);
+    if (hasRateLimits(rt.rateLimiter, caller))
+      await checkRateLimits(rt.rateLimiter, caller, rt.options.rateLimitPeriodS);
     if (Number.parseInt(headers.get("content-length") ?? "0", 10) > DEFAULT_LIMITS.maxBodyBytes) throw bodyTooLarge();
     const answered = await answerClassify(
       {

@@ -52,6 +52,8 @@ export class EdgeVariant {
   readonly config: ModelConfig;
   readonly io: ModelIo;
   readonly calibration: CascadeCalibration;
+  /** `<name> v<version>`, as answers' Server-Timing names the edge model (written once, not per answer). */
+  readonly label: string;
   readonly #runner: Lazy<Runner>;
   #loads = 0;
 
@@ -59,6 +61,7 @@ export class EdgeVariant {
     this.config = source.config;
     this.io = modelIoOf(source.config);
     this.calibration = calibrationOf(source.config);
+    this.label = `${source.config.name} v${source.config.version}`;
     const bytes = source.bytes instanceof Uint8Array ? source.bytes : new Uint8Array(source.bytes);
     this.#runner = new Lazy(async () => {
       this.#loads++;

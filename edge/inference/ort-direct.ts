@@ -103,6 +103,7 @@ export class DirectRunner {
   readonly #errorScratch: number;
   readonly #slots: Slot[] = [];
   #heap: Float32Array;
+  #pointers: Uint32Array;
 
   constructor(wasm: OrtWasmExports, options: DirectRunOptions) {
     this.#wasm = wasm;
@@ -111,6 +112,7 @@ export class DirectRunner {
     this.#outputNames = this.#pointerTo(this.#string(options.outputName));
     this.#errorScratch = this.#malloc(8);
     this.#heap = new Float32Array(wasm.memory.buffer);
+    this.#pointers = new Uint32Array(wasm.memory.buffer);
   }
 
   run(data: Float32Array, batch: number): Float32Array {
@@ -120,16 +122,24 @@ export class DirectRunner {
     this.#view().set(data, slot.input >>> 2);
     const code = this.#wasm.run(session, this.#inputNames, slot.inputs, 1, this.#outputNames, 1, slot.outputs, 0);
     if (code !== 0) throw this.#lastError(`OrtRun failed (${code})`);
-    if (new Uint32Array(this.#wasm.memory.buffer, slot.outputs, 1)[0] !== slot.outputTensor) {
+    const heap = this.#view();
+    // The same buffer as `heap`: a run that grew the memory was caught by `#view`.
+    if (this.#pointers[slot.outputs >>> 2] !== slot.outputTensor) {
       throw new Error("OrtRun replaced the preallocated output tensor");
     }
     const start = slot.output >>> 2;
-    return this.#view().slice(start, start + batch * classes);
+    return heap.slice(start, start + batch * classes);
   }
 
-  /** The heap as float32, again after the memory grew (growing detaches the old buffer). */
+  /**
+   * The heap as float32 (and as the uint32 of wasm32 pointers), again after the memory grew (growing detaches
+   * the old buffer); kept between runs rather than a view made per run.
+   */
   #view(): Float32Array {
-    if (this.#heap.buffer !== this.#wasm.memory.buffer) this.#heap = new Float32Array(this.#wasm.memory.buffer);
+    if (this.#heap.buffer !== this.#wasm.memory.buffer) {
+      this.#heap = new Float32Array(this.#wasm.memory.buffer);
+      this.#pointers = new Uint32Array(this.#wasm.memory.buffer);
+    }
     return this.#heap;
   }
 

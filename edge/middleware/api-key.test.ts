@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { clientIds, presentedKey } from "./api-key.ts";
+import { ANONYMOUS, anonymousCaller, clientIds, identifyCaller, presentedKey } from "./api-key.ts";
 
 describe("presentedKey", () => {
   it.each([
@@ -25,5 +25,15 @@ describe("clientIds", () => {
       ["k1", "key:6ab9f1eb8f7d3388"],
       ["second-key", "key:f397f260a275cc4d"],
     ]);
+  });
+});
+
+describe("anonymousCaller", () => {
+  it("is identifyCaller's answer without keys: the client address, tenant anonymous", async () => {
+    for (const ip of ["203.0.113.9", null]) {
+      const caller = anonymousCaller(ip);
+      expect(caller).toEqual({ client: `ip:${ip ?? "unknown"}`, tenant: ANONYMOUS });
+      expect(await identifyCaller([], { authorization: "Bearer x", apiKey: "y", connectingIp: ip })).toEqual(caller);
+    }
   });
 });

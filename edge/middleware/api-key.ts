@@ -55,6 +55,11 @@ async function keyTable(keys: readonly TenantKey[]): Promise<Map<string, Caller>
   );
 }
 
+/** The caller of a request when no keys are configured: its client address, tenant `anonymous`. */
+export function anonymousCaller(connectingIp: string | null): Caller {
+  return { client: `ip:${connectingIp ?? "unknown"}`, tenant: ANONYMOUS };
+}
+
 /**
  * The caller of a request under the accepted keys (`API_KEYS`): with keys configured, the presented key's
  * client and tenant, or a 401 for none or an unknown one; without keys, the client address and `anonymous`.
@@ -64,7 +69,7 @@ export async function identifyCaller(
   keys: readonly TenantKey[],
   headers: { authorization: string | null; apiKey: string | null; connectingIp: string | null },
 ): Promise<Caller> {
-  if (keys.length === 0) return { client: `ip:${headers.connectingIp ?? "unknown"}`, tenant: ANONYMOUS };
+  if (keys.length === 0) return anonymousCaller(headers.connectingIp);
   const key = presentedKey(headers.authorization ?? undefined, headers.apiKey ?? undefined);
   if (!key) throw new Unauthorized("missing API key: send Authorization: Bearer <key> or x-api-key");
   let table = knownKeys.get(keys);

@@ -3,6 +3,11 @@ import { RateLimited } from "../../protocol/errors.ts";
 import type { AppEnv } from "../app-env.ts";
 import type { Caller } from "./api-key.ts";
 
+/** Whether `checkRateLimits` has anything to check for this caller: a limiter binding or the key's own limit. */
+export function hasRateLimits(limiter: RateLimit | undefined, caller: Caller): boolean {
+  return limiter !== undefined || caller.tenant.window !== undefined;
+}
+
 /**
  * Per-client rate limit with the Workers rate-limiting binding (`RATE_LIMITER`, `[[ratelimits]]` in
  * wrangler.toml): over the limit is a 429 whose Retry-After is the binding's period (the binding does not

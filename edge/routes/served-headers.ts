@@ -11,11 +11,10 @@ import { serverTimingValue } from "./server-timing.ts";
  * `edge`, `regional;desc="<region>"`, `hedge`; browsers' Timing-Allow-Origin is CORS's, middleware/cors.ts).
  */
 export function servedHeaders(model: ServedModel, served: Served): Record<string, string> {
-  const edgeModel = model.edge && `${model.edge.config.name} v${model.edge.version}`;
   const headers: Record<string, string> = {
     [SERVED_BY_HEADER]: served.servedBy,
     [MODEL_VERSION_HEADER]: served.version,
-    "server-timing": serverTimingValue(served.trace, edgeModel),
+    "server-timing": serverTimingValue(served.trace, model.edge?.label),
   };
   if (served.degraded) headers[DEGRADED_HEADER] = served.degraded;
   return headers;

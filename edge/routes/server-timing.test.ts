@@ -13,7 +13,20 @@ describe("serverTimingValue", () => {
       { cache: { tier: "l2", ms: 1 }, edge: true, regional: { region: 'we"ird\\', ms: 3, hedged: false } },
       'cache;dur=1.0;desc="hit-l2",edge;desc="digits-edge v1",regional;dur=3.0;desc="we\\"ird\\\\"',
     ],
+    [{ cache: { tier: "bypass", ms: 0 }, edge: true }, 'cache;desc="bypass",edge;desc="digits-edge v1"'],
+    [{ cache: { tier: "miss", ms: 0 }, edge: true }, 'cache;dur=0.0;desc="miss",edge;desc="digits-edge v1"'],
+    [{ cache: { tier: "l2", ms: 0 }, edge: false }, 'cache;dur=0.0;desc="hit-l2"'],
+    [{ cache: { tier: "l1", ms: 0.25 }, edge: false }, 'cache;dur=0.3;desc="hit-l1"'],
   ] as const)("%j -> %s", (trace, value) => {
     expect(serverTimingValue(trace, "digits-edge v1")).toBe(value);
+  });
+
+  it("names each edge model as asked, quoted, however many answers came before", () => {
+    const trace = { cache: { tier: "bypass", ms: 0 }, edge: true } as const;
+    for (let i = 0; i < 2; i++) {
+      expect(serverTimingValue(trace, "digits-edge v1")).toBe('cache;desc="bypass",edge;desc="digits-edge v1"');
+      expect(serverTimingValue(trace, 'odd"edge v2')).toBe('cache;desc="bypass",edge;desc="odd\\"edge v2"');
+    }
+    expect(serverTimingValue(trace, undefined)).toBe('cache;desc="bypass"');
   });
 });
