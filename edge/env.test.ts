@@ -25,6 +25,7 @@ describe("parseEnv", () => {
       sloBudgetMs: 10,
       maxBudgetMs: 1000,
       warmProbeIntervalMs: 3000,
+      reachQuantile: 0.9,
       hedgeDelayMs: 5,
       hedgeBudgetRatio: 0.1,
       hedgeBudgetBurst: 5,

@@ -18,6 +18,7 @@ export interface Env {
   SLO_BUDGET_MS?: string | number;
   MAX_BUDGET_MS?: string | number;
   WARM_PROBE_INTERVAL_MS?: string | number;
+  REACH_QUANTILE?: string | number;
   HEDGE_DELAY_MS?: string | number;
   HEDGE_BUDGET_RATIO?: string | number;
   HEDGE_BUDGET_BURST?: string | number;
@@ -54,6 +55,7 @@ export interface EdgeOptions {
   sloBudgetMs: number;
   maxBudgetMs: number;
   warmProbeIntervalMs: number;
+  reachQuantile: number;
   hedgeDelayMs: number;
   hedgeBudgetRatio: number;
   hedgeBudgetBurst: number;
@@ -266,6 +268,13 @@ export const SETTINGS: Settings<Exclude<keyof EdgeOptions, keyof typeof SIMULATI
     unit: "ms",
     doc: "least time between two warm probes of one region by one isolate",
     min: 1,
+  }),
+  reachQuantile: numberSetting({
+    variable: "REACH_QUANTILE",
+    default: 0.9,
+    doc: "quantile of a region's own answer times that budget-aware routing compares with the budget left",
+    min: 0,
+    max: 1,
   }),
   hedgeDelayMs: numberSetting({
     variable: "HEDGE_DELAY_MS",

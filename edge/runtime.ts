@@ -67,6 +67,7 @@ export class EdgeRuntime {
       hedgeBudgetRatio: options.hedgeBudgetRatio,
       hedgeBudgetBurst: options.hedgeBudgetBurst,
       warmProbeIntervalMs: options.warmProbeIntervalMs,
+      reachQuantile: options.reachQuantile,
       // A warm probe's two calls each end by REGION_CHECK_TIMEOUT_MS.
       warmProbeLostAfterMs: options.warmProbeIntervalMs + 2 * options.regionCheckTimeoutMs,
     });

@@ -41,6 +41,8 @@ export interface RegionBookOptions {
   warmProbeIntervalMs: number;
   /** After this long a warm probe that has not reported counts as lost, in ms. */
   warmProbeLostAfterMs: number;
+  /** Which quantile of a region's answer times the reach estimate takes (regions/reach.ts). Default 0.5. */
+  reachQuantile?: number;
 }
 
 /** Answer times kept per region for the reach estimate. */
@@ -174,7 +176,7 @@ export class RegionBook {
    */
   expectedAnswerMs(name: string, location?: RequestLocation): number | undefined {
     const { region, samples } = this.#entry(name);
-    return expectedAnswerMs({ samples, priorMs: priorRoundTripMs(location, region) });
+    return expectedAnswerMs({ samples, priorMs: priorRoundTripMs(location, region) }, this.#options.reachQuantile);
   }
 
   /** How long to wait for this region before hedging: its observed p95, or the configured default. */

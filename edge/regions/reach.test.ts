@@ -47,6 +47,32 @@ describe("expectedAnswerMs", () => {
   });
 });
 
+describe("expectedAnswerMs at a higher quantile (REACH_QUANTILE)", () => {
+  const answers = [3, 4, 5, 6, 7, 8, 9, 10, 11, 12].map((ms, i) => at(ms, i));
+  const cut = (t: number) => ({ ms: 10, at: t, cutOff: true });
+
+  it("is the lower quantile of the same evidence, the median at 0.5", () => {
+    expect(expectedAnswerMs({ samples: answers }, 0.5)).toBe(7);
+    expect(expectedAnswerMs({ samples: answers }, 0.9)).toBe(11);
+    expect(expectedAnswerMs({ samples: answers }, 1)).toBe(12);
+    expect(expectedAnswerMs({ samples: answers })).toBe(7);
+  });
+
+  it("turns a region whose calls are often cut off out of reach long before most of them are", () => {
+    // Two of ten cut off by the deadline: the median still says 7 ms, the 0.9 quantile says it will not make it.
+    const samples = [...answers.slice(0, 8), cut(20), cut(21)];
+    expect(expectedAnswerMs({ samples }, 0.5)).toBe(7);
+    expect(expectedAnswerMs({ samples }, 0.9)).toBe(Number.POSITIVE_INFINITY);
+    // One in ten is within it.
+    expect(expectedAnswerMs({ samples: [...answers.slice(0, 9), cut(20)] }, 0.9)).toBe(11);
+  });
+
+  it("still lets a warm probe alone bring a region back", () => {
+    const samples = [cut(1), cut(2), { ms: 4, at: 5_000, warmProbe: true }];
+    expect(expectedAnswerMs({ samples }, 0.9)).toBe(4);
+  });
+});
+
 describe("withinReach", () => {
   it.each([
     [undefined, 1, true],

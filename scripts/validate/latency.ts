@@ -17,6 +17,7 @@ import { UsageError } from "../../tools/cli/errors.ts";
 import type { FlagTable, FlagValues } from "../../tools/cli/flags.ts";
 import { startNoopServer } from "../../tools/probe/floor.ts";
 import { openLoop } from "../../tools/probe/load.ts";
+import { headerValue } from "../../tools/probe/load-response.ts";
 import { seededRandom } from "../../tools/probe/mix.ts";
 import {
   type LatencyStats,
@@ -33,9 +34,12 @@ import { LOCAL_REGIONS } from "../stack/local-regions.ts";
 import { tradeoffSvg } from "./chart.ts";
 import { CLIENT_LOCATIONS, type ClientLocation, oneWayDelayMs } from "./distance.ts";
 import { classifyRequest, type EdgeResult, readEdgeAnswer } from "./edge-answer.ts";
+import { busyCores, forwardPieces, type PieceRun } from "./forward-pieces.ts";
+import { type GcPauses, watchGc } from "./gc-pauses.ts";
 import { type ValidationModel, validationModel } from "./model.ts";
 import { holdBenchLock, ROOT, type RunInfo, runInfo, runLine } from "./run-info.ts";
 import { type RegionName, startValidationStack, stopOnSignals, type ValidationStack } from "./stack.ts";
+import { regionCallMs, type TailSample, type TailSplit, tailSplit } from "./tail-split.ts";
 import { cascadeOutcome } from "./tradeoff.ts";
 import { zipfTraffic } from "./traffic.ts";
 
@@ -63,8 +67,10 @@ const FLAGS = {
     type: "string",
     placeholder: "L",
     choices: LOCATION_NAMES,
-    default: "new-york",
-    help: "where the trade-off runs are sent from",
+    default: "frankfurt",
+    help:
+      "where the trade-off runs are sent from (frankfurt: a region is in reach of the budget; from\n" +
+      "new-york none is, and every threshold forwards nothing)",
   },
   "tradeoff-duration": { type: "number", placeholder: "S", default: 10, min: 1, help: "seconds per threshold" },
   "budget-ms": {
@@ -74,7 +80,19 @@ const FLAGS = {
     min: 1,
     help: "the edge's SLO_BUDGET_MS and the p95 target",
   },
-  "jitter-ms": { type: "number", placeholder: "MS", default: 0.5, help: "± jitter of every one-way delay" },
+  "jitter-ms": {
+    type: "number",
+    placeholder: "MS",
+    default: 0.5,
+    help: "± jitter of every one-way delay (0: the simulated network without jitter)",
+  },
+  "reach-quantile": {
+    type: "number",
+    placeholder: "Q",
+    max: 1,
+    defaultText: "the edge's, 0.9",
+    help: "the edge's REACH_QUANTILE",
+  },
   distinct: {
     type: "number",
     placeholder: "N",
@@ -102,6 +120,29 @@ const FLAGS = {
       "also measure, in the same run, the same rate against a hello-world Worker and a no-op\n" +
       "Node server, before and after the locations",
   },
+  decompose: {
+    type: "boolean",
+    help:
+      "before each location, the forward path piece by piece at the same rate: its nearest\n" +
+      "pool answering directly, the same pool through its delay proxy, and a no-op server\n" +
+      "directly and through a delay proxy of the same delay and jitter (the proxy alone)",
+  },
+  "decompose-duration": {
+    type: "number",
+    placeholder: "S",
+    default: 5,
+    min: 1,
+    max: 25,
+    help: "seconds per piece of --decompose (a piece's signature holds 30 s)",
+  },
+  "busy-cores": {
+    type: "number",
+    placeholder: "N",
+    default: 0,
+    max: 8,
+    integer: true,
+    help: "keep N other processes spinning on the CPU throughout (the machine with busy cores)",
+  },
   out: OUT_FLAG,
 } as const satisfies FlagTable;
 
@@ -120,6 +161,12 @@ interface RunResult {
   degradedReasons: Record<string, number>;
   /** The load generator's own lateness in sending (its timers): p50, p99 and max, ms; part of every latency. */
   sendLagMs: { p50: number; p99: number; max: number };
+  /** Which paths the requests over the budget took, and the forwards' latency split (tail-split.ts). */
+  tail: TailSplit;
+  /** GC pauses of this process (load generator and delay proxies) during the run. */
+  generatorGc: GcPauses;
+  /** `--decompose`: the forward path's pieces at the same rate, measured just before the run. */
+  pieces?: PieceRun[];
   /** `--cold`: the first request of each kind in the fresh isolate, before the load. */
   firstRequests?: FirstRequest[];
   /** Each region as the edge saw it at the end of the run (GET /status/regions). */
@@ -239,6 +286,11 @@ async function runOnce(
     seed: number;
     traffic: object;
     cold?: boolean;
+    /** `--decompose`: seconds per piece of the forward path, measured before the run; undefined: not measured. */
+    decomposeS?: number;
+    jitterMs: number;
+    /** The edge's REACH_QUANTILE; undefined: its default. */
+    reachQuantile?: number;
   },
 ): Promise<RunResult> {
   const delaysMs = Object.fromEntries(LOCAL_REGIONS.map((r) => [r.name, oneWayDelayMs(location, r)])) as Record<
@@ -246,7 +298,19 @@ async function runOnce(
     number
   >;
   stack.setDelays(delaysMs);
+  const unsure = model.rows.find((r) => !edgeAnswers(r, model.threshold, model.edgeModel)) ?? model.rows[0]!;
+  const pieces =
+    settings.decomposeS === undefined
+      ? undefined
+      : await forwardPieces(stack, {
+          delaysMs,
+          jitterMs: settings.jitterMs,
+          body: classifyRequest(model, unsure.input).body!,
+          rate: settings.rate,
+          durationS: settings.decomposeS,
+        });
   const vars: Record<string, string> = { SLO_BUDGET_MS: String(settings.budgetMs) };
+  if (settings.reachQuantile !== undefined) vars.REACH_QUANTILE = String(settings.reachQuantile);
   if (settings.threshold !== undefined) vars.CASCADE_THRESHOLDS = JSON.stringify({ [model.name]: settings.threshold });
   const edge = await stack.startEdge(vars);
   try {
@@ -272,7 +336,9 @@ async function runOnce(
     const rows: number[] = [];
     const lags: number[] = [];
     const results: EdgeResult[] = [];
+    const samples: TailSample[] = [];
     const startedAt = new Date().toISOString();
+    const gc = watchGc();
     const { sent } = await openLoop({
       origin: edge.url,
       rate: settings.rate,
@@ -284,9 +350,18 @@ async function runOnce(
       },
       onResponse: (response, _, i) => {
         lags.push(response.sendLagMs);
-        results.push(readEdgeAnswer(response, model.rows[rows[i]!]!, model, threshold));
+        const result = readEdgeAnswer(response, model.rows[rows[i]!]!, model, threshold);
+        results.push(result);
+        if (result.path === "error") return;
+        const regionMs = regionCallMs(headerValue(response.headers, "server-timing"));
+        samples.push({
+          path: result.path,
+          latencyMs: result.latencyMs,
+          ...(regionMs !== undefined ? { regionMs } : {}),
+        });
       },
     });
+    const generatorGc = gc.stop();
     clearInterval(cron);
     const status = (await (await edge.dispatchFetch(`${edge.url}/status/regions`)).json()) as {
       isolate: {
@@ -321,6 +396,9 @@ async function runOnce(
       accuracy: round(count((r) => r.accurate === true) / Math.max(1, answered.length)),
       degradedReasons,
       sendLagMs: lagStats(lags),
+      tail: tailSplit(samples, settings.budgetMs),
+      generatorGc,
+      ...(pieces ? { pieces } : {}),
       ...(first ? { firstRequests: first } : {}),
       regions: status.isolate.regions.map((r) => ({
         name: r.name,
@@ -370,11 +448,11 @@ function markdown(report: {
     "",
     "## Per client location",
     "",
-    `| location | one-way ms (us / eu / ap) | requests | regional share | p95 ms | p99 ms | edge share | cache | p50 ms | p95 ≤ ${budgetMs} ms | errors | label mismatches |`,
-    "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    `| location | one-way ms (us / eu / ap) | requests | regional share | p95 ms | p99 ms | edge share | cache | p50 ms | p95 ≤ ${budgetMs} ms | errors | label mismatches | measured accuracy |`,
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ...locations.map(
       (r) =>
-        `| ${r.location} | ${r.delaysMs.us} / ${r.delaysMs.eu} / ${r.delaysMs.ap} | ${r.summary.sent} | ${pct(r.regionalShare)} | ${ms(r.summary.overall.p95Ms)} | ${ms(r.summary.overall.p99Ms)} | ${pct(r.edgeShare)} | ${pct(r.cacheShare)} | ${ms(r.summary.overall.p50Ms)} | ${r.summary.target.holds ? "**holds**" : "missed"} (${r.summary.target.measuredP95Ms ?? "inf"}) | ${r.summary.errors} | ${r.summary.mismatches} |`,
+        `| ${r.location} | ${r.delaysMs.us} / ${r.delaysMs.eu} / ${r.delaysMs.ap} | ${r.summary.sent} | ${pct(r.regionalShare)} | ${ms(r.summary.overall.p95Ms)} | ${ms(r.summary.overall.p99Ms)} | ${pct(r.edgeShare)} | ${pct(r.cacheShare)} | ${ms(r.summary.overall.p50Ms)} | ${r.summary.target.holds ? "**holds**" : "missed"} (${r.summary.target.measuredP95Ms ?? "inf"}) | ${r.summary.errors} | ${r.summary.mismatches} | ${pct(r.accuracy)} |`,
     ),
     "",
     "The load generator's own lateness in sending (its timers on this shared machine), part of every latency above:",
@@ -442,6 +520,45 @@ function markdown(report: {
       ),
     ),
     "",
+    "## What sets the p99",
+    "",
+    `Requests slower than the ${budgetMs} ms budget, by the path that answered them (at 1% or more of a location's`,
+    "requests they set its p99); forwards split into the region call as the edge timed it (Server-Timing, whole",
+    "ms: workerd's clock moves on I/O) and the rest (the client's hop to the edge and back, the edge's own work,",
+    "the send lag); and this process's GC pauses during the run (the load generator and the delay proxies share it).",
+    "",
+    `| location | p99 ms | over ${budgetMs} ms: cache / edge / regional / degraded | region call p50 / p99 ms | rest of a forward p50 / p99 ms | generator GC: pauses, longest, total ms |`,
+    "|---|---|---|---|---|---|",
+    ...locations.map((r) => {
+      const o = r.tail.overByPath;
+      const f = r.tail.forwards;
+      const split = f
+        ? `${ms(f.regionCall.p50Ms)} / ${ms(f.regionCall.p99Ms)} | ${ms(f.rest.p50Ms)} / ${ms(f.rest.p99Ms)}`
+        : "– | –";
+      const g = r.generatorGc;
+      return `| ${r.location} | ${ms(r.summary.overall.p99Ms)} | ${r.tail.over} of ${r.summary.sent}: ${o.cache ?? 0} / ${o.edge ?? 0} / ${o.regional ?? 0} / ${o.degraded ?? 0} | ${split} | ${g.count} (${g.major} full), ${g.maxMs}, ${g.totalMs} |`;
+    }),
+    "",
+    ...(locations.some((r) => r.pieces)
+      ? [
+          "## The forward path piece by piece (`--decompose`)",
+          "",
+          "Just before each location's run, at the same rate: its nearest region's pool answering a signed classify",
+          "call directly, then through its delay proxy, and a no-op server directly and through a delay proxy of the",
+          "same delay and jitter (the proxy alone). `above 2 × delay`: latency minus the delay the proxy is meant to",
+          "add both ways, the part of a forward that is neither distance nor the edge.",
+          "",
+          "| location | region | piece | one-way ms | p50 ms | p95 ms | p99 ms | above 2 × delay p50 / p99 ms | send lag p99 ms |",
+          "|---|---|---|---|---|---|---|---|---|",
+          ...locations.flatMap((r) =>
+            (r.pieces ?? []).map(
+              (q) =>
+                `| ${r.location} | ${q.region} | ${q.what} | ${q.delayMs} | ${ms(q.stats.p50Ms)} | ${ms(q.stats.p95Ms)} | ${ms(q.stats.p99Ms)} | ${ms(q.overDelay.p50Ms)} / ${ms(q.overDelay.p99Ms)} | ${q.sendLagP99Ms} |`,
+            ),
+          ),
+          "",
+        ]
+      : []),
     "## Regions as the edge saw them at the end of each run",
     "",
     "Budget-aware routing (docs/edge.md): a region expected to answer later than what is left of the budget is",
@@ -505,7 +622,13 @@ async function main(values: FlagValues<typeof FLAGS>): Promise<number> {
     "jitter-ms": jitterMs,
     seed,
     cold,
+    "reach-quantile": reachQuantile,
+    "busy-cores": busy,
   } = values;
+  if (values["decompose-duration"] !== FLAGS["decompose-duration"].default && !values.decompose) {
+    throw new UsageError("--decompose-duration is only for --decompose");
+  }
+  const decomposeS = values.decompose ? values["decompose-duration"] : undefined;
   const traffic = { distinct: values.distinct, zipfS: values["zipf-s"] };
   const floors = values.floors === "true";
   const out = resolve(ROOT, values.out);
@@ -515,8 +638,9 @@ async function main(values: FlagValues<typeof FLAGS>): Promise<number> {
   console.error(`starting pools us, eu, ap behind delay proxies...`);
   const stack = await startValidationStack({ jitterMs });
   stopOnSignals(stack);
+  const spinning = busyCores(busy);
   try {
-    const settings = { rate, durationS, budgetMs, seed, traffic, cold };
+    const settings = { rate, durationS, budgetMs, seed, traffic, cold, jitterMs, decomposeS, reachQuantile };
     const floorRuns: FloorRun[] = [];
     /** hello-world Worker and no-op Node server at the same rate: the machine's and the client's own tail. */
     const measureFloors = async (when: FloorRun["when"]) => {
@@ -554,13 +678,32 @@ async function main(values: FlagValues<typeof FLAGS>): Promise<number> {
     const from = CLIENT_LOCATIONS.find((l) => l.name === tradeoffAt)!;
     for (const threshold of thresholds) {
       console.error(`trade-off: threshold ${threshold} from ${from.name}, ${tradeoffS} s...`);
-      const result = await runOnce(stack, model, from, { ...settings, durationS: tradeoffS, threshold, cold: false });
+      const result = await runOnce(stack, model, from, {
+        ...settings,
+        durationS: tradeoffS,
+        threshold,
+        cold: false,
+        decomposeS: undefined,
+      });
       tradeoff.push({ ...result, fixture: cascadeOutcome(model.rows, threshold, model.name, model.edgeModel) });
       console.error(`  p95 ${result.summary.overall.p95Ms} ms, edge share ${pct(result.edgeShare)}`);
     }
     const report = {
       info,
-      settings: { model: model.name, rate, durationS, tradeoffS, budgetMs, jitterMs, traffic, seed, cold },
+      settings: {
+        model: model.name,
+        rate,
+        durationS,
+        tradeoffS,
+        budgetMs,
+        jitterMs,
+        traffic,
+        seed,
+        cold,
+        ...(decomposeS !== undefined ? { decomposeS } : {}),
+        ...(reachQuantile !== undefined ? { reachQuantile } : {}),
+        ...(busy > 0 ? { busyCores: busy } : {}),
+      },
       floors: floorRuns,
       calibrated: model.threshold,
       budgetMs,
@@ -585,6 +728,7 @@ async function main(values: FlagValues<typeof FLAGS>): Promise<number> {
     console.error(`wrote ${join(out, "latency.md")}`);
     return perLocation.every((r) => r.summary.errors === 0) ? 0 : 1;
   } finally {
+    spinning.stop();
     await stack.stop();
   }
 }
