@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { signatureHeaders } from "../../protocol/signing.ts";
 import { startNoopServer } from "../../tools/probe/floor.ts";
 import { openLoop } from "../../tools/probe/load.ts";
-import { type LatencyStats, latencyStats, percentile } from "../../tools/probe/summary.ts";
+import { type LatencyStats, latencyStats } from "../../tools/probe/summary.ts";
 import { startDelayProxy } from "./delay-proxy.ts";
 import type { RegionName, ValidationStack } from "./stack.ts";
 
@@ -52,14 +52,12 @@ export async function forwardPieces(
         ...(signed ? await signatureHeaders(stack.secret, { method: "POST", path: "/v1/classify", body }) : {}),
       };
       const latencies: number[] = [];
-      const lags: number[] = [];
-      await openLoop({
+      const { summary } = await openLoop({
         origin,
         rate,
         durationS,
         next: () => ({ path: "/v1/classify", headers, body }),
         onResponse: (response) => {
-          lags.push(response.sendLagMs);
           if (response.status === 200) latencies.push(response.latencyMs);
         },
       });
@@ -68,15 +66,9 @@ export async function forwardPieces(
         what,
         region,
         delayMs: delay,
-        stats: latencyStats(latencies),
+        stats: summary.latency,
         overDelay: latencyStats(latencies.map((ms) => ms - 2 * delay)),
-        sendLagP99Ms:
-          Math.round(
-            percentile(
-              [...lags].sort((a, b) => a - b),
-              99,
-            ) * 100,
-          ) / 100,
+        sendLagP99Ms: summary.sendLagMs.p99,
       });
     }
   } finally {

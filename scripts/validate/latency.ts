@@ -19,13 +19,7 @@ import { startNoopServer } from "../../tools/probe/floor.ts";
 import { openLoop } from "../../tools/probe/load.ts";
 import { headerValue } from "../../tools/probe/load-response.ts";
 import { seededRandom } from "../../tools/probe/mix.ts";
-import {
-  type LatencyStats,
-  latencyStats,
-  type ProbeSummary,
-  percentile,
-  summarize,
-} from "../../tools/probe/summary.ts";
+import { type LatencyStats, type ProbeSummary, summarize } from "../../tools/probe/summary.ts";
 import { startHelloWorker } from "../benchmarks/hello.ts";
 import { cpuMs, listeningPid } from "../benchmarks/process-cpu.ts";
 import { MODEL_FLAG, OUT_FLAG } from "../run-flags.ts";
@@ -250,28 +244,13 @@ async function floorRun(
   rate: number,
   durationS: number,
 ): Promise<FloorRun> {
-  const latencies: number[] = [];
-  const lags: number[] = [];
-  await openLoop({
+  const { summary } = await openLoop({
     origin,
     rate,
     durationS,
     next: () => ({ path: "/", headers: { "content-type": "application/json" }, body }),
-    onResponse: (response) => {
-      if (response.status === 200) latencies.push(response.latencyMs);
-      lags.push(response.sendLagMs);
-    },
   });
-  return { what, when, stats: latencyStats(latencies), sendLagMs: lagStats(lags) };
-}
-
-function lagStats(lags: number[]): { p50: number; p99: number; max: number } {
-  const sorted = [...lags].sort((a, b) => a - b);
-  return {
-    p50: round(percentile(sorted, 50), 2),
-    p99: round(percentile(sorted, 99), 2),
-    max: round(sorted.at(-1) ?? 0, 2),
-  };
+  return { what, when, stats: summary.latency, sendLagMs: summary.sendLagMs };
 }
 
 async function runOnce(
@@ -334,12 +313,11 @@ async function runOnce(
     const cron = setInterval(() => void edge.scheduled().catch(() => {}), 60_000);
     const next = zipfTraffic(model.rows, seededRandom(settings.seed), settings.traffic);
     const rows: number[] = [];
-    const lags: number[] = [];
     const results: EdgeResult[] = [];
     const samples: TailSample[] = [];
     const startedAt = new Date().toISOString();
     const gc = watchGc();
-    const { sent } = await openLoop({
+    const { sent, summary: load } = await openLoop({
       origin: edge.url,
       rate: settings.rate,
       durationS: settings.durationS,
@@ -349,7 +327,6 @@ async function runOnce(
         return classifyRequest(model, request.input, where);
       },
       onResponse: (response, _, i) => {
-        lags.push(response.sendLagMs);
         const result = readEdgeAnswer(response, model.rows[rows[i]!]!, model, threshold);
         results.push(result);
         if (result.path === "error") return;
@@ -395,7 +372,7 @@ async function runOnce(
       cacheShare: round(count((r) => r.path === "cache") / Math.max(1, answered.length)),
       accuracy: round(count((r) => r.accurate === true) / Math.max(1, answered.length)),
       degradedReasons,
-      sendLagMs: lagStats(lags),
+      sendLagMs: load.sendLagMs,
       tail: tailSplit(samples, settings.budgetMs),
       generatorGc,
       ...(pieces ? { pieces } : {}),
