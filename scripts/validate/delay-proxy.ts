@@ -1,7 +1,9 @@
 import { once } from "node:events";
 import { createServer, type Server, type Socket, connect as tcpConnect } from "node:net";
 import { seededRandom } from "../../tools/probe/mix.ts";
+import { type LatencyStats, latencyStats } from "../../tools/probe/summary.ts";
 import { checkDelaySettings, DelayLine, type DelaySettings } from "./delay-line.ts";
+import { preciseTimer, startPreciseTimers } from "./precise-timer.ts";
 
 /**
  * What the proxy does with connections:
@@ -43,6 +45,11 @@ export interface DelayProxyStats {
    * counted from the request lines of the bytes that passed the proxy.
    */
   requests: Record<string, number>;
+  /**
+   * How late the proxy released data against its due time (arrival + delay + jitter), per wake-up, over the
+   * last 65536 wake-ups: what the proxy added to the distance it simulates, in both directions.
+   */
+  releaseLateMs: LatencyStats;
 }
 
 export interface DelayProxy {
@@ -68,9 +75,25 @@ const FAULT_RESPONSE =
   "HTTP/1.1 500 Internal Server Error\r\ncontent-type: application/json\r\n" +
   `content-length: ${Buffer.byteLength(FAULT_BODY)}\r\nconnection: close\r\n\r\n${FAULT_BODY}`;
 
+/** The last LATE_SAMPLES release delays past due, ms (a ring: memory stays fixed over a long run). */
+const LATE_SAMPLES = 1 << 16;
+class Lateness {
+  readonly #samples = new Float64Array(LATE_SAMPLES);
+  #count = 0;
+
+  record(ms: number): void {
+    this.#samples[this.#count++ % LATE_SAMPLES] = ms;
+  }
+
+  stats(): LatencyStats {
+    return latencyStats(Array.from(this.#samples.subarray(0, Math.min(this.#count, LATE_SAMPLES))));
+  }
+}
+
 /**
- * Moves the bytes of one direction through a DelayLine: one timer per direction, armed for the head of the
- * queue, so any number of chunks in flight cost one timer (the pipe keeps the bytes' order; see delay-line.ts).
+ * Moves the bytes of one direction through a DelayLine: one precise timer per direction (precise-timer.ts),
+ * armed for the head of the queue, so any number of chunks in flight cost one timer (the pipe keeps the bytes'
+ * order; see delay-line.ts).
  */
 class DelayedPipe {
   readonly #line = new DelayLine<Item>();
@@ -79,7 +102,9 @@ class DelayedPipe {
   readonly #settings: () => DelaySettings;
   readonly #random: () => number;
   readonly #count: (chunk: Buffer) => void;
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  readonly #late: Lateness;
+  readonly #timer = preciseTimer(() => this.#flush());
+  #armed = false;
   dropping = false;
 
   constructor(
@@ -88,12 +113,14 @@ class DelayedPipe {
     settings: () => DelaySettings,
     random: () => number,
     count: (chunk: Buffer) => void,
+    late: Lateness,
   ) {
     this.#from = from;
     this.#to = to;
     this.#settings = settings;
     this.#random = random;
     this.#count = count;
+    this.#late = late;
     from.on("data", (chunk: Buffer) => this.#push(chunk, chunk.length));
     from.on("end", () => this.#push(END, 0));
     to.on("drain", () => this.#relieve());
@@ -108,13 +135,17 @@ class DelayedPipe {
 
   #arm(): void {
     const at = this.#line.nextAt();
-    if (this.#timer !== undefined || at === undefined) return;
-    this.#timer = setTimeout(() => this.#flush(), Math.max(0, at - performance.now()));
+    if (this.#armed || at === undefined) return;
+    this.#armed = true;
+    this.#timer.at(at);
   }
 
   #flush(): void {
-    this.#timer = undefined;
-    for (const item of this.#line.take(performance.now())) {
+    this.#armed = false;
+    const now = performance.now();
+    const due = this.#line.nextAt();
+    if (due !== undefined && due <= now) this.#late.record(now - due);
+    for (const item of this.#line.take(now)) {
       if (this.#to.destroyed) break;
       if (item === END) this.#to.end();
       else {
@@ -137,8 +168,8 @@ class DelayedPipe {
   }
 
   stop(): void {
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
+    this.#timer.cancel();
+    this.#armed = false;
     this.#line.clear();
   }
 }
@@ -181,13 +212,27 @@ class ProxiedConnection {
     const settings = () => proxy.settings;
     const requestLines = new RequestLines(proxy.stats.requests);
     this.#pipes = [
-      new DelayedPipe(client, this.upstream, settings, proxy.random, (chunk) => {
-        proxy.stats.bytesForward += chunk.length;
-        requestLines.see(chunk);
-      }),
-      new DelayedPipe(this.upstream, client, settings, proxy.random, (chunk) => {
-        proxy.stats.bytesBack += chunk.length;
-      }),
+      new DelayedPipe(
+        client,
+        this.upstream,
+        settings,
+        proxy.random,
+        (chunk) => {
+          proxy.stats.bytesForward += chunk.length;
+          requestLines.see(chunk);
+        },
+        proxy.late,
+      ),
+      new DelayedPipe(
+        this.upstream,
+        client,
+        settings,
+        proxy.random,
+        (chunk) => {
+          proxy.stats.bytesBack += chunk.length;
+        },
+        proxy.late,
+      ),
     ];
     // A failure on one side reaches the other after the one-way delay, as a reset would; until then bytes
     // already in flight still arrive.
@@ -218,7 +263,8 @@ class ProxiedConnection {
 interface ProxyState {
   settings: DelaySettings;
   random: () => number;
-  stats: DelayProxyStats;
+  stats: Omit<DelayProxyStats, "releaseLateMs">;
+  late: Lateness;
 }
 
 /** Answer every request on the socket with a 500 (after one round trip) and close; the request is read first. */
@@ -247,6 +293,7 @@ export async function startDelayProxy(options: DelayProxyOptions): Promise<Delay
     settings: checkDelaySettings({ delayMs: options.delayMs ?? 0, jitterMs: options.jitterMs ?? 0 }),
     random: seededRandom(options.seed ?? 1),
     stats: { connections: 0, refused: 0, failed: 0, blackholed: 0, bytesForward: 0, bytesBack: 0, requests: {} },
+    late: new Lateness(),
   };
   let mode: ProxyMode = options.mode ?? "pass";
   const open = new Set<ProxiedConnection>();
@@ -274,7 +321,7 @@ export async function startDelayProxy(options: DelayProxyOptions): Promise<Delay
     }
   });
   server.listen(options.port ?? 0, "127.0.0.1");
-  await once(server, "listening");
+  await Promise.all([once(server, "listening"), startPreciseTimers()]);
   const port = (server.address() as { port: number }).port;
 
   return {
@@ -297,7 +344,7 @@ export async function startDelayProxy(options: DelayProxyOptions): Promise<Delay
       mode = next;
     },
     mode: () => mode,
-    stats: () => ({ ...state.stats, requests: { ...state.stats.requests } }),
+    stats: () => ({ ...state.stats, requests: { ...state.stats.requests }, releaseLateMs: state.late.stats() }),
     async close() {
       for (const c of open) c.destroy();
       for (const s of faulted) s.destroy();
