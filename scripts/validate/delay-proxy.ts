@@ -45,11 +45,6 @@ export interface DelayProxyStats {
    * counted from the request lines of the bytes that passed the proxy.
    */
   requests: Record<string, number>;
-  /**
-   * How late the proxy released data against its due time (arrival + delay + jitter), per wake-up, over the
-   * last 65536 wake-ups: what the proxy added to the distance it simulates, in both directions.
-   */
-  releaseLateMs: LatencyStats;
 }
 
 export interface DelayProxy {
@@ -62,6 +57,12 @@ export interface DelayProxy {
   setMode(mode: ProxyMode): void;
   mode(): ProxyMode;
   stats(): DelayProxyStats;
+  /**
+   * How late the proxy released data against its due time (arrival + delay + jitter), per wake-up, both
+   * directions, since the previous call (at most the last 65536): what the proxy added to the distance it
+   * simulates. Each call starts a new count.
+   */
+  releaseLateness(): LatencyStats;
   close(): Promise<void>;
 }
 
@@ -85,8 +86,11 @@ class Lateness {
     this.#samples[this.#count++ % LATE_SAMPLES] = ms;
   }
 
-  stats(): LatencyStats {
-    return latencyStats(Array.from(this.#samples.subarray(0, Math.min(this.#count, LATE_SAMPLES))));
+  /** The samples since the last call, and a new count. */
+  take(): LatencyStats {
+    const stats = latencyStats(Array.from(this.#samples.subarray(0, Math.min(this.#count, LATE_SAMPLES))));
+    this.#count = 0;
+    return stats;
   }
 }
 
@@ -263,7 +267,7 @@ class ProxiedConnection {
 interface ProxyState {
   settings: DelaySettings;
   random: () => number;
-  stats: Omit<DelayProxyStats, "releaseLateMs">;
+  stats: DelayProxyStats;
   late: Lateness;
 }
 
@@ -344,7 +348,8 @@ export async function startDelayProxy(options: DelayProxyOptions): Promise<Delay
       mode = next;
     },
     mode: () => mode,
-    stats: () => ({ ...state.stats, requests: { ...state.stats.requests }, releaseLateMs: state.late.stats() }),
+    stats: () => ({ ...state.stats, requests: { ...state.stats.requests } }),
+    releaseLateness: () => state.late.take(),
     async close() {
       for (const c of open) c.destroy();
       for (const s of faulted) s.destroy();

@@ -3,7 +3,7 @@ import { signatureHeaders } from "../../protocol/signing.ts";
 import { startNoopServer } from "../../tools/probe/floor.ts";
 import { openLoop } from "../../tools/probe/load.ts";
 import { type LatencyStats, latencyStats } from "../../tools/probe/summary.ts";
-import { startDelayProxy } from "./delay-proxy.ts";
+import type { ProxyHandle } from "./proxy-host.ts";
 import type { RegionName, ValidationStack } from "./stack.ts";
 
 /** One piece of the forward path, loaded open-loop at the run's rate (validate:latency `--decompose`). */
@@ -16,6 +16,8 @@ export interface PieceRun {
   /** Latency minus the two one-way delays the piece was meant to add: what the machine and the code add. */
   overDelay: LatencyStats;
   sendLagP99Ms: number;
+  /** The proxy's release lateness during the piece (DelayProxy.releaseLateness); absent without a proxy. */
+  proxyLateMs?: LatencyStats;
 }
 
 /**
@@ -32,26 +34,27 @@ export async function forwardPieces(
   const region = (Object.keys(delaysMs) as RegionName[]).reduce((a, b) => (delaysMs[b] < delaysMs[a] ? b : a));
   const delayMs = delaysMs[region];
   const noop = await startNoopServer(body);
-  const noopProxy = await startDelayProxy({
+  const noopProxy = await stack.startProxy({
     target: { host: "127.0.0.1", port: Number(new URL(noop.url).port) },
     delayMs,
     jitterMs,
   });
-  const pieces: [string, string, number, boolean][] = [
-    ["pool directly", stack.pools[region].url, 0, true],
-    ["pool through its delay proxy", stack.proxies[region].url, delayMs, true],
-    ["no-op server directly", noop.url, 0, false],
-    ["no-op server through a delay proxy (the proxy alone)", noopProxy.url, delayMs, false],
+  const pieces: [string, string, number, boolean, ProxyHandle | undefined][] = [
+    ["pool directly", stack.pools[region].url, 0, true, undefined],
+    ["pool through its delay proxy", stack.proxies[region].url, delayMs, true, stack.proxies[region]],
+    ["no-op server directly", noop.url, 0, false, undefined],
+    ["no-op server through a delay proxy (the proxy alone)", noopProxy.url, delayMs, false, noopProxy],
   ];
   const out: PieceRun[] = [];
   try {
-    for (const [what, origin, delay, signed] of pieces) {
+    for (const [what, origin, delay, signed, proxy] of pieces) {
       // Signed once per piece: a signature holds for 30 s either way (protocol/signing.ts).
       const headers = {
         "content-type": "application/json",
         ...(signed ? await signatureHeaders(stack.secret, { method: "POST", path: "/v1/classify", body }) : {}),
       };
       const latencies: number[] = [];
+      await proxy?.releaseLateness();
       const { summary } = await openLoop({
         origin,
         rate,
@@ -69,6 +72,7 @@ export async function forwardPieces(
         stats: summary.latency,
         overDelay: latencyStats(latencies.map((ms) => ms - 2 * delay)),
         sendLagP99Ms: summary.sendLagMs.p99,
+        ...(proxy ? { proxyLateMs: await proxy.releaseLateness() } : {}),
       });
     }
   } finally {

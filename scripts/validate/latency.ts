@@ -29,8 +29,9 @@ import { tradeoffSvg } from "./chart.ts";
 import { CLIENT_LOCATIONS, type ClientLocation, oneWayDelayMs } from "./distance.ts";
 import { classifyRequest, type EdgeResult, readEdgeAnswer } from "./edge-answer.ts";
 import { busyCores, forwardPieces, type PieceRun } from "./forward-pieces.ts";
-import { type GcPauses, watchGc } from "./gc-pauses.ts";
+import { type GcPauses, requestsInPauses, watchGc } from "./gc-pauses.ts";
 import { type ValidationModel, validationModel } from "./model.ts";
+import type { ProxyPlacement } from "./proxy-host.ts";
 import { holdBenchLock, ROOT, type RunInfo, runInfo, runLine } from "./run-info.ts";
 import { type RegionName, startValidationStack, stopOnSignals, type ValidationStack } from "./stack.ts";
 import { regionCallMs, type TailSample, type TailSplit, tailSplit } from "./tail-split.ts";
@@ -129,6 +130,15 @@ const FLAGS = {
     max: 25,
     help: "seconds per piece of --decompose (a piece's signature holds 30 s)",
   },
+  proxies: {
+    type: "string",
+    placeholder: "WHERE",
+    choices: ["apart", "in-process"],
+    default: "apart",
+    help:
+      "where the delay proxies run: apart (their own process, so that the load generator's work\n" +
+      "and GC do not hold back the distance they simulate) or in-process (this one, as before)",
+  },
   "busy-cores": {
     type: "number",
     placeholder: "N",
@@ -157,8 +167,13 @@ interface RunResult {
   sendLagMs: { p50: number; p99: number; max: number };
   /** Which paths the requests over the budget took, and the forwards' latency split (tail-split.ts). */
   tail: TailSplit;
-  /** GC pauses of this process (load generator and delay proxies) during the run. */
-  generatorGc: GcPauses;
+  /**
+   * GC pauses of this process (the load generator; the delay proxies too with `--proxies in-process`), and how
+   * many of the requests over the budget were in flight during one.
+   */
+  generatorGc: GcPauses & { overBudgetInPause: number };
+  /** Each proxy's release lateness during the run (DelayProxy.releaseLateness), for proxies that released data. */
+  proxyLateMs: Partial<Record<RegionName, LatencyStats>>;
   /** `--decompose`: the forward path's pieces at the same rate, measured just before the run. */
   pieces?: PieceRun[];
   /** `--cold`: the first request of each kind in the fresh isolate, before the load. */
@@ -276,7 +291,7 @@ async function runOnce(
     RegionName,
     number
   >;
-  stack.setDelays(delaysMs);
+  await stack.setDelays(delaysMs);
   const unsure = model.rows.find((r) => !edgeAnswers(r, model.threshold, model.edgeModel)) ?? model.rows[0]!;
   const pieces =
     settings.decomposeS === undefined
@@ -316,7 +331,11 @@ async function runOnce(
     const results: EdgeResult[] = [];
     const samples: TailSample[] = [];
     const startedAt = new Date().toISOString();
+    const regionNames = Object.keys(delaysMs) as RegionName[];
+    await Promise.all(regionNames.map((name) => stack.proxies[name].releaseLateness()));
     const gc = watchGc();
+    // openLoop's own start, to within microseconds: requests' due times count from it.
+    const loadStart = performance.now();
     const { sent, summary: load } = await openLoop({
       origin: edge.url,
       rate: settings.rate,
@@ -338,7 +357,16 @@ async function runOnce(
         });
       },
     });
-    const generatorGc = gc.stop();
+    const { pauses, spans } = gc.stop();
+    const overBudget = results
+      .filter((r) => r.path === "error" || r.latencyMs > settings.budgetMs)
+      .map((r) => ({ startMs: loadStart + r.dueMs, endMs: loadStart + r.dueMs + r.latencyMs }));
+    const generatorGc = { ...pauses, overBudgetInPause: requestsInPauses(overBudget, spans) };
+    const proxyLateMs: Partial<Record<RegionName, LatencyStats>> = {};
+    for (const name of regionNames) {
+      const late = await stack.proxies[name].releaseLateness();
+      if (late.count > 0) proxyLateMs[name] = late;
+    }
     clearInterval(cron);
     const status = (await (await edge.dispatchFetch(`${edge.url}/status/regions`)).json()) as {
       isolate: {
@@ -375,6 +403,7 @@ async function runOnce(
       sendLagMs: load.sendLagMs,
       tail: tailSplit(samples, settings.budgetMs),
       generatorGc,
+      proxyLateMs,
       ...(pieces ? { pieces } : {}),
       ...(first ? { firstRequests: first } : {}),
       regions: status.isolate.regions.map((r) => ({
@@ -398,7 +427,7 @@ const pct = (v: number) => `${(v * 100).toFixed(2)}%`;
 
 function markdown(report: {
   info: RunInfo;
-  settings: Record<string, unknown>;
+  settings: Record<string, unknown> & { proxies: string };
   locations: RunResult[];
   tradeoff: (RunResult & { fixture: ReturnType<typeof cascadeOutcome> })[];
   calibrated: number;
@@ -421,7 +450,8 @@ function markdown(report: {
     `counts from when each request was due; failures count as never answered. Settings: ${JSON.stringify(report.settings)}.`,
     "",
     "Everything (load generator, proxies, three pools, workerd) shares this machine's cores, so the tails are",
-    "this machine's as much as the design's; see bench/README.md.",
+    "this machine's as much as the design's; see bench/README.md. The proxies release data on a precise timer",
+    `(precise-timer.ts) and run ${report.settings.proxies === "apart" ? "in their own process, apart from the load generator" : "in the load generator's process (`--proxies in-process`)"}.`,
     "",
     "## Per client location",
     "",
@@ -502,10 +532,12 @@ function markdown(report: {
     `Requests slower than the ${budgetMs} ms budget, by the path that answered them (at 1% or more of a location's`,
     "requests they set its p99); forwards split into the region call as the edge timed it (Server-Timing, whole",
     "ms: workerd's clock moves on I/O) and the rest (the client's hop to the edge and back, the edge's own work,",
-    "the send lag); and this process's GC pauses during the run (the load generator and the delay proxies share it).",
+    "the send lag); the load generator's GC pauses during the run (the delay proxies' too with `--proxies in-process`);",
+    "and how late each proxy released data against its due time (per release, both directions), the part of a",
+    "forward's region call that is the simulation's, not the distance's.",
     "",
-    `| location | p99 ms | over ${budgetMs} ms: cache / edge / regional / degraded | region call p50 / p99 ms | rest of a forward p50 / p99 ms | generator GC: pauses, longest, total ms |`,
-    "|---|---|---|---|---|---|",
+    `| location | p99 ms | over ${budgetMs} ms: cache / edge / regional / degraded | region call p50 / p99 ms | rest of a forward p50 / p99 ms | generator GC: pauses, longest, total ms; over ${budgetMs} ms during one | proxy lateness p50 / p99 / max ms (releases) |`,
+    "|---|---|---|---|---|---|---|",
     ...locations.map((r) => {
       const o = r.tail.overByPath;
       const f = r.tail.forwards;
@@ -513,7 +545,11 @@ function markdown(report: {
         ? `${ms(f.regionCall.p50Ms)} / ${ms(f.regionCall.p99Ms)} | ${ms(f.rest.p50Ms)} / ${ms(f.rest.p99Ms)}`
         : "– | –";
       const g = r.generatorGc;
-      return `| ${r.location} | ${ms(r.summary.overall.p99Ms)} | ${r.tail.over} of ${r.summary.sent}: ${o.cache ?? 0} / ${o.edge ?? 0} / ${o.regional ?? 0} / ${o.degraded ?? 0} | ${split} | ${g.count} (${g.major} full), ${g.maxMs}, ${g.totalMs} |`;
+      const late =
+        Object.entries(r.proxyLateMs)
+          .map(([name, l]) => `${name}: ${ms(l.p50Ms)} / ${ms(l.p99Ms)} / ${ms(l.maxMs)} (${l.count})`)
+          .join("; ") || "–";
+      return `| ${r.location} | ${ms(r.summary.overall.p99Ms)} | ${r.tail.over} of ${r.summary.sent}: ${o.cache ?? 0} / ${o.edge ?? 0} / ${o.regional ?? 0} / ${o.degraded ?? 0} | ${split} | ${g.count} (${g.major} full), ${g.maxMs}, ${g.totalMs}; ${g.overBudgetInPause} | ${late} |`;
     }),
     "",
     ...(locations.some((r) => r.pieces)
@@ -523,14 +559,15 @@ function markdown(report: {
           "Just before each location's run, at the same rate: its nearest region's pool answering a signed classify",
           "call directly, then through its delay proxy, and a no-op server directly and through a delay proxy of the",
           "same delay and jitter (the proxy alone). `above 2 × delay`: latency minus the delay the proxy is meant to",
-          "add both ways, the part of a forward that is neither distance nor the edge.",
+          "add both ways, the part of a forward that is neither distance nor the edge; `proxy lateness`: how late the",
+          "proxy released data against its due time, per release.",
           "",
-          "| location | region | piece | one-way ms | p50 ms | p95 ms | p99 ms | above 2 × delay p50 / p99 ms | send lag p99 ms |",
-          "|---|---|---|---|---|---|---|---|---|",
+          "| location | region | piece | one-way ms | p50 ms | p95 ms | p99 ms | above 2 × delay p50 / p99 ms | send lag p99 ms | proxy lateness p50 / p99 ms |",
+          "|---|---|---|---|---|---|---|---|---|---|",
           ...locations.flatMap((r) =>
             (r.pieces ?? []).map(
               (q) =>
-                `| ${r.location} | ${q.region} | ${q.what} | ${q.delayMs} | ${ms(q.stats.p50Ms)} | ${ms(q.stats.p95Ms)} | ${ms(q.stats.p99Ms)} | ${ms(q.overDelay.p50Ms)} / ${ms(q.overDelay.p99Ms)} | ${q.sendLagP99Ms} |`,
+                `| ${r.location} | ${q.region} | ${q.what} | ${q.delayMs} | ${ms(q.stats.p50Ms)} | ${ms(q.stats.p95Ms)} | ${ms(q.stats.p99Ms)} | ${ms(q.overDelay.p50Ms)} / ${ms(q.overDelay.p99Ms)} | ${q.sendLagP99Ms} | ${q.proxyLateMs ? `${ms(q.proxyLateMs.p50Ms)} / ${ms(q.proxyLateMs.p99Ms)}` : "–"} |`,
             ),
           ),
           "",
@@ -601,6 +638,7 @@ async function main(values: FlagValues<typeof FLAGS>): Promise<number> {
     cold,
     "reach-quantile": reachQuantile,
     "busy-cores": busy,
+    proxies,
   } = values;
   if (values["decompose-duration"] !== FLAGS["decompose-duration"].default && !values.decompose) {
     throw new UsageError("--decompose-duration is only for --decompose");
@@ -613,7 +651,7 @@ async function main(values: FlagValues<typeof FLAGS>): Promise<number> {
 
   const info = runInfo(`npm run validate:latency -- ${process.argv.slice(2).join(" ")}`.trim());
   console.error(`starting pools us, eu, ap behind delay proxies...`);
-  const stack = await startValidationStack({ jitterMs });
+  const stack = await startValidationStack({ jitterMs, proxies: proxies as ProxyPlacement });
   stopOnSignals(stack);
   const spinning = busyCores(busy);
   try {
@@ -677,6 +715,7 @@ async function main(values: FlagValues<typeof FLAGS>): Promise<number> {
         traffic,
         seed,
         cold,
+        proxies,
         ...(decomposeS !== undefined ? { decomposeS } : {}),
         ...(reachQuantile !== undefined ? { reachQuantile } : {}),
         ...(busy > 0 ? { busyCores: busy } : {}),

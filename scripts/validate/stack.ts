@@ -2,7 +2,8 @@ import { randomBytes } from "node:crypto";
 import { type EdgeWorker, startEdgeWorker } from "../stack/edge-worker.ts";
 import { LOCAL_REGIONS } from "../stack/local-regions.ts";
 import { type RegionalPool, startRegionalPool } from "../stack/regional-pool.ts";
-import { type DelayProxy, startDelayProxy } from "./delay-proxy.ts";
+import type { DelayProxyOptions } from "./delay-proxy.ts";
+import { type ProxyHandle, type ProxyPlacement, startProxyHost } from "./proxy-host.ts";
 
 export type RegionName = (typeof LOCAL_REGIONS)[number]["name"];
 export const REGION_NAMES: readonly RegionName[] = LOCAL_REGIONS.map((r) => r.name);
@@ -16,12 +17,14 @@ export interface ValidationStackOptions {
   modelsDir?: string;
   /** More flags for every pool. */
   poolArgs?: string[];
+  /** Where the delay proxies run (proxy-host.ts). Default `in-process`. */
+  proxies?: ProxyPlacement;
 }
 
 /** The local stack with network distance: pools us/eu/ap, each behind a delay proxy; edge Workers on top. */
 export interface ValidationStack {
   pools: Record<RegionName, RegionalPool>;
-  proxies: Record<RegionName, DelayProxy>;
+  proxies: Record<RegionName, ProxyHandle>;
   /** The shared secret and admin token of this run (random). */
   secret: string;
   adminToken: string;
@@ -30,7 +33,9 @@ export interface ValidationStack {
   /** A fresh edge Worker (a new isolate, as in another colo) on this stack, with `vars` on top; `stop` disposes it. */
   startEdge(vars?: Record<string, string>): Promise<EdgeWorker>;
   /** Set every region's one-way delay. */
-  setDelays(delays: Partial<Record<RegionName, number>>): void;
+  setDelays(delays: Partial<Record<RegionName, number>>): Promise<void>;
+  /** Another delay proxy where the stack's run (validate:latency `--decompose`: the proxy alone), closed with it. */
+  startProxy(options: DelayProxyOptions): Promise<ProxyHandle>;
   /** SIGKILL a pool (a crash: no drain). */
   kill(name: RegionName): Promise<void>;
   /** Start the region's pool again on its port, behind the same proxy. */
@@ -54,11 +59,12 @@ export async function startValidationStack(options: ValidationStackOptions = {})
     extraArgs: options.poolArgs ?? [],
   });
   const pools = {} as Record<RegionName, RegionalPool>;
-  const proxies = {} as Record<RegionName, DelayProxy>;
+  const proxies = {} as Record<RegionName, ProxyHandle>;
   const edges: EdgeWorker[] = [];
+  const host = await startProxyHost(options.proxies ?? "in-process");
   const stop = async () => {
     await Promise.allSettled(edges.map((e) => e.dispose()));
-    await Promise.allSettled(Object.values(proxies).map((p) => p.close()));
+    await host.stop();
     await Promise.allSettled(Object.values(pools).map((p) => p.stop()));
   };
   try {
@@ -69,7 +75,7 @@ export async function startValidationStack(options: ValidationStackOptions = {})
     const failed = started.find((s) => s.status === "rejected");
     if (failed) throw failed.reason;
     for (const name of REGION_NAMES) {
-      proxies[name] = await startDelayProxy({
+      proxies[name] = await host.start({
         target: { host: "127.0.0.1", port: pools[name].port },
         delayMs: options.delays?.[name] ?? 0,
         jitterMs: options.jitterMs ?? 0,
@@ -114,9 +120,10 @@ export async function startValidationStack(options: ValidationStackOptions = {})
       edges.push(edge);
       return edge;
     },
-    setDelays(delays) {
-      for (const [name, ms] of Object.entries(delays)) proxies[name as RegionName].setDelay(ms);
+    async setDelays(delays) {
+      await Promise.all(Object.entries(delays).map(([name, ms]) => proxies[name as RegionName].setDelay(ms)));
     },
+    startProxy: (proxyOptions) => host.start(proxyOptions),
     async kill(name) {
       process.kill(pools[name].pid, "SIGKILL");
       await pools[name].exited;
