@@ -3,13 +3,18 @@ import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import * as ort from "onnxruntime-node";
+import { toPredictions } from "../../protocol/responses.ts";
 import { processFlags } from "../../tools/cli/command.ts";
 
 /**
- * The baselines of `npm run bench:regional`: what a user would write instead of the pool, plain `node:http`
- * with nothing of the pool's stack. Both read the body, `JSON.parse` it and answer JSON:
+ * The plain servers of `npm run bench:regional`: what a user would write instead of the pool, plain `node:http`
+ * with nothing of the pool's stack. Each reads the body, `JSON.parse`s it and answers JSON:
  *   --mode per-request  one onnxruntime-node `session.run` per request (no batching)
  *   --mode constant     no inference: a constant answer of the right shape (Node's HTTP layer alone)
+ *   --mode batching     a reference, not a baseline: the least a server that runs the model per batch does.
+ *                       Requests parsed in one event-loop turn are run together (a `setImmediate` batch, one
+ *                       `session.run` at a time, as the pool's batcher does), and each gets the pool's answer
+ *                       body (version, shortest-decimal scores, servedBy) with Content-Type and Content-Length.
  * The model's input width and classes come from its config.json, not from this file. Not for serving: no
  * validation, no limits, no metrics. Logs `{"msg":"ready","port":P}` once listening, as the pool does, so
  * the benchmark starts both the same way.
@@ -17,9 +22,9 @@ import { processFlags } from "../../tools/cli/command.ts";
 const { values } = processFlags(
   {
     name: "plain-servers",
-    usage: "node scripts/benchmarks/plain-servers.ts --mode per-request|constant [--port P] [--models DIR]",
+    usage: "node scripts/benchmarks/plain-servers.ts --mode per-request|constant|batching [--port P] [--models DIR]",
     flags: {
-      mode: { type: "string", choices: ["per-request", "constant"], required: true, help: "the baseline" },
+      mode: { type: "string", choices: ["per-request", "constant", "batching"], required: true, help: "the server" },
       port: { type: "number", placeholder: "P", default: 0, max: 65535, integer: true, help: "0: any free port" },
       host: { type: "string", placeholder: "HOST", default: "127.0.0.1", help: "the address to listen on" },
       models: {
@@ -30,6 +35,7 @@ const { values } = processFlags(
         help: "model repository",
       },
       model: { type: "string", placeholder: "NAME", default: "digits", help: "the model" },
+      region: { type: "string", placeholder: "NAME", default: "bench", help: "batching: the answer's servedBy region" },
     },
     // The benchmark starts every server with the pool's flags; the ones the baselines do not use are ignored.
     parse: { passThrough: true },
@@ -46,7 +52,7 @@ const width: number = input.shape[1];
 const classes: number = output.shape[1];
 
 const session =
-  mode === "per-request"
+  mode !== "constant"
     ? await ort.InferenceSession.create(join(dir, config.version, config.versions[config.version].file), {
         intraOpNumThreads: 1,
         interOpNumThreads: 1,
@@ -63,6 +69,46 @@ function answer(res: ServerResponse, status: number, body: string): void {
   res.end(body);
 }
 
+/** A parsed request waiting for the next batch (`--mode batching`). */
+interface Waiting {
+  res: ServerResponse;
+  model: string;
+  inputs: number[];
+}
+let queue: Waiting[] = [];
+let running = false;
+let scheduled = false;
+const servedBy = `regional:${values.region}`;
+
+function schedule(): void {
+  if (running || scheduled) return;
+  scheduled = true;
+  setImmediate(runBatch);
+}
+
+/** One `session.run` for every request queued, then each answer; requests that came meanwhile go next. */
+async function runBatch(): Promise<void> {
+  scheduled = false;
+  running = true;
+  const batch = queue;
+  queue = [];
+  try {
+    const data = new Float32Array(batch.length * width);
+    for (const [i, w] of batch.entries()) data.set(w.inputs, i * width);
+    const out = await session!.run({ [input.name]: new ort.Tensor("float32", data, [batch.length, width]) });
+    const probs = out[output.name]!.data as Float32Array;
+    for (const [i, w] of batch.entries()) {
+      const predictions = toPredictions(probs.subarray(i * classes, (i + 1) * classes), 1, config.labels);
+      answer(w.res, 200, JSON.stringify({ model: w.model, version: config.version, predictions, servedBy }));
+    }
+  } catch (err) {
+    for (const w of batch) answer(w.res, 500, JSON.stringify({ error: (err as Error).message }));
+  } finally {
+    running = false;
+    if (queue.length > 0) schedule();
+  }
+}
+
 const server = createServer((req, res) => {
   // GET: readiness, so the benchmark starts and checks these servers as it does the pool.
   if (req.method === "GET") {
@@ -74,6 +120,11 @@ const server = createServer((req, res) => {
   req.on("end", async () => {
     try {
       const body = JSON.parse(Buffer.concat(chunks).toString());
+      if (mode === "batching") {
+        queue.push({ res, model: body.model, inputs: body.inputs });
+        schedule();
+        return;
+      }
       let scores = uniform;
       if (session) {
         const tensor = new ort.Tensor("float32", Float32Array.from(body.inputs), [1, width]);
