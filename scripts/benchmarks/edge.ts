@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { availableParallelism, cpus } from "node:os";
+import { availableParallelism, cpus, loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { argmax } from "../../protocol/heldout.ts";
@@ -17,6 +17,7 @@ import { corePlan, haveTaskset, pinProcess } from "./core-pinning.ts";
 import { type ForwardOverhead, measureForwardOverhead } from "./forward-overhead.ts";
 import { startHelloWorker } from "./hello.ts";
 import { holdBenchLock } from "./lock.ts";
+import { machineTicks, stealShare } from "./machine-steal.ts";
 import { median, type PairedRatio, pairedRatio } from "./paired-ratio.ts";
 import { cpuMs, listeningPid } from "./process-cpu.ts";
 import { haveWrk } from "./wrk.ts";
@@ -170,9 +171,15 @@ interface Measurement {
   p50Ms: number;
   p95Ms: number;
   p99Ms: number;
+  /** Share of the machine's CPU time the hypervisor took during the closed loop (/proc/stat); null where unknown. */
+  steal?: number | null;
 }
 
 const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits;
+
+const loadAtStart = loadavg();
+/** Taken before pinning: this process then sees one core. */
+const machineCores = availableParallelism();
 
 async function main() {
   console.log("starting a regional pool, the edge Worker, the hello-world and the forwarding Workers...");
@@ -216,7 +223,7 @@ async function main() {
     }),
   );
   const trivialUrl = (await trivial.ready).toString().replace(/\/$/, "");
-  const plan = corePlan(args.pin === "on", availableParallelism(), haveTaskset());
+  const plan = corePlan(args.pin === "on", machineCores, haveTaskset());
   if (plan.pinned) {
     const servers = [...[...pairs.values()].flatMap((p) => [p.edge.url, p.helloUrl]), trivialUrl];
     const pinnedAll = [
@@ -302,7 +309,7 @@ async function main() {
         const clients = new Map(
           order.map((s) => [s.name, new LoadClient(s.url, { connections: Math.max(connections, 64) })]),
         );
-        const closed = new Map<string, Pick<Measurement, "reqPerSec" | "cpuUsPerRequest">>();
+        const closed = new Map<string, Pick<Measurement, "reqPerSec" | "cpuUsPerRequest" | "steal">>();
         for (const s of order) {
           const client = clients.get(s.name)!;
           const tally = tallies[s.name]!;
@@ -310,14 +317,16 @@ async function main() {
           await closedLoop({ origin: s.url, client, connections, durationS: warmupS, ...load(s, scratch) });
           const pid = listeningPid(s.url);
           const cpuBefore = pid === undefined ? undefined : cpuMs(pid);
+          const ticksBefore = machineTicks();
           const requestsBefore = tally.requests;
           const { reqPerSec } = (await closedLoop({ origin: s.url, client, connections, durationS, ...load(s, tally) }))
             .summary;
           const cpuAfter = pid === undefined ? undefined : cpuMs(pid);
+          const steal = stealShare(ticksBefore, machineTicks()) ?? null;
           const answered = tally.requests - requestsBefore;
           const cpuUsPerRequest =
             cpuBefore !== undefined && cpuAfter !== undefined ? ((cpuAfter - cpuBefore) * 1000) / answered : null;
-          closed.set(s.name, { reqPerSec, cpuUsPerRequest });
+          closed.set(s.name, { reqPerSec, cpuUsPerRequest, steal });
         }
         for (const s of order) {
           const client = clients.get(s.name)!;
@@ -329,7 +338,8 @@ async function main() {
           console.log(
             `${label} round ${r} ${s.name.padEnd(8)} ${m.reqPerSec.toFixed(0).padStart(6)} req/s  ` +
               `workerd CPU ${m.cpuUsPerRequest?.toFixed(0) ?? "?"} µs/request  ` +
-              `p50 ${m.p50Ms.toFixed(2)} p95 ${m.p95Ms.toFixed(2)} p99 ${m.p99Ms.toFixed(2)} ms @ ${rate}/s`,
+              `p50 ${m.p50Ms.toFixed(2)} p95 ${m.p95Ms.toFixed(2)} p99 ${m.p99Ms.toFixed(2)} ms @ ${rate}/s` +
+              (m.steal == null ? "" : `  steal ${(m.steal * 100).toFixed(0)}%`),
           );
         }
         await Promise.all([...clients.values()].map((c) => c.close()));
@@ -411,9 +421,10 @@ async function main() {
     const report = {
       command: `npm run bench:edge${suffix ? ` -- --model ${model}` : ""}`,
       date: new Date().toISOString(),
+      loadAtStart: loadAtStart.map((x) => round(x, 2)),
       machine: {
         cpu: cpus()[0]?.model ?? "unknown",
-        cores: availableParallelism(),
+        cores: machineCores,
         node: process.version,
         miniflare: versions("miniflare"),
         wrangler: versions("wrangler"),
@@ -458,6 +469,7 @@ async function main() {
 
 type Report = {
   date: string;
+  loadAtStart: number[];
   pinning: ReturnType<typeof corePlan>;
   cacheApi: string;
   otherCacheApi: Record<string, Report["scenarios"]>;
@@ -505,6 +517,15 @@ function scenarioRows(scenarios: Report["scenarios"]): string[] {
   });
 }
 
+/** The steal share over every closed loop of the run: median and max, in percent. */
+function stealSummary(report: Report): string {
+  const all = [report.scenarios, ...Object.values(report.otherCacheApi)].flatMap((scenarios) =>
+    Object.values(scenarios).flatMap((s) => s.rounds.flatMap((m) => (m.steal == null ? [] : [m.steal]))),
+  );
+  if (all.length === 0) return "unknown (no /proc/stat)";
+  return `median ${(median(all) * 100).toFixed(1)}%, max ${(Math.max(...all) * 100).toFixed(1)}%`;
+}
+
 function markdown(report: Report): string {
   const pct = (x: number) => `${(x * 100).toFixed(2)}%`;
   const rows = scenarioRows(report.scenarios);
@@ -525,7 +546,9 @@ ${scenarioRows(scenarios).join("\n")}
   return `# Edge Worker benchmark
 
 \`npm run bench:edge\` (runs under \`flock /tmp/edgecascade-bench.lock\`), ${report.date}, git ${m.git}.
-Machine: ${m.cpu}, ${m.cores} cores, shared by the load generator, workerd and the regional pool.
+Machine: ${m.cpu}, ${m.cores} cores, shared by the load generator, workerd and the regional pool; load average at the
+start ${report.loadAtStart.join(" / ")}; the hypervisor's steal during the closed loops ${stealSummary(report)} (on a
+VM, other guests' share of the host: CPU per request and req/s move with it).
 Node ${m.node}, miniflare ${m.miniflare} (workerd), wrangler ${m.wrangler} (bundle), onnxruntime-web ${m.onnxruntimeWeb}.
 
 The edge Worker is the wrangler bundle run by Miniflare on its own socket (not wrangler's dev proxy). Each
