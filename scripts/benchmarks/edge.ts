@@ -13,7 +13,7 @@ import { probeTarget } from "../../tools/probe/target.ts";
 import { MODEL_FLAG, OUT_FLAG } from "../run-flags.ts";
 import { startEdgeWorker } from "../stack/edge-worker.ts";
 import { startRegionalPool } from "../stack/regional-pool.ts";
-import { corePlan, haveTaskset, pinProcess } from "./core-pinning.ts";
+import { affinity, corePlan, haveTaskset, parseCpuList, pinProcess } from "./core-pinning.ts";
 import { type ForwardOverhead, measureForwardOverhead } from "./forward-overhead.ts";
 import { startHelloWorker } from "./hello.ts";
 import { holdBenchLock } from "./lock.ts";
@@ -223,19 +223,31 @@ async function main() {
     }),
   );
   const trivialUrl = (await trivial.ready).toString().replace(/\/$/, "");
-  const plan = corePlan(args.pin === "on", machineCores, haveTaskset());
+  const tasksetHere = haveTaskset();
+  // What this process may run on before any pinning: the cores to split, and what to go back to on failure.
+  const allowed = (tasksetHere && affinity(process.pid)) || "";
+  let plan = corePlan(args.pin === "on", parseCpuList(allowed), tasksetHere);
   if (plan.pinned) {
-    const servers = [...[...pairs.values()].flatMap((p) => [p.edge.url, p.helloUrl]), trivialUrl];
-    const pinnedAll = [
-      ...servers.map((url) => listeningPid(url)).map((pid) => pid !== undefined && pinProcess(pid, plan.server)),
-      pinProcess(regional.pid, plan.generator),
-      pinProcess(process.pid, plan.generator),
-    ].every(Boolean);
-    if (!pinnedAll) throw new Error("bench:edge: taskset could not pin every process (run with --pin off)");
-    console.log(`pinned: workerd on core ${plan.server}, the load generator and the pool on core ${plan.generator}`);
-  } else {
-    console.log(`not pinned: ${plan.why}`);
+    const servers = [...pairs.values()].flatMap((p) => [p.edge.url, p.helloUrl]).concat(trivialUrl);
+    const serverPids = servers.map((url) => listeningPid(url));
+    const generatorPids = [regional.pid, process.pid];
+    const pin = (cpus: (side: "server" | "generator") => string) =>
+      [
+        ...serverPids.map((pid) => pid !== undefined && pinProcess(pid, cpus("server"))),
+        ...generatorPids.map((pid) => pinProcess(pid, cpus("generator"))),
+      ].every(Boolean);
+    const { server, generator } = plan;
+    if (!pin((side) => (side === "server" ? server : generator))) {
+      // Half a plan is worse than none: every process back on every core, and the report says why.
+      pin(() => allowed);
+      plan = { pinned: false, why: "taskset could not pin every process (a workerd's pid unknown, or refused)" };
+    }
   }
+  console.log(
+    plan.pinned
+      ? `pinned: workerd on core ${plan.server}, the load generator and the pool on core ${plan.generator}`
+      : `not pinned: ${plan.why}`,
+  );
   const cleanUp = async () => {
     const workers = [...pairs.values()].flatMap((p) => [p.edge.dispose(), p.hello.dispose()]);
     await Promise.allSettled([...workers, trivial.dispose(), regional.stop()]);
