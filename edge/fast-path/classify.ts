@@ -21,8 +21,9 @@ const answerHeaders = new AnswerHeaders();
  * POST `/v1/classify` without the Hono app (which requests: `takesFastClassify`): the same layers as the
  * app's middleware and route, in the same order and with the same code: the isolate's runtime, CORS, API key,
  * rate limits, the body limit from Content-Length, then `answerClassify`; its answers' headers and counts are
- * the route's (`servedHeaders`, built once per kind by `AnswerHeaders`; `settleServed`), and errors become the one `errorAnswer`, counted as the
- * app's `onError` counts them. test/edge/fast-path.test.ts sends every outcome along both paths and compares.
+ * the route's (`servedHeaders`, built once per kind of answer by `AnswerHeaders`; `settleServed`), and errors
+ * become the one `errorAnswer`, counted as the app's `onError` counts them. test/edge/fast-path.test.ts sends
+ * every outcome along both paths and compares.
  *
  * Why: a cache hit or an edge-model answer is a few tens of µs of the Worker's own work; Hono's Context,
  * routing, middleware chain, body cache and header copying cost about as much again on every such request
