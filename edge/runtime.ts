@@ -109,10 +109,16 @@ export class EdgeRuntime {
   }
 
   /** The latest stored region status report; its versions raise the models' served versions, its readiness orders regions. */
-  async latestRegionStatus(now: number): Promise<RegionStatusReport | null> {
-    const report = await this.statusStore.read(now);
-    this.#see(report);
-    return report;
+  latestRegionStatus(now: number): RegionStatusReport | null | Promise<RegionStatusReport | null> {
+    const read = this.statusStore.read(now);
+    if (!(read instanceof Promise)) {
+      this.#see(read);
+      return read;
+    }
+    return read.then((report) => {
+      this.#see(report);
+      return report;
+    });
   }
 
   /**

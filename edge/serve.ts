@@ -92,18 +92,25 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
   if (mode === "edge" && !edgeVariant) {
     throw new BadRequest(`model "${served.name}" has no edge variant; "cascade": "edge" is not available for it`);
   }
-  const regionStatus = await rt.latestRegionStatus(startedAt);
+  // Both at once on most requests (a memoised report, no canary): awaited only when they are promises.
+  const status = rt.latestRegionStatus(startedAt);
+  const regionStatus = status instanceof Promise ? await status : status;
   const trace: ServeTrace = { cache: { tier: "bypass", ms: 0 }, edge: false };
   const useCache = mode === "auto";
   // Pinned, the answer is of that version even if the region status read above has just raised the served one. During
   // a canary, the version the regions answer this input with (the same hash the pools route by).
-  const edgeVersion = pinned ?? (useCache ? await served.versionFor(rows.data) : served.servedVersion);
+  let edgeVersion = pinned ?? served.servedVersion;
+  if (pinned === undefined && useCache) {
+    const version = served.versionFor(rows.data);
+    edgeVersion = typeof version === "string" ? version : await version;
+  }
   let key: AnswerKey | undefined;
 
   if (useCache) {
     const lookupStarted = Date.now();
     key = answerKey(served.name, edgeVersion, rows.data);
-    const { tier, answer } = await rt.cache.get(key, lookupStarted);
+    const local = rt.cache.local(key, lookupStarted);
+    const { tier, answer } = local ? { tier: "l1" as const, answer: local } : await rt.cache.shared(key, lookupStarted);
     trace.cache = { tier, ms: Date.now() - lookupStarted };
     if (answer) return { probs: answer.probs, batch: rows.batch, version: answer.version, servedBy: "cache", trace };
   }

@@ -54,6 +54,15 @@ describe("ResponseCache", () => {
     expect(await cache.get(KEY, 61_000)).toEqual({ tier: "miss" });
   });
 
+  it("answers an isolate's-tier hit at once, and leaves a miss to the shared tier", async () => {
+    const shared = memoryCache();
+    await cacheWith(shared).put(KEY, answer, 1000); // another isolate of the colo
+    const cache = cacheWith(shared);
+    expect(cache.local(KEY, 2000)).toBeUndefined();
+    expect(await cache.shared(KEY, 2000)).toEqual({ tier: "l2", answer: { ...answer, expiresAt: 61_000 } });
+    expect(cache.local(KEY, 2000)).toEqual({ ...answer, expiresAt: 61_000 });
+  });
+
   it("still answers from the isolate's tier in front of a failing shared cache", async () => {
     const cache = cacheWith(failingCache());
     await cache.put(KEY, answer, 1000);

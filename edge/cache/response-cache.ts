@@ -63,8 +63,17 @@ export class ResponseCache {
 
   /** A lookup: the isolate's tier by `key.local`, then the shared one by `key.shared()`. */
   async get(key: AnswerKey, now: number): Promise<{ tier: CacheTier; answer?: CachedAnswer }> {
-    const local = this.#lru.get(key.local, now);
-    if (local) return { tier: "l1", answer: local };
+    const local = this.local(key, now);
+    return local ? { tier: "l1", answer: local } : this.shared(key, now);
+  }
+
+  /** The isolate's tier alone, at once: a hit needs no promise (serve.ts asks this first). */
+  local(key: AnswerKey, now: number): CachedAnswer | undefined {
+    return this.#lru.get(key.local, now);
+  }
+
+  /** The shared tier alone (`get` after a local miss): an L2 hit is copied into L1. */
+  async shared(key: AnswerKey, now: number): Promise<{ tier: CacheTier; answer?: CachedAnswer }> {
     const shared = this.#options.shared;
     if (!shared) return { tier: "miss" };
     let hit: Response | undefined;

@@ -10,17 +10,20 @@ import { checkRateLimits, hasRateLimits } from "../middleware/rate-limit.ts";
 import { BUDGET_HEADER } from "../regions/budget.ts";
 import { type CfLocation, requestLocation } from "../regions/request-location.ts";
 import { answerClassify } from "../routes/classify-answer.ts";
-import { servedHeaders, settleServed } from "../routes/served-headers.ts";
+import { settleServed } from "../routes/served-headers.ts";
 import { type EdgeRuntime, runtimeFor } from "../runtime.ts";
+import { AnswerHeaders } from "./answer-headers.ts";
 
 const corsHeaders = corsAnswerHeaders(API_CORS);
+const answerHeaders = new AnswerHeaders();
 
 /**
  * POST `/v1/classify` without the Hono app (which requests: `takesFastClassify`): the same layers as the
  * app's middleware and route, in the same order and with the same code: the isolate's runtime, CORS, API key,
  * rate limits, the body limit from Content-Length, then `answerClassify`; its answers' headers and counts are
- * the route's (`servedHeaders`, `settleServed`), and errors become the one `errorAnswer`, counted as the
- * app's `onError` counts them. test/edge/fast-path.test.ts sends every outcome along both paths and compares.
+ * the route's (`servedHeaders`, built once per kind of answer by `AnswerHeaders`; `settleServed`), and errors
+ * become the one `errorAnswer`, counted as the app's `onError` counts them. test/edge/fast-path.test.ts sends
+ * every outcome along both paths and compares.
  *
  * Why: a cache hit or an edge-model answer is a few tens of µs of the Worker's own work; Hono's Context,
  * routing, middleware chain, body cache and header copying cost about as much again on every such request
@@ -36,7 +39,8 @@ export async function fastClassify(request: Request, env: Env, ctx: ExecutionCon
     const rt = runtimeFor(env);
     runtime = rt;
     const headers = request.headers;
-    cors = corsHeaders(headers.get("origin") ?? "", rt.options.corsOrigins);
+    const origin = headers.get("origin") ?? "";
+    cors = corsHeaders(origin, rt.options.corsOrigins);
     // Without keys and limits (each a setting of the isolate) nothing here waits: no promise is made for them.
     const keys = rt.options.apiKeys;
     const caller =
@@ -72,7 +76,7 @@ export async function fastClassify(request: Request, env: Env, ctx: ExecutionCon
     );
     settleServed(rt, answered.model, caller.tenant.name, answered.served, (work) => ctx.waitUntil(work));
     return new Response(JSON.stringify(answered.body), {
-      headers: { "content-type": "application/json", ...servedHeaders(answered.model, answered.served), ...cors },
+      headers: answerHeaders.for(answered.model, answered.served, cors, origin !== ""),
     });
   } catch (err) {
     const known = asServingError(err);

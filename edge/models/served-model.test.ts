@@ -66,4 +66,13 @@ describe("ServedModel during a rollout", () => {
     m.seeRollout(view({ revision: 8, percent: 100 }));
     expect(await m.versionFor(inputs[0]!)).toBe("3");
   });
+
+  it("gives the version at once, without a promise, unless a canary splits the inputs", () => {
+    const m = model();
+    expect(m.versionFor(inputs[0]!)).toBe("1");
+    m.seeRollout(view({ revision: 5, percent: 100 }));
+    expect(m.versionFor(inputs[0]!)).toBe("2");
+    m.seeRollout(view({ revision: 6, percent: 25 }));
+    expect(m.versionFor(inputs[0]!)).toBeInstanceOf(Promise);
+  });
 });

@@ -72,14 +72,19 @@ export class ServedModel {
   /**
    * The version the regions answer `rows` with: during a canary, the candidate for inputs that hash into its
    * share (the pools' own assignment, protocol/rollout/assignment.ts), else the served version. The cache
-   * looks answers up under it, so a repeat finds the answer of the version that produced it.
+   * looks answers up under it, so a repeat finds the answer of the version that produced it. At once (no
+   * promise) unless a canary splits the inputs: only then is a digest taken.
    */
-  async versionFor(rows: Float32Array): Promise<string> {
+  versionFor(rows: Float32Array): string | Promise<string> {
     const rollout = this.#rollout;
     if (rollout?.phase !== "running" || rollout.percent <= 0 || rollout.stable !== this.#servedVersion) {
       return this.#servedVersion;
     }
     if (rollout.percent >= 100) return rollout.candidate;
+    return this.#canaryVersion(rows, rollout);
+  }
+
+  async #canaryVersion(rows: Float32Array, rollout: RolloutView): Promise<string> {
     const digest = await sha256Bytes(assignmentBytes(this.name, rollout.candidate, rows));
     return canaryVersion(bucketOf(digest), rollout);
   }

@@ -23,4 +23,15 @@ describe("RegionStatusStore", () => {
     expect(await store.read(16_000)).toBeNull();
     expect(lookups).toBe(2);
   });
+
+  it("answers from a fresh memo at once, without a promise", async () => {
+    const report = { at: 10_000, regions: [] };
+    const kv = { get: () => Promise.resolve(report) } as unknown as KVNamespace;
+    const store = new RegionStatusStore(kv, 5000);
+    const first = store.read(10_000);
+    expect(first).toBeInstanceOf(Promise);
+    expect(await first).toBe(report);
+    expect(store.read(12_000)).toBe(report);
+    expect(store.read(15_000)).toBeInstanceOf(Promise);
+  });
 });

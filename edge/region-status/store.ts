@@ -31,10 +31,15 @@ export class RegionStatusStore {
   /**
    * The latest report, if one younger than REPORT_MAX_AGE_S exists. Every request reads it first, so a KV
    * failure reads as no report (regions ordered by location and breakers alone) and is memoised like a
-   * report, rather than failing the request.
+   * report, rather than failing the request. While the memo is fresh the report comes at once, not as a
+   * promise: every answer asks, and a promise and its await are garbage and a hop per request.
    */
-  async read(now: number): Promise<RegionStatusReport | null> {
+  read(now: number): RegionStatusReport | null | Promise<RegionStatusReport | null> {
     if (this.#memo && now - this.#memo.readAt < this.#memoMs) return this.#fresh(this.#memo.report, now);
+    return this.#readKv(now);
+  }
+
+  async #readKv(now: number): Promise<RegionStatusReport | null> {
     let report: RegionStatusReport | null = null;
     try {
       const body = (await this.#kv?.get(REGION_STATUS_KEY, "json")) as RegionStatusReport | null | undefined;

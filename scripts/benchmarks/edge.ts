@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { availableParallelism, cpus } from "node:os";
+import { availableParallelism, cpus, loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { argmax } from "../../protocol/heldout.ts";
@@ -13,10 +13,13 @@ import { probeTarget } from "../../tools/probe/target.ts";
 import { MODEL_FLAG, OUT_FLAG } from "../run-flags.ts";
 import { startEdgeWorker } from "../stack/edge-worker.ts";
 import { startRegionalPool } from "../stack/regional-pool.ts";
+import { affinity, corePlan, haveTaskset, parseCpuList, pinProcess } from "./core-pinning.ts";
 import { type ForwardOverhead, measureForwardOverhead } from "./forward-overhead.ts";
 import { startHelloWorker } from "./hello.ts";
 import { holdBenchLock } from "./lock.ts";
-import { cpuSeconds, listeningPid } from "./process-cpu.ts";
+import { machineTicks, stealShare } from "./machine-steal.ts";
+import { median, type PairedRatio, pairedRatio } from "./paired-ratio.ts";
+import { cpuMs, listeningPid } from "./process-cpu.ts";
 import { haveWrk } from "./wrk.ts";
 
 /**
@@ -29,15 +32,19 @@ import { haveWrk } from "./wrk.ts";
  * Throughput is closed-loop (`--connections` in flight, as fast as answers come). Latency percentiles are
  * open-loop at one fixed offered rate for every scenario (`--rate`), each request timed from when it was
  * due, so a stall is not hidden by the generator waiting (coordinated omission). Rounds interleave the
- * scenarios so drift on a shared machine hits all of them; medians are reported, and each scenario's
- * throughput against hello as the median of the rounds' own ratios. workerd's CPU per request (user + kernel,
- * from /proc) is taken during the closed loop: what a deployment pays for, barely moved by other load.
+ * scenarios so drift on a shared machine hits all of them (a round's closed loops back to back, in reverse order
+ * every other round, then its open loops); medians are reported, and each scenario's
+ * throughput and CPU against hello as the median of the rounds' own ratios, with their range. workerd's CPU per
+ * request (its threads' time on a core, /proc schedstat) is taken during the closed loop: what a deployment pays
+ * for, barely moved by other load. With `--pin on` (the default where `taskset` exists) every workerd runs on
+ * core 0 and this process (the load generator) and the pool on core 1 (core-pinning.ts): unpinned, the two took
+ * turns on the same cores and single rounds' ratios swung by ±0.3.
  * Then the forward overhead (forward-overhead.ts): one connection, wrk, cascade "regional" minus cascade
  * "edge" minus the pool answering the same signed call directly, beside its floor (a trivial forwarding
  * Worker, forward-worker.js). The stack signs its calls (a random shared secret), as deployments do.
  * First the whole held-out set goes through the cascade once: the share answered at the edge and accuracy.
- * Takes about 30 s to start (bundle, model), rounds x 4 x (warmup + 2 x duration + 1) s, and
- * forward-rounds x 5 x 4 s: with the defaults, about 3.5 minutes.
+ * Takes about 30 s to start (bundle, model), rounds x 7 x (warmup + duration + latency-duration + ~0.5) s
+ * (4 scenarios with the simulation off, 3 on), and forward-rounds x 5 x 3 s: with the defaults, about 5 minutes.
  * Runs under `flock /tmp/edgecascade-bench.lock` (re-executing itself) so benchmarks never overlap.
  */
 const { values: args } = processFlags({
@@ -52,10 +59,23 @@ const { values: args } = processFlags({
       integer: true,
       help: "requests in flight, closed loop",
     },
-    duration: { type: "number", placeholder: "S", default: 5, min: 1, help: "seconds of each measured run" },
+    duration: {
+      type: "number",
+      placeholder: "S",
+      default: 2,
+      min: 1,
+      help: "seconds of each closed loop (req/s, CPU)",
+    },
+    "latency-duration": {
+      type: "number",
+      placeholder: "S",
+      default: 2,
+      min: 1,
+      help: "seconds of each open loop (latency)",
+    },
     rate: { type: "number", placeholder: "R", default: 200, min: 1, help: "requests per second, open loop" },
-    warmup: { type: "number", placeholder: "S", default: 1, help: "seconds of warm-up before each run" },
-    rounds: { type: "number", placeholder: "N", default: 3, min: 1, integer: true, help: "interleaved rounds" },
+    warmup: { type: "number", placeholder: "S", default: 0.5, help: "seconds of warm-up before each run" },
+    rounds: { type: "number", placeholder: "N", default: 7, min: 1, integer: true, help: "interleaved rounds" },
     "forward-rounds": {
       type: "number",
       placeholder: "N",
@@ -66,6 +86,12 @@ const { values: args } = processFlags({
     },
     out: OUT_FLAG,
     model: MODEL_FLAG,
+    pin: {
+      type: "string",
+      choices: ["on", "off"],
+      default: "on",
+      help: "workerd on core 0, the load generator and the pool on core 1 (taskset; unpinned where absent)",
+    },
     "cache-api": {
       type: "string",
       choices: ["off", "on", "both"],
@@ -74,7 +100,15 @@ const { values: args } = processFlags({
     },
   },
 });
-const { connections, duration: durationS, rate, warmup: warmupS, rounds, "forward-rounds": forwardRounds } = args;
+const {
+  connections,
+  duration: durationS,
+  "latency-duration": latencyS,
+  rate,
+  warmup: warmupS,
+  rounds,
+  "forward-rounds": forwardRounds,
+} = args;
 holdBenchLock();
 /**
  * Miniflare's Cache API simulation for both Workers: "off" (the edge with LOCAL_CACHE_ONLY, Miniflare's
@@ -132,18 +166,20 @@ const load = (s: Scenario, tally: Tally) => ({
 
 interface Measurement {
   reqPerSec: number;
-  /** workerd's user + kernel CPU per request during the closed loop, in µs; null when its pid is unknown. */
+  /** workerd's CPU (its threads' time on a core) per request during the closed loop, in µs; null when its pid is unknown. */
   cpuUsPerRequest: number | null;
   p50Ms: number;
   p95Ms: number;
   p99Ms: number;
+  /** Share of the machine's CPU time the hypervisor took during the closed loop (/proc/stat); null where unknown. */
+  steal?: number | null;
 }
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits;
+
+const loadAtStart = loadavg();
+/** Taken before pinning: this process then sees one core. */
+const machineCores = availableParallelism();
 
 async function main() {
   console.log("starting a regional pool, the edge Worker, the hello-world and the forwarding Workers...");
@@ -187,6 +223,31 @@ async function main() {
     }),
   );
   const trivialUrl = (await trivial.ready).toString().replace(/\/$/, "");
+  const tasksetHere = haveTaskset();
+  // What this process may run on before any pinning: the cores to split, and what to go back to on failure.
+  const allowed = (tasksetHere && affinity(process.pid)) || "";
+  let plan = corePlan(args.pin === "on", parseCpuList(allowed), tasksetHere);
+  if (plan.pinned) {
+    const servers = [...pairs.values()].flatMap((p) => [p.edge.url, p.helloUrl]).concat(trivialUrl);
+    const serverPids = servers.map((url) => listeningPid(url));
+    const generatorPids = [regional.pid, process.pid];
+    const pin = (cpus: (side: "server" | "generator") => string) =>
+      [
+        ...serverPids.map((pid) => pid !== undefined && pinProcess(pid, cpus("server"))),
+        ...generatorPids.map((pid) => pinProcess(pid, cpus("generator"))),
+      ].every(Boolean);
+    const { server, generator } = plan;
+    if (!pin((side) => (side === "server" ? server : generator))) {
+      // Half a plan is worse than none: every process back on every core, and the report says why.
+      pin(() => allowed);
+      plan = { pinned: false, why: "taskset could not pin every process (a workerd's pid unknown, or refused)" };
+    }
+  }
+  console.log(
+    plan.pinned
+      ? `pinned: workerd on core ${plan.server}, the load generator and the pool on core ${plan.generator}`
+      : `not pinned: ${plan.why}`,
+  );
   const cleanUp = async () => {
     const workers = [...pairs.values()].flatMap((p) => [p.edge.dispose(), p.hello.dispose()]);
     await Promise.allSettled([...workers, trivial.dispose(), regional.stop()]);
@@ -253,33 +314,47 @@ async function main() {
         scenarios.map((s) => [s.name, { requests: 0, errors: 0, servedBy: {} } as Tally]),
       );
       for (let r = 1; r <= rounds; r++) {
-        for (const s of scenarios) {
-          // One client (connections) for the scenario's warm-up, closed loop and open loop.
-          const client = new LoadClient(s.url, { connections: Math.max(connections, 64) });
+        // Every scenario's closed loop back to back, so that a round's ratios compare runs seconds apart; every
+        // other round in reverse order, so that drift during a round does not always favour the same scenario.
+        // Then the open loops (latency), in the same order.
+        const order = r % 2 === 1 ? scenarios : [...scenarios].reverse();
+        const clients = new Map(
+          order.map((s) => [s.name, new LoadClient(s.url, { connections: Math.max(connections, 64) })]),
+        );
+        const closed = new Map<string, Pick<Measurement, "reqPerSec" | "cpuUsPerRequest" | "steal">>();
+        for (const s of order) {
+          const client = clients.get(s.name)!;
           const tally = tallies[s.name]!;
           const scratch: Tally = { requests: 0, errors: 0, servedBy: {} };
           await closedLoop({ origin: s.url, client, connections, durationS: warmupS, ...load(s, scratch) });
           const pid = listeningPid(s.url);
-          const cpuBefore = pid === undefined ? undefined : cpuSeconds(pid);
+          const cpuBefore = pid === undefined ? undefined : cpuMs(pid);
+          const ticksBefore = machineTicks();
           const requestsBefore = tally.requests;
           const { reqPerSec } = (await closedLoop({ origin: s.url, client, connections, durationS, ...load(s, tally) }))
             .summary;
-          const cpuAfter = pid === undefined ? undefined : cpuSeconds(pid);
+          const cpuAfter = pid === undefined ? undefined : cpuMs(pid);
+          const steal = stealShare(ticksBefore, machineTicks()) ?? null;
           const answered = tally.requests - requestsBefore;
           const cpuUsPerRequest =
-            cpuBefore && cpuAfter
-              ? ((cpuAfter.user + cpuAfter.kernel - cpuBefore.user - cpuBefore.kernel) * 1e6) / answered
-              : null;
-          const { latency } = (await openLoop({ origin: s.url, client, rate, durationS, ...load(s, tally) })).summary;
-          const m = { reqPerSec, cpuUsPerRequest, p50Ms: latency.p50Ms, p95Ms: latency.p95Ms, p99Ms: latency.p99Ms };
+            cpuBefore !== undefined && cpuAfter !== undefined ? ((cpuAfter - cpuBefore) * 1000) / answered : null;
+          closed.set(s.name, { reqPerSec, cpuUsPerRequest, steal });
+        }
+        for (const s of order) {
+          const client = clients.get(s.name)!;
+          const { latency } = (
+            await openLoop({ origin: s.url, client, rate, durationS: latencyS, ...load(s, tallies[s.name]!) })
+          ).summary;
+          const m = { ...closed.get(s.name)!, p50Ms: latency.p50Ms, p95Ms: latency.p95Ms, p99Ms: latency.p99Ms };
           samples[s.name]!.push(m);
           console.log(
             `${label} round ${r} ${s.name.padEnd(8)} ${m.reqPerSec.toFixed(0).padStart(6)} req/s  ` +
               `workerd CPU ${m.cpuUsPerRequest?.toFixed(0) ?? "?"} µs/request  ` +
-              `p50 ${m.p50Ms.toFixed(2)} p95 ${m.p95Ms.toFixed(2)} p99 ${m.p99Ms.toFixed(2)} ms @ ${rate}/s`,
+              `p50 ${m.p50Ms.toFixed(2)} p95 ${m.p95Ms.toFixed(2)} p99 ${m.p99Ms.toFixed(2)} ms @ ${rate}/s` +
+              (m.steal == null ? "" : `  steal ${(m.steal * 100).toFixed(0)}%`),
           );
-          await client.close();
         }
+        await Promise.all([...clients.values()].map((c) => c.close()));
       }
 
       const result = Object.fromEntries(
@@ -298,15 +373,30 @@ async function main() {
       );
       const base = result.hello!;
       const helloRounds = samples.hello!;
+      const rounded = (r: PairedRatio | undefined) =>
+        r ? { median: round(r.median), min: round(r.min), max: round(r.max) } : null;
       for (const s of scenarios) {
         const m = result[s.name]!;
+        const ms = samples[s.name]!;
         // Per round, against the hello run of the same round: load from elsewhere that comes and goes cancels out.
-        const ratios = samples[s.name]!.map((x, i) => x.reqPerSec / helloRounds[i]!.reqPerSec);
-        const cpu = m.cpuUsPerRequest !== null && base.cpuUsPerRequest !== null;
+        const throughput = rounded(
+          pairedRatio(
+            ms.map((x) => x.reqPerSec),
+            helloRounds.map((x) => x.reqPerSec),
+          ),
+        )!;
+        const cpu = rounded(
+          pairedRatio(
+            ms.map((x) => x.cpuUsPerRequest),
+            helloRounds.map((x) => x.cpuUsPerRequest),
+          ),
+        );
         Object.assign(m, {
           vsHello: {
-            throughput: round(median(ratios)),
-            cpu: cpu ? round(m.cpuUsPerRequest! / base.cpuUsPerRequest!, 2) : null,
+            throughput: throughput.median,
+            throughputRange: [throughput.min, throughput.max],
+            cpu: cpu?.median ?? null,
+            cpuRange: cpu ? [cpu.min, cpu.max] : null,
             p50: round(m.p50Ms / base.p50Ms, 2),
             p99: round(m.p99Ms / base.p99Ms, 2),
           },
@@ -343,16 +433,27 @@ async function main() {
     const report = {
       command: `npm run bench:edge${suffix ? ` -- --model ${model}` : ""}`,
       date: new Date().toISOString(),
+      loadAtStart: loadAtStart.map((x) => round(x, 2)),
       machine: {
         cpu: cpus()[0]?.model ?? "unknown",
-        cores: availableParallelism(),
+        cores: machineCores,
         node: process.version,
         miniflare: versions("miniflare"),
         wrangler: versions("wrangler"),
         onnxruntimeWeb: versions("onnxruntime-web"),
         git: execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT }).toString().trim(),
       },
-      settings: { connections, durationS, warmupS, openLoopRatePerS: rate, rounds, forwardRounds, sloBudgetMs: 1000 },
+      settings: {
+        connections,
+        durationS,
+        latencyDurationS: latencyS,
+        warmupS,
+        openLoopRatePerS: rate,
+        rounds,
+        forwardRounds,
+        sloBudgetMs: 1000,
+      },
+      pinning: plan,
       cacheApi: cacheSettings[0],
       scenarios: result,
       /** The same scenarios with the other Cache API setting (`--cache-api both`). */
@@ -380,6 +481,8 @@ async function main() {
 
 type Report = {
   date: string;
+  loadAtStart: number[];
+  pinning: ReturnType<typeof corePlan>;
   cacheApi: string;
   otherCacheApi: Record<string, Report["scenarios"]>;
   machine: Record<string, string | number>;
@@ -388,7 +491,14 @@ type Report = {
     string,
     Measurement & {
       what: string;
-      vsHello?: { throughput: number; cpu: number | null; p50: number; p99: number };
+      vsHello?: {
+        throughput: number;
+        throughputRange: [number, number];
+        cpu: number | null;
+        cpuRange: [number, number] | null;
+        p50: number;
+        p99: number;
+      };
       tally?: Tally;
       rounds: Measurement[];
     }
@@ -406,12 +516,26 @@ function scenarioRows(scenarios: Report["scenarios"]): string[] {
       const xs = s.rounds.map(f);
       return `${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}`;
     };
-    const cpu = s.cpuUsPerRequest === null ? "–" : `${s.cpuUsPerRequest} (${s.vsHello?.cpu}×)`;
+    const v = s.vsHello;
+    const cpu =
+      s.cpuUsPerRequest === null || !v?.cpuRange
+        ? "–"
+        : `${s.cpuUsPerRequest} | ${v.cpu} (${v.cpuRange[0]}–${v.cpuRange[1]})`;
+    const throughput = v ? `${v.throughput} (${v.throughputRange[0]}–${v.throughputRange[1]})` : "";
     return (
-      `| ${s.what} | ${s.reqPerSec} (${spread((m) => m.reqPerSec, 0)}) | ${s.vsHello?.throughput} | ${cpu} | ${s.p50Ms} | ` +
+      `| ${s.what} | ${s.reqPerSec} (${spread((m) => m.reqPerSec, 0)}) | ${throughput} | ${cpu} | ${s.p50Ms} | ` +
       `${s.p95Ms} | ${s.p99Ms} (${spread((m) => m.p99Ms, 1)}) | ${s.vsHello?.p99} | ${s.tally?.errors ?? 0} | ${served} |`
     );
   });
+}
+
+/** The steal share over every closed loop of the run: median and max, in percent. */
+function stealSummary(report: Report): string {
+  const all = [report.scenarios, ...Object.values(report.otherCacheApi)].flatMap((scenarios) =>
+    Object.values(scenarios).flatMap((s) => s.rounds.flatMap((m) => (m.steal == null ? [] : [m.steal]))),
+  );
+  if (all.length === 0) return "unknown (no /proc/stat)";
+  return `median ${(median(all) * 100).toFixed(1)}%, max ${(Math.max(...all) * 100).toFixed(1)}%`;
 }
 
 function markdown(report: Report): string {
@@ -422,8 +546,8 @@ function markdown(report: Report): string {
 
 Both Workers restarted with the simulation ${setting} (the edge Worker with \`LOCAL_CACHE_ONLY=${setting === "on" ? "false" : "true"}\`), the same rounds.
 
-| scenario | req/s (rounds' range) | vs hello (median of rounds) | workerd CPU µs/request (vs hello) | p50 ms | p95 ms | p99 ms (range) | p99 vs hello | errors | answered by |
-|---|---|---|---|---|---|---|---|---|---|
+| scenario | req/s (rounds' range) | req/s vs hello (rounds' ratios: median, range) | workerd CPU µs/request | CPU vs hello (rounds' ratios: median, range) | p50 ms | p95 ms | p99 ms (range) | p99 vs hello | errors | answered by |
+|---|---|---|---|---|---|---|---|---|---|---|
 ${scenarioRows(scenarios).join("\n")}
 `,
   );
@@ -434,18 +558,21 @@ ${scenarioRows(scenarios).join("\n")}
   return `# Edge Worker benchmark
 
 \`npm run bench:edge\` (runs under \`flock /tmp/edgecascade-bench.lock\`), ${report.date}, git ${m.git}.
-Machine: ${m.cpu}, ${m.cores} cores, shared by the load generator, workerd and the regional pool.
+Machine: ${m.cpu}, ${m.cores} cores, shared by the load generator, workerd and the regional pool; load average at the
+start ${report.loadAtStart.join(" / ")}; the hypervisor's steal during the closed loops ${stealSummary(report)} (on a
+VM, other guests' share of the host: CPU per request and req/s move with it).
 Node ${m.node}, miniflare ${m.miniflare} (workerd), wrangler ${m.wrangler} (bundle), onnxruntime-web ${m.onnxruntimeWeb}.
 
 The edge Worker is the wrangler bundle run by Miniflare on its own socket (not wrangler's dev proxy). Each
-scenario: ${st.warmupS} s warm-up, ${st.durationS} s closed loop with ${st.connections} requests in flight (req/s), then
-${st.durationS} s open loop at ${st.openLoopRatePerS} req/s (latency, each request timed from when it was due).
-${st.rounds} rounds, scenarios interleaved; medians, with the rounds' range where it shows how noisy a shared
-2-core machine is. Single-row requests of model ${model} cycling through its ${heldout.rows.length} held-out rows.
+scenario: ${st.warmupS} s warm-up, ${st.durationS} s closed loop with ${st.connections} requests in flight (req/s, workerd CPU), then
+${st.latencyDurationS} s open loop at ${st.openLoopRatePerS} req/s (latency, each request timed from when it was due).
+${st.rounds} rounds, scenarios interleaved (a round's closed loops back to back, every other round in reverse order, then its open loops); medians, with the rounds' range where it shows how noisy a shared
+2-core machine is; against hello, the median of each round's own ratio and the range of those ratios.
+Cores: ${report.pinning.pinned ? `workerd (every Worker) pinned to core ${report.pinning.server}, the load generator and the pool to core ${report.pinning.generator} (\`taskset\`, \`--pin\`)` : `not pinned (${report.pinning.why})`}. Single-row requests of model ${model} cycling through its ${heldout.rows.length} held-out rows.
 The edge's SLO budget is raised to ${st.sloBudgetMs} ms here so forwards are measured rather than degraded.
 
-| scenario | req/s (rounds' range) | vs hello (median of rounds) | workerd CPU µs/request (vs hello) | p50 ms | p95 ms | p99 ms (range) | p99 vs hello | errors | answered by |
-|---|---|---|---|---|---|---|---|---|---|
+| scenario | req/s (rounds' range) | req/s vs hello (rounds' ratios: median, range) | workerd CPU µs/request | CPU vs hello (rounds' ratios: median, range) | p50 ms | p95 ms | p99 ms (range) | p99 vs hello | errors | answered by |
+|---|---|---|---|---|---|---|---|---|---|---|
 ${rows.join("\n")}
 
 Miniflare's Cache API simulation: **${report.cacheApi}** for both Workers in this table (\`--cache-api\`; off: the edge
@@ -453,7 +580,7 @@ Worker runs with \`LOCAL_CACHE_ONLY=true\` and Miniflare's \`cacheAPI: false\`, 
 Every row was answered once before the rounds, so the isolate is warm (edge variant loaded) and the cache full.
 
 Targets: cache hit at least 0.87× and the edge answer at least 0.9× hello's throughput. workerd's CPU per request is the
-workerd process's user and kernel time during the closed loop divided by the requests answered; hello's is
+workerd process's threads' time on a core (/proc schedstat) during the closed loop divided by the requests answered; hello's is
 mostly workerd and Miniflare themselves (the entry Worker, HTTP), which a deployment does not bill.
 
 ${otherTables.join("\n")}
