@@ -26,6 +26,8 @@ import { haveWrk } from "./wrk.ts";
  * `npm run bench:edge`: the edge Worker in local workerd (Miniflare on its own socket, not wrangler's dev
  * proxy), per scenario, against a hello-world Worker in the same run:
  *   hello     the baseline Worker (scripts/benchmarks/hello-worker.js)
+ *   parse     a reference, not a baseline: a plain Worker that parses the JSON body and answers a constant
+ *             (scripts/benchmarks/parse-worker.js), what any Worker answering a classify request pays
  *   cache     /v1/classify, auto mode, every held-out row already cached (in-isolate LRU hits)
  *   edge      /v1/classify with cascade "edge": the model's edge variant in onnxruntime-web, no cache
  *   regional  /v1/classify with cascade "regional": signed forward to a real regional pool on loopback
@@ -39,6 +41,10 @@ import { haveWrk } from "./wrk.ts";
  * for, barely moved by other load. With `--pin on` (the default where `taskset` exists) every workerd runs on
  * core 0 and this process (the load generator) and the pool on core 1 (core-pinning.ts): unpinned, the two took
  * turns on the same cores and single rounds' ratios swung by ±0.3.
+ * Each Worker is reached two ways (`--socket`): through Miniflare's own port, where Miniflare's JavaScript entry
+ * Worker copies every request and response (the issue's measurement; measured ~120 µs of workerd CPU per
+ * request, most of hello-world's), and through a socket straight into the Worker (`unsafeDirectSockets`), which is
+ * closer to what Cloudflare's runtime runs.
  * Then the forward overhead (forward-overhead.ts): one connection, wrk, cascade "regional" minus cascade
  * "edge" minus the pool answering the same signed call directly, beside its floor (a trivial forwarding
  * Worker, forward-worker.js). The stack signs its calls (a random shared secret), as deployments do.
@@ -75,7 +81,7 @@ const { values: args } = processFlags({
     },
     rate: { type: "number", placeholder: "R", default: 200, min: 1, help: "requests per second, open loop" },
     warmup: { type: "number", placeholder: "S", default: 0.5, help: "seconds of warm-up before each run" },
-    rounds: { type: "number", placeholder: "N", default: 7, min: 1, integer: true, help: "interleaved rounds" },
+    rounds: { type: "number", placeholder: "N", default: 5, min: 1, integer: true, help: "interleaved rounds" },
     "forward-rounds": {
       type: "number",
       placeholder: "N",
@@ -98,6 +104,12 @@ const { values: args } = processFlags({
       default: "both",
       help: "Miniflare's Cache API simulation for both Workers",
     },
+    socket: {
+      type: "string",
+      choices: ["entry", "direct", "both"],
+      default: "both",
+      help: "reach the Workers through Miniflare's entry Worker, straight (unsafeDirectSockets), or both",
+    },
   },
 });
 const {
@@ -117,6 +129,22 @@ holdBenchLock();
  */
 const CACHE_SETTINGS = { off: ["off"], on: ["on"], both: ["off", "on"] } as const;
 const cacheSettings = CACHE_SETTINGS[args["cache-api"]];
+const SOCKETS = { entry: ["entry"], direct: ["direct"], both: ["entry", "direct"] } as const;
+const sockets = SOCKETS[args.socket];
+interface Configuration {
+  cacheApi: "on" | "off";
+  socket: "entry" | "direct";
+}
+/**
+ * The runs, the headline first (the first Cache API setting through the first socket): every socket with the
+ * first Cache API setting, then the other Cache API setting through the first socket.
+ */
+const configurations: Configuration[] = [
+  ...sockets.map((socket) => ({ cacheApi: cacheSettings[0], socket })),
+  ...cacheSettings.slice(1).map((cacheApi) => ({ cacheApi, socket: sockets[0] })),
+];
+const configurationName = (c: Configuration) =>
+  `cache API ${c.cacheApi}, ${c.socket === "entry" ? "through Miniflare's entry Worker" : "direct socket"}`;
 if (!haveWrk()) {
   console.error("bench:edge needs wrk for the forward overhead (Debian: sudo apt-get install wrk)");
   process.exit(1);
@@ -135,7 +163,7 @@ const bodies = (parameters?: object) =>
   heldout.rows.map((row) => JSON.stringify({ model, inputs: row.input, ...(parameters ? { parameters } : {}) }));
 
 interface Scenario {
-  name: "hello" | "cache" | "edge" | "regional";
+  name: "hello" | "parse" | "cache" | "edge" | "regional";
   what: string;
   url: string;
   path: string;
@@ -185,8 +213,9 @@ async function main() {
   console.log("starting a regional pool, the edge Worker, the hello-world and the forwarding Workers...");
   const secret = randomBytes(16).toString("hex");
   const regional = await startRegionalPool({ region: "bench", workers: 1, env: { REGIONAL_SHARED_SECRET: secret } });
-  /** The edge Worker and hello-world, with Miniflare's Cache API simulation on or off for both. */
-  const startPair = async (cacheApi: "on" | "off") => {
+  /** The edge Worker, hello-world and the parse reference, in one configuration. */
+  const startPair = async ({ cacheApi, socket }: Configuration) => {
+    const directSocket = socket === "direct";
     const edge = await startEdgeWorker({
       vars: {
         REGIONS: JSON.stringify([{ name: "bench", url: regional.url, latitude: 39.04, longitude: -77.49 }]),
@@ -198,17 +227,19 @@ async function main() {
       },
       rateLimit: false,
       cacheApi: cacheApi === "on",
+      directSocket,
     });
-    const hello = await startHelloWorker({ cacheApi: cacheApi === "on" });
+    const hello = await startHelloWorker({ cacheApi: cacheApi === "on", directSocket });
+    const parse = await startHelloWorker({ script: "parse", cacheApi: cacheApi === "on", directSocket });
     const helloUrl = hello.url;
     // A warm isolate: its edge variants loaded (a cold one forwards its first requests; bench:cold measures those).
     const ready = await fetch(`${edge.url}/v2/health/ready`);
     if (ready.status !== 200) throw new Error(`the edge variants did not load: ${await ready.text()}`);
-    return { edge, hello, helloUrl };
+    return { edge, hello, helloUrl, parse };
   };
   const pairs = new Map<string, Awaited<ReturnType<typeof startPair>>>();
-  for (const setting of cacheSettings) pairs.set(setting, await startPair(setting));
-  const { edge, helloUrl } = pairs.get(cacheSettings[0])!;
+  for (const c of configurations) pairs.set(configurationName(c), await startPair(c));
+  const { edge, helloUrl, parse } = pairs.get(configurationName(configurations[0]!))!;
   const trivial = new Miniflare(
     convertV4MiniflareOptions({
       modules: true,
@@ -228,7 +259,7 @@ async function main() {
   const allowed = (tasksetHere && affinity(process.pid)) || "";
   let plan = corePlan(args.pin === "on", parseCpuList(allowed), tasksetHere);
   if (plan.pinned) {
-    const servers = [...pairs.values()].flatMap((p) => [p.edge.url, p.helloUrl]).concat(trivialUrl);
+    const servers = [...pairs.values()].flatMap((p) => [p.edge.url, p.helloUrl, p.parse.url]).concat(trivialUrl);
     const serverPids = servers.map((url) => listeningPid(url));
     const generatorPids = [regional.pid, process.pid];
     const pin = (cpus: (side: "server" | "generator") => string) =>
@@ -249,7 +280,7 @@ async function main() {
       : `not pinned: ${plan.why}`,
   );
   const cleanUp = async () => {
-    const workers = [...pairs.values()].flatMap((p) => [p.edge.dispose(), p.hello.dispose()]);
+    const workers = [...pairs.values()].flatMap((p) => [p.edge.dispose(), p.hello.dispose(), p.parse.dispose()]);
     await Promise.allSettled([...workers, trivial.dispose(), regional.stop()]);
   };
   // Ctrl-C must not leave workerd or the pool running.
@@ -288,9 +319,22 @@ async function main() {
     const referenceFull = heldout.rows.filter((r) => argmax(r.expected[model]!) === r.label).length;
 
     /** The scenarios' rounds against one edge Worker and its hello-world: medians and ratios to hello. */
-    const measureScenarios = async (edgeAt: string, helloAt: string, label: string, withRegional: boolean) => {
+    const measureScenarios = async (
+      edgeAt: string,
+      helloAt: string,
+      parseAt: string,
+      label: string,
+      withRegional: boolean,
+    ) => {
       const scenarios: Scenario[] = [
         { name: "hello", what: "hello-world Worker (baseline)", url: helloAt, path: "/", bodies: auto },
+        {
+          name: "parse",
+          what: "reference: a plain Worker parsing the JSON body, a constant answer",
+          url: parseAt,
+          path: "/",
+          bodies: auto,
+        },
         { name: "cache", what: "cache hit (auto, every row cached)", url: edgeAt, path: "/v1/classify", bodies: auto },
         {
           name: "edge",
@@ -404,12 +448,15 @@ async function main() {
       }
       return result;
     };
-    const result = await measureScenarios(edge.url, helloUrl, `cache API ${cacheSettings[0]}`, true);
+    const headline = configurationName(configurations[0]!);
+    const result = await measureScenarios(edge.url, helloUrl, parse.url, headline, true);
     const others: Record<string, typeof result> = {};
-    for (const setting of cacheSettings.slice(1)) {
-      const pair = pairs.get(setting)!;
-      for (const body of auto) await ask(body, pair.edge.url); // every row cached in this Worker too
-      others[setting] = await measureScenarios(pair.edge.url, pair.helloUrl, `cache API ${setting}`, false);
+    for (const c of configurations.slice(1)) {
+      const name = configurationName(c);
+      const pair = pairs.get(name)!;
+      // A direct socket reaches the same isolate as the entry port: its cache is already full.
+      if (c.socket === "entry") for (const body of auto) await ask(body, pair.edge.url);
+      others[name] = await measureScenarios(pair.edge.url, pair.helloUrl, pair.parse.url, name, false);
     }
     console.log("forward overhead (wrk, one connection)...");
     const forward = await measureForwardOverhead({
@@ -454,10 +501,10 @@ async function main() {
         sloBudgetMs: 1000,
       },
       pinning: plan,
-      cacheApi: cacheSettings[0],
+      configuration: headline,
       scenarios: result,
-      /** The same scenarios with the other Cache API setting (`--cache-api both`). */
-      otherCacheApi: others,
+      /** The same scenarios in the other configurations (`--socket`, `--cache-api`), by name. */
+      otherConfigurations: others,
       forward,
       cascade: {
         rows: n,
@@ -483,8 +530,8 @@ type Report = {
   date: string;
   loadAtStart: number[];
   pinning: ReturnType<typeof corePlan>;
-  cacheApi: string;
-  otherCacheApi: Record<string, Report["scenarios"]>;
+  configuration: string;
+  otherConfigurations: Record<string, Report["scenarios"]>;
   machine: Record<string, string | number>;
   settings: Record<string, number>;
   scenarios: Record<
@@ -531,7 +578,7 @@ function scenarioRows(scenarios: Report["scenarios"]): string[] {
 
 /** The steal share over every closed loop of the run: median and max, in percent. */
 function stealSummary(report: Report): string {
-  const all = [report.scenarios, ...Object.values(report.otherCacheApi)].flatMap((scenarios) =>
+  const all = [report.scenarios, ...Object.values(report.otherConfigurations)].flatMap((scenarios) =>
     Object.values(scenarios).flatMap((s) => s.rounds.flatMap((m) => (m.steal == null ? [] : [m.steal]))),
   );
   if (all.length === 0) return "unknown (no /proc/stat)";
@@ -541,10 +588,10 @@ function stealSummary(report: Report): string {
 function markdown(report: Report): string {
   const pct = (x: number) => `${(x * 100).toFixed(2)}%`;
   const rows = scenarioRows(report.scenarios);
-  const otherTables = Object.entries(report.otherCacheApi).map(
-    ([setting, scenarios]) => `### Miniflare's Cache API simulation ${setting}
+  const otherTables = Object.entries(report.otherConfigurations).map(
+    ([name, scenarios]) => `### ${name}
 
-Both Workers restarted with the simulation ${setting} (the edge Worker with \`LOCAL_CACHE_ONLY=${setting === "on" ? "false" : "true"}\`), the same rounds.
+The same Workers' code, the same rounds, in this configuration (the edge Worker with \`LOCAL_CACHE_ONLY=${name.includes("cache API on") ? "false" : "true"}\`).
 
 | scenario | req/s (rounds' range) | req/s vs hello (rounds' ratios: median, range) | workerd CPU µs/request | CPU vs hello (rounds' ratios: median, range) | p50 ms | p95 ms | p99 ms (range) | p99 vs hello | errors | answered by |
 |---|---|---|---|---|---|---|---|---|---|---|
@@ -575,13 +622,17 @@ The edge's SLO budget is raised to ${st.sloBudgetMs} ms here so forwards are mea
 |---|---|---|---|---|---|---|---|---|---|---|
 ${rows.join("\n")}
 
-Miniflare's Cache API simulation: **${report.cacheApi}** for both Workers in this table (\`--cache-api\`; off: the edge
-Worker runs with \`LOCAL_CACHE_ONLY=true\` and Miniflare's \`cacheAPI: false\`, as Cloudflare pays for no simulation).
-Every row was answered once before the rounds, so the isolate is warm (edge variant loaded) and the cache full.
+This table: **${report.configuration}** (\`--cache-api\`: off, the edge Worker runs with \`LOCAL_CACHE_ONLY=true\`
+and Miniflare's \`cacheAPI: false\`, as Cloudflare pays for no simulation; \`--socket\`: through Miniflare's own port,
+where its JavaScript entry Worker copies every request and response, or straight into each Worker through
+\`unsafeDirectSockets\`, closer to what Cloudflare's runtime runs). Every row was answered once before the rounds, so
+the isolate is warm (edge variant loaded) and the cache full.
 
-Targets: cache hit at least 0.87× and the edge answer at least 0.9× hello's throughput. workerd's CPU per request is the
-workerd process's threads' time on a core (/proc schedstat) during the closed loop divided by the requests answered; hello's is
-mostly workerd and Miniflare themselves (the entry Worker, HTTP), which a deployment does not bill.
+Targets: cache hit at least 0.87× and the edge answer at least 0.9× hello's throughput. The reference row is a plain
+Worker that only parses the JSON body and answers a constant of the same shape: what any Worker answering a classify
+request reaches against hello-world, before any work of its own. workerd's CPU per request is the workerd process's
+threads' time on a core (/proc schedstat) during the closed loop divided by the requests answered; through the entry
+port, most of hello's is Miniflare's entry Worker, which a deployment does not run.
 
 ${otherTables.join("\n")}
 ## Forward overhead
