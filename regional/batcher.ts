@@ -36,10 +36,11 @@ export class DynamicBatcher implements Executor {
   }
 
   submit(rows: InputRows, deadlineUs: number): Promise<Executed> {
-    if (deadlineUs <= nowUs()) return Promise.reject(new DeadlineExceeded());
+    const enqueuedUs = nowUs();
+    if (deadlineUs <= enqueuedUs) return Promise.reject(new DeadlineExceeded());
     if (this.#queue.length >= this.#context.maxQueue) return Promise.reject(this.#context.queueFull());
     return new Promise<Executed>((resolve, reject) => {
-      this.#queue.push({ input: rows, rows: rows.batch, enqueuedUs: nowUs(), deadlineUs, resolve, reject });
+      this.#queue.push({ input: rows, rows: rows.batch, enqueuedUs, deadlineUs, resolve, reject });
       this.#context.recorder.queueDepth(this.#queue.length);
       this.#schedule();
     });
