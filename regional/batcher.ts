@@ -36,10 +36,11 @@ export class DynamicBatcher implements Executor {
   }
 
   submit(rows: InputRows, deadlineUs: number): Promise<Executed> {
-    if (deadlineUs <= nowUs()) return Promise.reject(new DeadlineExceeded());
+    const enqueuedUs = nowUs();
+    if (deadlineUs <= enqueuedUs) return Promise.reject(new DeadlineExceeded());
     if (this.#queue.length >= this.#context.maxQueue) return Promise.reject(this.#context.queueFull());
     return new Promise<Executed>((resolve, reject) => {
-      this.#queue.push({ input: rows, rows: rows.batch, enqueuedUs: nowUs(), deadlineUs, resolve, reject });
+      this.#queue.push({ input: rows, rows: rows.batch, enqueuedUs, deadlineUs, resolve, reject });
       this.#context.recorder.queueDepth(this.#queue.length);
       this.#schedule();
     });
@@ -70,8 +71,13 @@ export class DynamicBatcher implements Executor {
     }
     const expired = plan.expire.map((i) => this.#queue[i]!);
     const batch = plan.run.map((i) => this.#queue[i]!);
-    const taken = new Set([...expired, ...batch]);
-    this.#queue = this.#queue.filter((w) => !taken.has(w));
+    if (expired.length + batch.length === this.#queue.length) {
+      // Under load nearly every look takes the whole queue: no set of the taken and no filtering then.
+      this.#queue = [];
+    } else {
+      const taken = new Set([...expired, ...batch]);
+      this.#queue = this.#queue.filter((w) => !taken.has(w));
+    }
     this.#context.recorder.queueDepth(this.#queue.length);
     for (const w of expired) w.reject(new DeadlineExceeded("deadline passed while queued; the request was not run"));
     if (batch.length > 0) void this.#run(batch, now);

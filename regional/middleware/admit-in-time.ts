@@ -27,6 +27,12 @@ export interface InferenceAdmission {
 export function inferenceAdmission({ minInFlight, refuse }: AdmitInTimeOptions): InferenceAdmission {
   let inFlight = 0;
   let rate: AnswerRate = NO_ANSWERS;
+  // One function for every admitted request (it holds no state of its own), not a closure made per request.
+  const answered = (status: number) => {
+    inFlight--;
+    // Only answered inferences measure the pool's pace; refusals and bad requests cost next to nothing.
+    if (status === 200) rate = countAnswer(rate, performance.now());
+  };
   return {
     admit(deadlineHeader) {
       const deadlineMs = deadlineHeader === undefined ? Number.POSITIVE_INFINITY : Number(deadlineHeader);
@@ -35,11 +41,7 @@ export function inferenceAdmission({ minInFlight, refuse }: AdmitInTimeOptions):
         if (!decision.admit) throw refuse(decision.waitMs, deadlineMs);
       }
       inFlight++;
-      return (status) => {
-        inFlight--;
-        // Only answered inferences measure the pool's pace; refusals and bad requests cost next to nothing.
-        if (status === 200) rate = countAnswer(rate, performance.now());
-      };
+      return answered;
     },
   };
 }
