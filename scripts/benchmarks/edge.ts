@@ -49,8 +49,9 @@ import { haveWrk } from "./wrk.ts";
  * "edge" minus the pool answering the same signed call directly, beside its floor (a trivial forwarding
  * Worker, forward-worker.js). The stack signs its calls (a random shared secret), as deployments do.
  * First the whole held-out set goes through the cascade once: the share answered at the edge and accuracy.
- * Takes about 30 s to start (bundle, model), rounds x 7 x (warmup + duration + latency-duration + ~0.5) s
- * (4 scenarios with the simulation off, 3 on), and forward-rounds x 5 x 3 s: with the defaults, about 5 minutes.
+ * Takes about 30 s to start (bundle, model), then per configuration rounds x scenarios x (warmup + duration +
+ * latency-duration + ~0.5) s (5 scenarios in the first, 4 in the others), and forward-rounds x 5 x 3 s: with the
+ * defaults (three configurations), about 6 minutes.
  * Runs under `flock /tmp/edgecascade-bench.lock` (re-executing itself) so benchmarks never overlap.
  */
 const { values: args } = processFlags({
