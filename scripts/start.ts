@@ -21,6 +21,7 @@ import { readRepository } from "../tools/edge-bundle/edge-models.ts";
 import { type EdgeWorker, startEdgeWorker } from "./stack/edge-worker.ts";
 import { LOCAL_REGIONS } from "./stack/local-regions.ts";
 import { type RegionalPool, startRegionalPool } from "./stack/regional-pool.ts";
+import { type WarmReport, warmStack } from "./stack/warm-stack.ts";
 
 /** Worker vars from EDGE_<VAR> environment variables. */
 function edgeVars(): Record<string, string> {
@@ -40,6 +41,15 @@ function port(name: string, fallback: number): number {
   return n;
 }
 
+/** WARM_UP=false skips warming the stack before "ready"; anything but "true", "false" or unset is refused. */
+function warmUp(): boolean {
+  const env = process.env.WARM_UP;
+  if (env !== undefined && env !== "" && env !== "true" && env !== "false") {
+    throw new UsageError(`WARM_UP must be "true" or "false", got ${JSON.stringify(env)}`);
+  }
+  return env !== "false";
+}
+
 /** `--simulate-platform` or SIMULATE_PLATFORM=true: Miniflare's Cache API and rate-limit simulations. */
 function simulatePlatform(flag: boolean): boolean {
   const env = process.env.SIMULATE_PLATFORM;
@@ -49,7 +59,7 @@ function simulatePlatform(flag: boolean): boolean {
   return flag || env === "true";
 }
 
-async function main(simulated: boolean): Promise<void> {
+async function main(simulated: boolean, warm: boolean): Promise<void> {
   const started = performance.now();
   const secret = process.env.REGIONAL_SHARED_SECRET || randomBytes(24).toString("hex");
   const adminToken = process.env.ADMIN_TOKEN || randomBytes(24).toString("hex");
@@ -132,6 +142,20 @@ async function main(simulated: boolean): Promise<void> {
   await cron();
   setInterval(cron, 60_000).unref();
   const edgeReady = await fetch(`${edge.url}/v2/health/ready`).then((r) => r.status === 200);
+  let warmed: WarmReport | undefined;
+  // With keys, warming would spend a tenant's rate limit and need a key that may call every model: not done.
+  const keyed = Boolean(process.env.EDGE_API_KEYS);
+  if (warm && edgeReady && !keyed) {
+    warmed = await warmStack({
+      edgeUrl: edge.url,
+      regions: LOCAL_REGIONS,
+      models: readRepository(modelsDir).map((m) => ({
+        name: m.config.name,
+        rows: m.samples.map((s) => s.input),
+        edge: m.edge !== undefined,
+      })),
+    });
+  }
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   console.log(`\nedgecascade local stack ready in ${seconds} s`);
   console.log(
@@ -149,6 +173,11 @@ async function main(simulated: boolean): Promise<void> {
     simulated
       ? "  platform  Miniflare's Cache API and rate-limit simulations (--simulate-platform)"
       : "  platform  cache tier and rate limiter in the isolate (npm start -- --simulate-platform: Miniflare's)",
+  );
+  console.log(
+    warmed
+      ? `  warm-up   ${warmed.sent} requests through every tier in ${(warmed.ms / 1000).toFixed(1)} s${warmed.cutShort ? " (cut short at 5 s)" : ""}${warmed.refused > 0 ? `, ${warmed.refused} refused` : ""} (WARM_UP=false skips it)`
+      : `  warm-up   skipped (${keyed ? "EDGE_API_KEYS is set" : "WARM_UP=false"}): the first requests pay JIT compilation in every process`,
   );
   console.log(`  probes    npm run probe -- --url ${edge.url}`);
   console.log(
@@ -173,7 +202,7 @@ runMain(
       },
     },
     async run(values) {
-      await main(simulatePlatform(values["simulate-platform"]));
+      await main(simulatePlatform(values["simulate-platform"]), warmUp());
       return 0;
     },
   }),

@@ -66,6 +66,9 @@ describe("npm start", () => {
     expect(output()).toContain(`edge      ready  ${edgeUrl}/`);
     expect(output()).toMatch(/regional {2}ready {2}us http:\/\/127\.0\.0\.1:\d+ \(Ashburn\) · eu .* · ap /);
     expect(output()).toContain("models    breast-cancer (edge: breast-cancer-edge) · digits (edge: digits-edge)");
+    // Warmed before ready: every request of the warm-up answered (a slow machine may cut it short, never refuse).
+    expect(output()).toMatch(/warm-up {3}\d+ requests through every tier in [\d.]+ s/);
+    expect(output()).not.toMatch(/warm-up .*refused/);
     // The three pools and the Worker's runtime run as child processes.
     expect(stack.pids.length).toBeGreaterThanOrEqual(4);
   });
