@@ -11,6 +11,7 @@ import { join, resolve } from "node:path";
 import { defineCommand, runMain } from "../../tools/cli/command.ts";
 import { UsageError } from "../../tools/cli/errors.ts";
 import type { FlagTable, FlagValues } from "../../tools/cli/flags.ts";
+import { holdBenchLock } from "../benchmarks/lock.ts";
 import { MODEL_FLAG, OUT_FLAG } from "../run-flags.ts";
 import {
   type FaultResult,
@@ -20,7 +21,7 @@ import {
   runFaultScenario,
 } from "./fault-scenarios.ts";
 import { validationModel } from "./model.ts";
-import { holdBenchLock, ROOT, type RunInfo, runInfo, runLine } from "./run-info.ts";
+import { ROOT, type RunInfo, runInfo, runLine } from "./run-info.ts";
 import { repositoryWithNewVersion } from "./scratch-models.ts";
 import { startValidationStack, stopOnSignals } from "./stack.ts";
 

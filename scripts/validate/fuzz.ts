@@ -12,12 +12,13 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { defineCommand, runMain } from "../../tools/cli/command.ts";
 import type { FlagTable, FlagValues } from "../../tools/cli/flags.ts";
+import { holdBenchLock } from "../benchmarks/lock.ts";
 import { MODEL_FLAG, OUT_FLAG } from "../run-flags.ts";
 import { startEdgeWorker } from "../stack/edge-worker.ts";
 import { startRegionalPool } from "../stack/regional-pool.ts";
 import { type FuzzReport, runFuzz } from "./fuzz-run.ts";
 import { validationModel } from "./model.ts";
-import { holdBenchLock, ROOT, type RunInfo, runInfo, runLine } from "./run-info.ts";
+import { ROOT, type RunInfo, runInfo, runLine } from "./run-info.ts";
 
 const FLAGS = {
   model: MODEL_FLAG,

@@ -14,13 +14,14 @@ import type { FlagTable, FlagValues } from "../../tools/cli/flags.ts";
 import { closedLoop, openLoop } from "../../tools/probe/load.ts";
 import { headerValue, type LoadRequest } from "../../tools/probe/load-response.ts";
 import type { LatencyStats } from "../../tools/probe/summary.ts";
+import { holdBenchLock } from "../benchmarks/lock.ts";
 import { MODEL_FLAG, OUT_FLAG } from "../run-flags.ts";
 import { startEdgeWorker } from "../stack/edge-worker.ts";
 import { descendants } from "../stack/processes.ts";
 import { startRegionalPool } from "../stack/regional-pool.ts";
 import { validationModel } from "./model.ts";
 import { RssSampler } from "./rss.ts";
-import { holdBenchLock, ROOT, type RunInfo, runInfo, runLine } from "./run-info.ts";
+import { ROOT, type RunInfo, runInfo, runLine } from "./run-info.ts";
 
 const FLAGS = {
   model: MODEL_FLAG,

@@ -19,9 +19,10 @@ import { PoolClient } from "../../tools/rollout/client.ts";
 import { runController } from "../../tools/rollout/controller.ts";
 import { startState } from "../../tools/rollout/decide.ts";
 import { IDENTICAL, simulateMany } from "../../tools/rollout/simulate.ts";
+import { holdBenchLock } from "../benchmarks/lock.ts";
 import { OUT_FLAG } from "../run-flags.ts";
 import { type RegionalPool, startRegionalPool } from "../stack/regional-pool.ts";
-import { holdBenchLock, ROOT, type RunInfo, runInfo, runLine } from "./run-info.ts";
+import { ROOT, type RunInfo, runInfo, runLine } from "./run-info.ts";
 
 // --alpha and --beta loosen the tests to see false rollbacks often enough to compare with the simulation.
 const { values: args } = processFlags({

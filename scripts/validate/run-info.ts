@@ -1,23 +1,8 @@
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { availableParallelism, cpus, loadavg, totalmem } from "node:os";
 import { fileURLToPath } from "node:url";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const LOCK = "/tmp/edgecascade-bench.lock";
-
-/**
- * Run this script under `flock /tmp/edgecascade-bench.lock` (re-executing it), as the benchmarks do, so that
- * validation runs and benchmarks never share the machine with each other. Returns only in the locked process.
- */
-export function holdBenchLock(): void {
-  if (process.env.EDGECASCADE_BENCH_LOCKED || spawnSync("flock", ["--version"]).status !== 0) return;
-  const child = spawnSync("flock", [LOCK, process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
-    stdio: "inherit",
-    env: { ...process.env, EDGECASCADE_BENCH_LOCKED: "1" },
-  });
-  process.exit(child.status ?? 1);
-}
-
 /** Where and when a run happened, for the committed results. */
 export function runInfo(command: string) {
   let git = "unknown";
