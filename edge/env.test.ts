@@ -24,6 +24,7 @@ describe("parseEnv", () => {
       allowLocationOverride: false,
       sloBudgetMs: 10,
       maxBudgetMs: 1000,
+      rttReserveMaxShare: 0.5,
       warmProbeIntervalMs: 3000,
       reachQuantile: 0.9,
       hedgeDelayMs: 5,
@@ -124,6 +125,7 @@ describe("parseEnv", () => {
     [{ SLO_BUDGET_MS: "ten" }, /^SLO_BUDGET_MS: must be a number >= 1, got "ten"/],
     [{ SLO_BUDGET_MS: "0" }, /^SLO_BUDGET_MS: must be a number >= 1/],
     [{ HEDGE_BUDGET_RATIO: "1.5" }, /^HEDGE_BUDGET_RATIO: must be a number in \[0, 1\]/],
+    [{ RTT_RESERVE_MAX_SHARE: "1" }, /^RTT_RESERVE_MAX_SHARE: must be a number in \[0, 0.9\], got "1"/],
     [{ BREAKER_FAILURES: "2.5" }, /^BREAKER_FAILURES: must be an integer >= 1/],
     [
       { BREAKER_COOLDOWN_MS: "1000", BREAKER_MAX_COOLDOWN_MS: "10" },

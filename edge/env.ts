@@ -17,6 +17,7 @@ export interface Env {
   API_KEYS?: string;
   SLO_BUDGET_MS?: string | number;
   MAX_BUDGET_MS?: string | number;
+  RTT_RESERVE_MAX_SHARE?: string | number;
   WARM_PROBE_INTERVAL_MS?: string | number;
   REACH_QUANTILE?: string | number;
   HEDGE_DELAY_MS?: string | number;
@@ -54,6 +55,7 @@ export interface EdgeOptions {
   apiKeys: readonly TenantKey[];
   sloBudgetMs: number;
   maxBudgetMs: number;
+  rttReserveMaxShare: number;
   warmProbeIntervalMs: number;
   reachQuantile: number;
   hedgeDelayMs: number;
@@ -251,7 +253,7 @@ export const SETTINGS: Settings<Exclude<keyof EdgeOptions, keyof typeof SIMULATI
     variable: "SLO_BUDGET_MS",
     default: 10,
     unit: "ms",
-    doc: "time a request may take end to end; what is left of it is the regional deadline",
+    doc: "time a request may take end to end, at the client; less the client's round trip, the regions' deadline",
     min: 1,
   }),
   maxBudgetMs: numberSetting({
@@ -261,6 +263,13 @@ export const SETTINGS: Settings<Exclude<keyof EdgeOptions, keyof typeof SIMULATI
     unit: "ms",
     doc: "most a client may ask for with `x-edgecascade-budget-ms` (higher is capped)",
     min: (parsed) => parsed.sloBudgetMs!,
+  }),
+  rttReserveMaxShare: numberSetting({
+    variable: "RTT_RESERVE_MAX_SHARE",
+    default: 0.5,
+    doc: "most of a budget kept back for the client's round trip (the regions keep the rest); 0 = none",
+    min: 0,
+    max: 0.9,
   }),
   warmProbeIntervalMs: numberSetting({
     variable: "WARM_PROBE_INTERVAL_MS",

@@ -9,6 +9,7 @@ import { type DegradedReason, degradedReason, NoRegionAnswered, type RegionError
 import type { Forwarded } from "./forward/hedge.ts";
 import type { EdgeVariant } from "./inference/edge-variant.ts";
 import type { ServedModel } from "./models/served-model.ts";
+import { forwardDeadline } from "./regions/client-reserve.ts";
 import { regionOrder } from "./regions/order.ts";
 import type { RequestLocation } from "./regions/region.ts";
 import type { EdgeRuntime } from "./runtime.ts";
@@ -22,7 +23,10 @@ export interface ServeRequest {
   locate: () => RequestLocation;
   /** Unix ms when the request arrived; the budget counts from here. */
   startedAt: number;
-  /** This request's budget in ms (the client's `x-edgecascade-budget-ms`, regions/budget.ts). Default SLO_BUDGET_MS. */
+  /**
+   * This request's budget in ms, end to end at the client (the client's `x-edgecascade-budget-ms`,
+   * regions/budget.ts); the regions get it less the client's round trip (regions/client-reserve.ts). Default SLO_BUDGET_MS.
+   */
   budgetMs?: number;
 }
 
@@ -32,6 +36,11 @@ export interface ServeTrace {
   /** Whether the edge model ran (its time is not measurable inside a Worker; see docs/edge.md). */
   edge: boolean;
   regional?: { region: string; ms: number; hedged: boolean };
+  /**
+   * What the regions' deadline kept back of the budget for the client's round trip, when a region was wanted and
+   * the client's round trip is known; `capped`: the round trip was longer than RTT_RESERVE_MAX_SHARE allows.
+   */
+  reserve?: { ms: number; capped: boolean };
 }
 
 export interface Served {
@@ -155,6 +164,8 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
     Object.fromEntries((regionStatus?.regions ?? []).map((r) => [r.name, r.ready])),
   );
   const location = locate();
+  const deadline = forwardDeadline(startedAt, budgetMs, location.clientRttMs, rt.options.rttReserveMaxShare);
+  if (deadline.reserveMs > 0) trace.reserve = { ms: deadline.reserveMs, capped: deadline.capped };
   let forwarded: Forwarded;
   try {
     forwarded = await rt.forward(regionOrder(rt.options.regions, location, health), {
@@ -164,7 +175,7 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
       classes,
       version: pinned,
       headers: {},
-      deadlineAt: startedAt + budgetMs,
+      deadlineAt: deadline.deadlineAt,
       location,
       anyDistance: mode === "regional" || !edgeVariant,
     });

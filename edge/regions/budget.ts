@@ -4,7 +4,8 @@ import { BadRequest } from "../../protocol/errors.ts";
 export const BUDGET_HEADER = "x-edgecascade-budget-ms";
 
 /**
- * The budget of one request, in ms: the client's `x-edgecascade-budget-ms` when it sends one, capped at
+ * The budget of one request, in ms, end to end at the client (the regions get it less the client's round trip,
+ * client-reserve.ts): the client's `x-edgecascade-budget-ms` when it sends one, capped at
  * `maxMs` (MAX_BUDGET_MS), else `defaultMs` (SLO_BUDGET_MS). A client that can wait longer than the default
  * (a batch job, a slow link) lets the regions answer; one that cannot wait sends less and is answered by the
  * edge sooner. 400 for a value that is not a positive number of ms. Pure.

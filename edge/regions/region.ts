@@ -17,10 +17,12 @@ export interface Region {
   binding?: string;
 }
 
-/** Where a request comes from, as far as `request.cf` (or the local override) says. */
+/** Where a request comes from, and how far its client is from the colo, as far as `request.cf` (or the local override) says. */
 export interface RequestLocation {
   latitude?: number;
   longitude?: number;
   continent?: string;
   colo?: string;
+  /** The client's round-trip time to the colo in ms (`request.cf`'s clientTcpRtt or clientQuicRtt); undefined: unknown. */
+  clientRttMs?: number;
 }

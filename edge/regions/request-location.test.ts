@@ -36,6 +36,13 @@ describe("requestLocation", () => {
     });
   });
 
+  it("reads the client's round-trip time from request.cf, also under a location override", () => {
+    const cf = { latitude: "39.04", longitude: "-77.49", clientTcpRtt: 0, clientQuicRtt: 12 };
+    expect(requestLocation(cf, null, false).clientRttMs).toBe(12);
+    expect(requestLocation(cf, "35.68,139.69", true)).toMatchObject({ latitude: 35.68, clientRttMs: 12 });
+    expect(requestLocation({ clientTcpRtt: 0 }, null, false).clientRttMs).toBeUndefined();
+  });
+
   it("has no location at all without cf", () => {
     expect(requestLocation(undefined, null, false)).toEqual({
       latitude: undefined,

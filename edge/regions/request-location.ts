@@ -1,7 +1,8 @@
+import { type CfRoundTrip, clientRttMs } from "./client-reserve.ts";
 import type { RequestLocation } from "./region.ts";
 
 /** The parts of `request.cf` that locate a request. Cloudflare sends latitude/longitude as strings. */
-export interface CfLocation {
+export interface CfLocation extends CfRoundTrip {
   latitude?: string | number;
   longitude?: string | number;
   continent?: string;
@@ -16,7 +17,8 @@ function coordinate(raw: string | number | undefined, limit: number): number | u
 
 /**
  * The request's location: `request.cf`, or, when `allowOverride` is set (local stack and demo only),
- * the `x-edgecascade-location: <lat>,<lon>` header instead. A malformed override is ignored rather than
+ * the `x-edgecascade-location: <lat>,<lon>` header instead. The client's round-trip time always comes from
+ * `request.cf` (the local stack sets it there, as Miniflare allows). A malformed override is ignored rather than
  * refused: it only steers region choice.
  */
 export function requestLocation(
@@ -29,6 +31,7 @@ export function requestLocation(
     longitude: coordinate(cf?.longitude, 180),
     continent: cf?.continent || undefined,
     colo: cf?.colo || undefined,
+    clientRttMs: clientRttMs(cf),
   };
   if (allowOverride && override) {
     const [lat, lon, extra] = override.split(",");

@@ -17,6 +17,19 @@ describe("serverTimingValue", () => {
     [{ cache: { tier: "miss", ms: 0 }, edge: true }, 'cache;dur=0.0;desc="miss",edge;desc="digits-edge v1"'],
     [{ cache: { tier: "l2", ms: 0 }, edge: false }, 'cache;dur=0.0;desc="hit-l2"'],
     [{ cache: { tier: "l1", ms: 0.25 }, edge: false }, 'cache;dur=0.3;desc="hit-l1"'],
+    [
+      {
+        cache: { tier: "miss", ms: 0 },
+        edge: true,
+        regional: { region: "us", ms: 6, hedged: false },
+        reserve: { ms: 2, capped: false },
+      },
+      'cache;dur=0.0;desc="miss",edge;desc="digits-edge v1",regional;dur=6.0;desc="us",reserve;dur=2.0;desc="client-rtt"',
+    ],
+    [
+      { cache: { tier: "miss", ms: 0 }, edge: true, reserve: { ms: 5, capped: true } },
+      'cache;dur=0.0;desc="miss",edge;desc="digits-edge v1",reserve;dur=5.0;desc="client-rtt-capped"',
+    ],
   ] as const)("%j -> %s", (trace, value) => {
     expect(serverTimingValue(trace, "digits-edge v1")).toBe(value);
   });

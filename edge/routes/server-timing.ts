@@ -7,12 +7,14 @@ const entry = (name: string, ms?: number, desc?: string) =>
 /**
  * The Server-Timing value of an answer, in hono/timing's format (`name;dur=1.0;desc="..."`, entries joined
  * by `,`): `cache` (its time and tier, or `bypass`), `edge` (the edge model that ran, when the model has one;
- * its time cannot be measured inside a Worker), `regional` (time and region), `hedge` when one was sent. Written here rather than by
+ * its time cannot be measured inside a Worker), `regional` (time and region), `hedge` when one was sent, `reserve` (the
+ * ms of the budget the regions' deadline kept back for the client's round trip, when a region was wanted and that
+ * round trip is known; `client-rtt-capped` when it was longer than RTT_RESERVE_MAX_SHARE allows). Written here rather than by
  * hono/timing, whose middleware and per-metric bookkeeping showed in the Worker's profile
  * (docs/performance.md).
  */
 export function serverTimingValue(trace: ServeTrace, edgeModel: string | undefined): string {
-  const { cache, edge, regional } = trace;
+  const { cache, edge, regional, reserve } = trace;
   let value =
     cache.tier === "bypass"
       ? CACHE_BYPASS
@@ -24,6 +26,7 @@ export function serverTimingValue(trace: ServeTrace, edgeModel: string | undefin
     value += `,${entry("regional", regional.ms, regional.region)}`;
     if (regional.hedged) value += `,${entry("hedge")}`;
   }
+  if (reserve) value += `,${entry("reserve", reserve.ms, reserve.capped ? "client-rtt-capped" : "client-rtt")}`;
   return value;
 }
 

@@ -45,6 +45,11 @@ export interface DelayProxyStats {
    * counted from the request lines of the bytes that passed the proxy.
    */
   requests: Record<string, number>;
+  /**
+   * The `x-edgecascade-deadline-ms` of the latest requests forwarded (at most `DEADLINES_KEPT`), oldest first:
+   * the deadline the edge gave the region, as sent.
+   */
+  deadlinesMs: number[];
 }
 
 export interface DelayProxy {
@@ -179,25 +184,34 @@ class DelayedPipe {
 }
 
 const REQUEST_LINE = /(GET|HEAD|POST|PUT|DELETE|OPTIONS|PATCH) (\S+) HTTP\/1\.1\r\n/g;
-/** Longer than any request line the tests send, so that a line split between two chunks is still seen. */
+const DEADLINE_LINE = /\r\nx-edgecascade-deadline-ms: *(\d+)\r\n/gi;
+/** Longer than any request or header line the tests send, so that a line split between two chunks is still seen. */
 const TAIL = 256;
+/** Deadlines kept in `DelayProxyStats.deadlinesMs`. */
+const DEADLINES_KEPT = 100;
 
-/** Counts the request lines in one connection's forwarded bytes (a line may span two chunks). */
+/** Counts the request lines in one connection's forwarded bytes and keeps their deadlines (a line may span two chunks). */
 class RequestLines {
-  readonly #counts: Record<string, number>;
+  readonly #stats: Pick<DelayProxyStats, "requests" | "deadlinesMs">;
   #tail = "";
 
-  constructor(counts: Record<string, number>) {
-    this.#counts = counts;
+  constructor(stats: Pick<DelayProxyStats, "requests" | "deadlinesMs">) {
+    this.#stats = stats;
   }
 
   see(chunk: Buffer): void {
     const text = this.#tail + chunk.toString("latin1");
+    // A line wholly inside the tail was seen with the previous chunk.
+    const seen = (match: RegExpExecArray) => match.index + match[0].length <= this.#tail.length;
     for (const match of text.matchAll(REQUEST_LINE)) {
-      // A line wholly inside the tail was counted with the previous chunk.
-      if (match.index + match[0].length <= this.#tail.length) continue;
+      if (seen(match)) continue;
       const key = `${match[1]} ${match[2]}`;
-      this.#counts[key] = (this.#counts[key] ?? 0) + 1;
+      this.#stats.requests[key] = (this.#stats.requests[key] ?? 0) + 1;
+    }
+    for (const match of text.matchAll(DEADLINE_LINE)) {
+      if (seen(match)) continue;
+      this.#stats.deadlinesMs.push(Number(match[1]));
+      if (this.#stats.deadlinesMs.length > DEADLINES_KEPT) this.#stats.deadlinesMs.shift();
     }
     this.#tail = text.slice(-TAIL);
   }
@@ -214,7 +228,7 @@ class ProxiedConnection {
     this.upstream = tcpConnect({ port: target.port, host: target.host, allowHalfOpen: true });
     this.upstream.setNoDelay(true);
     const settings = () => proxy.settings;
-    const requestLines = new RequestLines(proxy.stats.requests);
+    const requestLines = new RequestLines(proxy.stats);
     this.#pipes = [
       new DelayedPipe(
         client,
@@ -296,7 +310,16 @@ export async function startDelayProxy(options: DelayProxyOptions): Promise<Delay
   const state: ProxyState = {
     settings: checkDelaySettings({ delayMs: options.delayMs ?? 0, jitterMs: options.jitterMs ?? 0 }),
     random: seededRandom(options.seed ?? 1),
-    stats: { connections: 0, refused: 0, failed: 0, blackholed: 0, bytesForward: 0, bytesBack: 0, requests: {} },
+    stats: {
+      connections: 0,
+      refused: 0,
+      failed: 0,
+      blackholed: 0,
+      bytesForward: 0,
+      bytesBack: 0,
+      requests: {},
+      deadlinesMs: [],
+    },
     late: new Lateness(),
   };
   let mode: ProxyMode = options.mode ?? "pass";
@@ -348,7 +371,7 @@ export async function startDelayProxy(options: DelayProxyOptions): Promise<Delay
       mode = next;
     },
     mode: () => mode,
-    stats: () => ({ ...state.stats, requests: { ...state.stats.requests } }),
+    stats: () => ({ ...state.stats, requests: { ...state.stats.requests }, deadlinesMs: [...state.stats.deadlinesMs] }),
     releaseLateness: () => state.late.take(),
     async close() {
       for (const c of open) c.destroy();

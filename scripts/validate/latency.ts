@@ -11,6 +11,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { FLOOR_MS } from "../../edge/regions/prior.ts";
 import { edgeAnswers, type HeldoutRow } from "../../protocol/heldout.ts";
 import { defineCommand, runMain } from "../../tools/cli/command.ts";
 import { UsageError } from "../../tools/cli/errors.ts";
@@ -75,6 +76,16 @@ const FLAGS = {
     default: 10,
     min: 1,
     help: "the edge's SLO_BUDGET_MS and the p95 target",
+  },
+  "client-rtt-ms": {
+    type: "number",
+    placeholder: "MS",
+    default: 2 * FLOOR_MS,
+    min: 0,
+    help:
+      "the client's round trip the edge is told, as Cloudflare's request.cf.clientTcpRtt (0: none,\n" +
+      "the budget counts at the edge); default: a client next to its colo by the distance model\n" +
+      "(its 1 ms each way at 0 km)",
   },
   "jitter-ms": {
     type: "number",
@@ -286,6 +297,8 @@ async function runOnce(
     jitterMs: number;
     /** The edge's REACH_QUANTILE; undefined: its default. */
     reachQuantile?: number;
+    /** `request.cf.clientTcpRtt` of every request to the location's Worker, ms; 0: none. */
+    clientRttMs: number;
   },
 ): Promise<RunResult> {
   const delaysMs = Object.fromEntries(LOCAL_REGIONS.map((r) => [r.name, oneWayDelayMs(location, r)])) as Record<
@@ -307,7 +320,11 @@ async function runOnce(
   const vars: Record<string, string> = { SLO_BUDGET_MS: String(settings.budgetMs) };
   if (settings.reachQuantile !== undefined) vars.REACH_QUANTILE = String(settings.reachQuantile);
   if (settings.threshold !== undefined) vars.CASCADE_THRESHOLDS = JSON.stringify({ [model.name]: settings.threshold });
-  const edge = await stack.startEdge(vars);
+  // The client's round trip reaches the Worker as Cloudflare's does, in request.cf (Miniflare's `cf` per Worker).
+  const edge = await stack.startEdge(
+    vars,
+    settings.clientRttMs > 0 ? { clientTcpRtt: settings.clientRttMs } : undefined,
+  );
   try {
     const threshold = settings.threshold ?? model.threshold;
     const where = `${location.latitude},${location.longitude}`;
@@ -447,8 +464,11 @@ function markdown(report: {
     "as in another colo) that knows every region, as the one anycast Worker does; its edge model loaded (not with",
     "`--cold`) and the cron's readiness report in KV, and no routing warm-up: no call has reached a region, so the",
     "isolate starts from the distance prior (edge/regions/prior.ts, the same distance model as the proxies) and learns the rest from its",
-    "own calls and warm probes. Then open-loop load of Zipf-popular held-out rows from that location. Latency",
-    `counts from when each request was due; failures count as never answered. Settings: ${JSON.stringify(report.settings)}.`,
+    "own calls and warm probes. Then open-loop load of Zipf-popular held-out rows from that location.",
+    "The clients reach their Worker over loopback; each Worker is told their round trip as Cloudflare tells it,",
+    "`request.cf.clientTcpRtt` (`clientRttMs` below), and its regions' deadline is the budget less that round trip",
+    "(docs/edge.md, *Deadline*), so that an answer cut off there still reaches the client within the budget.",
+    `Latency counts from when each request was due; failures count as never answered. Settings: ${JSON.stringify(report.settings)}.`,
     "",
     "Everything (load generator, proxies, three pools, workerd) shares this machine's cores, so the tails are",
     "this machine's as much as the design's; see bench/README.md. The proxies release data on a precise timer",
@@ -635,6 +655,7 @@ async function main(values: FlagValues<typeof FLAGS>): Promise<number> {
     "tradeoff-duration": tradeoffS,
     "budget-ms": budgetMs,
     "jitter-ms": jitterMs,
+    "client-rtt-ms": clientRttMs,
     seed,
     cold,
     "reach-quantile": reachQuantile,
@@ -656,7 +677,18 @@ async function main(values: FlagValues<typeof FLAGS>): Promise<number> {
   stopOnSignals(stack);
   const spinning = busyCores(busy);
   try {
-    const settings = { rate, durationS, budgetMs, seed, traffic, cold, jitterMs, decomposeS, reachQuantile };
+    const settings = {
+      rate,
+      durationS,
+      budgetMs,
+      seed,
+      traffic,
+      cold,
+      jitterMs,
+      decomposeS,
+      reachQuantile,
+      clientRttMs,
+    };
     const floorRuns: FloorRun[] = [];
     /** hello-world Worker and no-op Node server at the same rate: the machine's and the client's own tail. */
     const measureFloors = async (when: FloorRun["when"]) => {
@@ -712,6 +744,7 @@ async function main(values: FlagValues<typeof FLAGS>): Promise<number> {
         durationS,
         tradeoffS,
         budgetMs,
+        clientRttMs,
         jitterMs,
         traffic,
         seed,

@@ -30,8 +30,11 @@ export interface ValidationStack {
   adminToken: string;
   /** The REGIONS var: each region at its place, reached through its proxy. */
   regionsVar: string;
-  /** A fresh edge Worker (a new isolate, as in another colo) on this stack, with `vars` on top; `stop` disposes it. */
-  startEdge(vars?: Record<string, string>): Promise<EdgeWorker>;
+  /**
+   * A fresh edge Worker (a new isolate, as in another colo) on this stack, with `vars` on top and `cf` as the
+   * `request.cf` of every request on its socket (e.g. the client's `clientTcpRtt`); `stop` disposes it.
+   */
+  startEdge(vars?: Record<string, string>, cf?: Record<string, unknown>): Promise<EdgeWorker>;
   /** Set every region's one-way delay. */
   setDelays(delays: Partial<Record<RegionName, number>>): Promise<void>;
   /** Another delay proxy where the stack's run (validate:latency `--decompose`: the proxy alone), closed with it. */
@@ -102,8 +105,9 @@ export async function startValidationStack(options: ValidationStackOptions = {})
     secret,
     adminToken,
     regionsVar,
-    async startEdge(vars = {}) {
+    async startEdge(vars = {}, cf = undefined) {
       const edge = await startEdgeWorker({
+        ...(cf ? { cf } : {}),
         // Miniflare 5 simulates two bindings at costs Cloudflare's do not have (docs/toolchain.md): the
         // rate limiter (a SQLite-backed Durable Object, ~2 ms per request here) and the Cache API's writes
         // (on-disk storage, ~4 ms each at 100 req/s, saturating near 300 writes/s). These runs measure distance

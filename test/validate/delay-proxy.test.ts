@@ -81,6 +81,20 @@ describe("delay proxy", () => {
     socket.destroy();
   });
 
+  it("keeps the deadline each request carried, a header line split between two writes included", async () => {
+    const p = await proxy();
+    const socket = await open(p.port);
+    const post = (ms: string) =>
+      `POST /v1/classify HTTP/1.1\r\nX-Edgecascade-Deadline-Ms: ${ms}\r\ncontent-length: 2\r\n\r\n{}`;
+    await roundTrip(socket, Buffer.from(post("8") + post("350")));
+    const split = post("7");
+    await roundTrip(socket, Buffer.from(split.slice(0, 40)));
+    await roundTrip(socket, Buffer.from(split.slice(40)));
+    await roundTrip(socket, Buffer.from("GET /v2/health/ready HTTP/1.1\r\nhost: x\r\n\r\n"));
+    expect(p.stats().deadlinesMs).toEqual([8, 350, 7]);
+    socket.destroy();
+  });
+
   it("keeps every byte in order through jitter and a delay lowered mid-stream", async () => {
     const p = await proxy({ delayMs: 20, jitterMs: 15, seed: 7 });
     const socket = await open(p.port);
