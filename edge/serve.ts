@@ -1,6 +1,6 @@
 import { type AnswerKey, answerKey } from "../protocol/cache-key.ts";
 import { BadRequest, NotReady } from "../protocol/errors.ts";
-import { float32Data, topClass } from "../protocol/responses.ts";
+import { float32Data, predictionsJson, topClass } from "../protocol/responses.ts";
 import type { InputRows } from "../protocol/tensor.ts";
 import type { CascadeMode, ServedBy } from "../protocol/types.ts";
 import type { CacheTier } from "./cache/response-cache.ts";
@@ -51,6 +51,11 @@ export interface Served {
   servedBy: ServedBy;
   degraded?: DegradedReason;
   trace: ServeTrace;
+  /**
+   * The answer's `predictions` as JSON text when serving made it already: a hit of the isolate's cache tier, or an
+   * answer just stored in the cache (which keeps this text with it); undefined otherwise.
+   */
+  predictionsJson?: string;
   /** The shared-cache write and warm probes, for `waitUntil`. */
   pending?: Promise<void>;
   /**
@@ -114,6 +119,12 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
     edgeVersion = typeof version === "string" ? version : await version;
   }
   let key: AnswerKey | undefined;
+  /** Store an answer under `stored` with its predictions' text; the text, for the answer. */
+  const store = (stored: AnswerKey, version: string, probs: ArrayLike<number>) => {
+    const text = predictionsJson(probs, rows.batch, served.io.labels);
+    const pending = rt.cache.put(stored, { version, probs: float32Data(probs), predictionsJson: text }, startedAt);
+    return { pending, text };
+  };
 
   if (useCache) {
     const lookupStarted = Date.now();
@@ -121,7 +132,10 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
     const local = rt.cache.local(key, lookupStarted);
     const { tier, answer } = local ? { tier: "l1" as const, answer: local } : await rt.cache.shared(key, lookupStarted);
     trace.cache = { tier, ms: Date.now() - lookupStarted };
-    if (answer) return { probs: answer.probs, batch: rows.batch, version: answer.version, servedBy: "cache", trace };
+    if (answer) {
+      const { probs, version, predictionsJson } = answer;
+      return { probs, batch: rows.batch, version, servedBy: "cache", trace, predictionsJson };
+    }
   }
 
   // The edge model runs at most once per request: before the decision (auto, edge) or to degrade (regional).
@@ -145,10 +159,16 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
   const confidentAnswer = (edgeProbs: Float32Array): Served | undefined => {
     const confidences = Array.from({ length: rows.batch }, (_, r) => topClass(edgeProbs, r, classes).confidence);
     if (cascadeDecision(confidences, rt.threshold(served)!, mode) !== "edge") return undefined;
-    const pending = key
-      ? rt.cache.put(key, { version: edgeVersion, probs: float32Data(edgeProbs) }, startedAt)
-      : undefined;
-    return { probs: edgeProbs, batch: rows.batch, version: edgeVersion, servedBy: "edge", trace, pending };
+    const stored = key ? store(key, edgeVersion, edgeProbs) : undefined;
+    return {
+      probs: edgeProbs,
+      batch: rows.batch,
+      version: edgeVersion,
+      servedBy: "edge",
+      trace,
+      pending: stored?.pending,
+      predictionsJson: stored?.text,
+    };
   };
 
   // A cold isolate: the edge variant has no session yet. An auto request does not wait for one while a region may
@@ -210,10 +230,11 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
   served.seeVersion(answer.version);
   trace.regional = { region: answer.region, ms: answer.ms, hedged };
   let pending: Promise<void> | undefined;
+  let text: string | undefined;
   if (key) {
     // Stored under the version that answered, which a newer region may have raised past the lookup's.
     const stored = answer.version === edgeVersion ? key : answerKey(served.name, answer.version, rows.data);
-    pending = rt.cache.put(stored, { version: answer.version, probs: float32Data(answer.probs) }, startedAt);
+    ({ pending, text } = store(stored, answer.version, answer.probs));
   }
   pending = withWarmProbes(rt, served, errors, pending);
   return {
@@ -223,6 +244,7 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
     servedBy: `regional:${answer.region}`,
     trace,
     pending,
+    predictionsJson: text,
     warm: cold ? edgeVariant : undefined,
   };
 }

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { toInferResponse, toPredictions, topClass } from "./responses.ts";
+import {
+  classifyAnswerJson,
+  float32Data,
+  predictionsJson,
+  toInferResponse,
+  toPredictions,
+  topClass,
+} from "./responses.ts";
+import type { ClassifyResponse } from "./types.ts";
 
 const labels = ["a", "b", "c"];
 const probs = new Float32Array([0.1, 0.7, 0.2, 0.5, 0.25, 0.25]);
@@ -39,5 +47,47 @@ describe("responses", () => {
     expect(
       toInferResponse({ model: "m", version: "1", id: "x", outputName: "p", probs, batch: 2, classes: 3 }).id,
     ).toBe("x");
+  });
+
+  it("joins a classify answer's text in exactly the bytes JSON.stringify writes for the same object", () => {
+    const ids = [
+      undefined,
+      "",
+      "r-1",
+      'quote " and \\ back',
+      "line\nbreak\ttab\u0000",
+      "é ☃ 😀",
+      "\ud800 lone",
+      "</script>",
+    ];
+    const batches = [new Float32Array([0.1, 0.7, 0.2]), probs, Float32Array.from({ length: 30 }, (_, i) => i / 29)];
+    for (const id of ids) {
+      for (const [b, rows] of batches.entries()) {
+        const batch = rows.length / labels.length;
+        const servedBy = b === 2 ? "regional:eu-west" : "cache";
+        const before: ClassifyResponse = {
+          model: "digits",
+          version: "3",
+          ...(id !== undefined ? { id } : {}),
+          predictions: toPredictions(rows, batch, labels),
+          servedBy,
+        };
+        const text = classifyAnswerJson(
+          { model: "digits", version: "3", id, servedBy },
+          predictionsJson(rows, batch, labels),
+        );
+        expect(text).toBe(JSON.stringify(before));
+      }
+    }
+  });
+
+  it("writes the same predictions from the probabilities and from the cache's copy of them (float32Data)", () => {
+    let seed = 7;
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const rows = Float32Array.from({ length: 3000 }, () => random() ** 3);
+    expect(predictionsJson(float32Data(rows), 1000, labels)).toBe(predictionsJson(rows, 1000, labels));
   });
 });

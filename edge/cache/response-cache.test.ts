@@ -68,4 +68,27 @@ describe("ResponseCache", () => {
     await cache.put(KEY, answer, 1000);
     expect(await cache.get(KEY, 1000)).toEqual({ tier: "l1", answer: expect.objectContaining(answer) });
   });
+
+  it("keeps an answer's predictions text in the isolate's tier only, counted in its size", async () => {
+    const shared = memoryCache();
+    const text = '[{"class":1,"label":"b","confidence":0.75,"scores":[0.25,0.75]}]';
+    const json = JSON.stringify({ ...answer, expiresAt: 61_000 });
+    const size = json.length + text.length + KEY.local.length;
+    const roomy = new ResponseCache({ ttlS: 60, maxEntries: 10, maxBytes: size, shared });
+    await roomy.put(KEY, { ...answer, predictionsJson: text }, 1000);
+    expect(roomy.local(KEY, 2000)).toEqual({ ...answer, predictionsJson: text, expiresAt: 61_000 });
+    // One byte short of the text's room: not kept in the isolate (written to the shared tier all the same).
+    const tight = new ResponseCache({ ttlS: 60, maxEntries: 10, maxBytes: size - 1, shared: memoryCache() });
+    await tight.put(KEY, { ...answer, predictionsJson: text }, 1000);
+    expect(tight.local(KEY, 2000)).toBeUndefined();
+    // The shared tier holds the version and probabilities alone; a hit from it has no text.
+    const other = cacheWith(shared);
+    expect(await other.get(KEY, 2000)).toEqual({ tier: "l2", answer: { ...answer, expiresAt: 61_000 } });
+  });
+
+  it("drops a predictions text found in the shared tier (none is written there; none is trusted)", async () => {
+    const planted = JSON.stringify({ ...answer, expiresAt: 61_000, predictionsJson: "[1]" });
+    const shared = { match: async () => new Response(planted), put: async () => {} } as unknown as Cache;
+    expect(await cacheWith(shared).get(KEY, 2000)).toEqual({ tier: "l2", answer: { ...answer, expiresAt: 61_000 } });
+  });
 });

@@ -6,6 +6,12 @@ export interface CachedAnswer {
   version: string;
   /** `[batch, classes]`, row-major. */
   probs: number[];
+  /**
+   * The answer's `predictions` as JSON text (protocol/responses.ts `predictionsJson`), kept in the isolate's tier
+   * only: a hit then answers without rebuilding and serialising them. The shared tier keeps `version` and `probs`
+   * alone, so an answer it returns has none.
+   */
+  predictionsJson?: string;
 }
 
 /** Which tier answered a lookup: the isolate's LRU, the Workers Cache API, or neither. */
@@ -95,15 +101,18 @@ export class ResponseCache {
       return { tier: "miss" };
     }
     if (!isStored(stored) || now >= stored.expiresAt) return { tier: "miss" };
-    this.#remember(key.local, stored, text.length);
-    return { tier: "l2", answer: stored };
+    // Only the fields it must hold: a `predictionsJson` in the shared tier would be text no check has read.
+    const kept: Stored = { version: stored.version, probs: stored.probs, expiresAt: stored.expiresAt };
+    this.#remember(key.local, kept, text.length);
+    return { tier: "l2", answer: kept };
   }
 
   /** Store an answer: in L1 at once; the returned promise is the L2 write (hand it to waitUntil). */
   put(key: AnswerKey, answer: CachedAnswer, now: number): Promise<void> {
-    const stored: Stored = { ...answer, expiresAt: now + this.#options.ttlS * 1000 };
-    const body = JSON.stringify(stored);
-    this.#remember(key.local, stored, body.length);
+    const expiresAt = now + this.#options.ttlS * 1000;
+    const stored: Stored = { ...answer, expiresAt };
+    const body = JSON.stringify({ version: answer.version, probs: answer.probs, expiresAt });
+    this.#remember(key.local, stored, body.length + (answer.predictionsJson?.length ?? 0));
     const shared = this.#options.shared;
     if (!shared) return Promise.resolve();
     return key.shared().then((digest) => {

@@ -75,7 +75,7 @@ export async function fastClassify(request: Request, env: Env, ctx: ExecutionCon
       headers.get("content-type"),
     );
     settleServed(rt, answered.model, caller.tenant.name, answered.served, (work) => ctx.waitUntil(work));
-    return new Response(JSON.stringify(answered.body), {
+    return new Response(answered.body, {
       headers: answerHeaders.for(answered.model, answered.served, cors, origin !== ""),
     });
   } catch (err) {

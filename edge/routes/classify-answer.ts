@@ -1,8 +1,7 @@
 import { parseClassifyRequest, readClassifyInputs } from "../../protocol/classify-request.ts";
 import { parseJsonBody } from "../../protocol/json-body.ts";
 import { DEFAULT_LIMITS } from "../../protocol/limits.ts";
-import { toPredictions } from "../../protocol/responses.ts";
-import type { ClassifyResponse } from "../../protocol/types.ts";
+import { classifyAnswerJson, predictionsJson } from "../../protocol/responses.ts";
 import type { Tenant } from "../middleware/api-key.ts";
 import type { ServedModel } from "../models/served-model.ts";
 import type { RequestLocation } from "../regions/region.ts";
@@ -27,7 +26,8 @@ export interface ClassifyRequestContext {
 export interface ClassifyAnswer {
   model: ServedModel;
   served: Served;
-  body: ClassifyResponse;
+  /** The answer's JSON text (a `ClassifyResponse`). */
+  body: string;
 }
 
 /**
@@ -52,12 +52,7 @@ export async function answerClassify(
     startedAt: request.startedAt,
     budgetMs,
   });
-  const body: ClassifyResponse = {
-    model: model.name,
-    version: served.version,
-    ...(call.id !== undefined ? { id: call.id } : {}),
-    predictions: toPredictions(served.probs, served.batch, model.io.labels),
-    servedBy: served.servedBy,
-  };
-  return { model, served, body };
+  const predictions = served.predictionsJson ?? predictionsJson(served.probs, served.batch, model.io.labels);
+  const fields = { model: model.name, version: served.version, id: call.id, servedBy: served.servedBy };
+  return { model, served, body: classifyAnswerJson(fields, predictions) };
 }

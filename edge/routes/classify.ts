@@ -27,7 +27,7 @@ classify.post("/classify", limitBody(), async (c) => {
     c.req.header("content-type"),
   );
   applyServed(c, model, served);
-  return c.json(body);
+  return c.body(body, 200, { "content-type": "application/json" });
 });
 
 refuseOtherMethods(classify, { "/classify": ["POST"] });

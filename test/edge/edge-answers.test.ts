@@ -207,6 +207,38 @@ describe("response cache in workerd", () => {
     expectScores(again.body, [a!], "digits-edge");
   });
 
+  it("answers a hit, from either tier, in the bytes of the answer that filled it (servedBy aside)", async () => {
+    const text = async (body: object) =>
+      (
+        await worker.dispatchFetch(`${worker.url}/v1/classify`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body),
+        })
+      ).text();
+    const shared = (await worker.miniflare.getCaches()).default;
+    const cases = [
+      { rows: confidentRows.slice(6, 7) },
+      { rows: confidentRows.slice(7, 10), id: "r-1" },
+      { rows: confidentRows.slice(10, 12), id: 'a "quoted" \\ id\n\u0001 é 😀 \ud800 </script>' },
+    ];
+    for (const { rows, id } of cases) {
+      const body = { model: "digits", ...(id !== undefined ? { id } : {}), inputs: rows.map((r) => r.input) };
+      const filled = await text(body);
+      expect(JSON.parse(filled)).toMatchObject({ servedBy: "edge", ...(id !== undefined ? { id } : {}) });
+      // What JSON.stringify writes: its field order and escapes, as the answer was written before.
+      expect(JSON.stringify(JSON.parse(filled))).toBe(filled);
+      const hit = filled.replace(/"servedBy":"edge"}$/, '"servedBy":"cache"}');
+      expect(await text(body)).toBe(hit); // the isolate's tier (it holds one entry)
+      const key = await cacheKey("digits", "1", Float32Array.from(rows.flatMap((r) => r.input)));
+      for (let i = 0; i < 100 && !(await shared.match(`https://cache.edgecascade.internal/answers/${key}`)); i++) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      await text({ model: "digits", inputs: [confidentRows[12]!.input] }); // pushes it out to the shared tier
+      expect(await text(body)).toBe(hit);
+    }
+  });
+
   it("with LOCAL_CACHE_ONLY, keeps answers in the isolate and never writes the Workers Cache API", async () => {
     const local = await startEdgeWorker({ vars: { ...NO_REGIONS, LOCAL_CACHE_ONLY: "true" } });
     try {
