@@ -28,11 +28,17 @@ export class DynamicBatcher implements Executor {
   #queue: Waiting[] = [];
   #state: BatcherState = "idle";
   #running = false;
+  /** Requests of the run in progress (0 between runs). */
+  #inRun = 0;
   #scheduled = false;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(context: ExecutorContext) {
     this.#context = context;
+  }
+
+  get pending(): number {
+    return this.#queue.length + this.#inRun;
   }
 
   submit(rows: InputRows, deadlineUs: number): Promise<Executed> {
@@ -86,6 +92,7 @@ export class DynamicBatcher implements Executor {
 
   async #run(batch: Waiting[], startUs: number): Promise<void> {
     this.#running = true;
+    this.#inRun = batch.length;
     const { recorder } = this.#context;
     for (const w of batch) recorder.queued((startUs - w.enqueuedUs) / 1e6);
     const width = batch[0]!.input.width;
@@ -119,6 +126,7 @@ export class DynamicBatcher implements Executor {
       for (const w of batch) w.reject(err);
     } finally {
       this.#running = false;
+      this.#inRun = 0;
       this.#state = "busy";
       if (this.#queue.length > 0) this.#schedule();
       else this.#state = "idle";

@@ -21,6 +21,8 @@ export interface Executed {
 export interface Executor {
   /** Run `rows` unless `deadlineUs` (on the `nowUs` clock; `Infinity` for none) passes first. */
   submit(rows: InputRows, deadlineUs: number): Promise<Executed>;
+  /** Requests submitted and not yet answered: queued or in the run now (a shadow run waits while any are). */
+  readonly pending: number;
 }
 
 /** What an executor is built from, per model version. */

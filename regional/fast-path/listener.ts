@@ -106,7 +106,7 @@ export function inferenceFastPath({ deps, answers, fallback }: FastPathOptions):
       if (settled) return;
       settled = true;
       const body = chunks ? Buffer.concat(chunks) : (first ?? Buffer.alloc(0));
-      let answering: Promise<InferenceAnswer>;
+      let answering: Promise<InferenceAnswer> | undefined;
       try {
         if (signature) {
           const call = { method: "POST", path: req.url!, body };
@@ -120,15 +120,13 @@ export function inferenceFastPath({ deps, answers, fallback }: FastPathOptions):
           receivedUs,
           deadlineUs,
         };
-        answering =
-          route.kind === "classify"
-            ? answers.classify(input)
-            : answers.infer(input, route.model, "version" in route ? route.version : undefined);
+        if (route.kind === "classify") answers.classifyTo(input, succeed, fail);
+        else answering = answers.infer(input, route.model, "version" in route ? route.version : undefined);
       } catch (err) {
         fail(err);
         return;
       }
-      answering.then(succeed, fail);
+      answering?.then(succeed, fail);
     });
   }
 

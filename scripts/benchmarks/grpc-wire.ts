@@ -31,6 +31,8 @@ export interface GrpcWireOptions {
   warmupS: number;
   rounds: number;
   log: (line: string) => void;
+  /** Called with the pool's pid once it is ready, before any load (bench:regional pins it to its core). */
+  onStarted?: (pid: number) => void;
 }
 
 export interface LoadMeasurement {
@@ -86,6 +88,7 @@ export async function measureGrpcWire(o: GrpcWireOptions) {
     ...o.pool,
     extraArgs: [...(o.pool.extraArgs ?? []), "--grpc-port", String(grpcPort)],
   });
+  o.onStarted?.(pool.pid);
   const http = new LoadClient(pool.url, { connections: o.concurrency });
   const Client = makeGenericClientConstructor(inferenceService, "GRPCInferenceService");
   const grpc = new Client(`127.0.0.1:${grpcPort}`, credentials.createInsecure());

@@ -14,17 +14,29 @@ const CLASSES = Number(process.env.EDGECASCADE_BENCH_CLASSES ?? 10);
  * is the pool's. Not for serving: the ceiling answers nonsense.
  */
 const MODES: Record<string, ExecutorFactory> = {
-  naive: (context) => ({
-    async submit(rows, deadlineUs): Promise<Executed> {
-      if (deadlineUs <= nowUs()) throw new DeadlineExceeded();
-      const started = nowUs();
-      const probs = await context.run(rows.data, rows.batch);
-      const computeUs = nowUs() - started;
-      context.recorder.executed(rows.batch, computeUs / 1e6, 1);
-      return { probs, queueMs: 0, computeMs: computeUs / 1000, batchRows: rows.batch };
-    },
-  }),
+  naive: (context) => {
+    let pending = 0;
+    return {
+      get pending() {
+        return pending;
+      },
+      async submit(rows, deadlineUs): Promise<Executed> {
+        if (deadlineUs <= nowUs()) throw new DeadlineExceeded();
+        pending++;
+        try {
+          const started = nowUs();
+          const probs = await context.run(rows.data, rows.batch);
+          const computeUs = nowUs() - started;
+          context.recorder.executed(rows.batch, computeUs / 1e6, 1);
+          return { probs, queueMs: 0, computeMs: computeUs / 1000, batchRows: rows.batch };
+        } finally {
+          pending--;
+        }
+      },
+    };
+  },
   ceiling: () => ({
+    pending: 0,
     // A uniform answer of the model's shape (bench:regional passes its class count; digits has 10).
     submit: async (rows) => ({
       probs: new Float32Array(rows.batch * CLASSES).fill(1 / CLASSES),

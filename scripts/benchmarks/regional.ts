@@ -6,8 +6,10 @@ import { processFlags } from "../../tools/cli/command.ts";
 import { probeTarget } from "../../tools/probe/target.ts";
 import { MODEL_FLAG, OUT_FLAG } from "../run-flags.ts";
 import { type RegionalPool, startRegionalPool } from "../stack/regional-pool.ts";
+import { affinity, corePlan, haveTaskset, parseCpuList, pinProcess } from "./core-pinning.ts";
 import { measureGrpcWire } from "./grpc-wire.ts";
 import { holdBenchLock } from "./lock.ts";
+import { otherCores, readLoad } from "./other-load.ts";
 import { cpuSeconds } from "./process-cpu.ts";
 import { haveWrk, type WrkRequest, type WrkResult, wrk, wrkScript } from "./wrk.ts";
 
@@ -31,6 +33,12 @@ import { haveWrk, type WrkRequest, type WrkResult, wrk, wrkScript } from "./wrk.
  * Then the wire formats, on the pool alone: v2 infer with JSON data against Triton's binary tensor data
  * (little-endian FP32 in and out), at 1 and 64 rows per request (`--wire-rounds` rounds); then the same
  * against gRPC, from one Node generator for all three (scripts/benchmarks/grpc-wire.ts; wrk speaks no gRPC).
+ * With `--pin on` (the default where `taskset` exists) every server runs on one core and wrk (with this process,
+ * the gRPC section's generator) on the other (core-pinning.ts), as in production, where a pool does not share
+ * its cores with its clients, and every server gets the same core to itself. Unpinned, where wrk and the server
+ * run is the scheduler's choice, round by round (on this 2-core machine the servers' CPU per request then moved
+ * more: docs/performance.md). A pinned server cannot move away from other work on its core either: on a shared
+ * machine the report's load average says how much there was.
  * Takes about (rounds x servers + wire-rounds x 4) x (warmup + duration) plus a few seconds per server start,
  * then the gRPC rounds: with the defaults, (7 x 4 + 3 x 4) x 5 s, about 3.5 minutes before gRPC.
  */
@@ -53,6 +61,12 @@ const { values: args } = processFlags({
     out: OUT_FLAG,
     "own-stack": { type: "boolean", help: "also the pool's own stack without batching and without inference" },
     model: MODEL_FLAG,
+    pin: {
+      type: "string",
+      choices: ["on", "off"],
+      default: "on",
+      help: "every server on core 0, wrk on core 1 (taskset; unpinned where absent)",
+    },
   },
 });
 const { connections, duration: durationS, warmup: warmupS, rounds, "wire-rounds": wireRounds } = args;
@@ -123,12 +137,17 @@ const SERVERS: Server[] = [
     : []),
 ];
 
+/** The order of a round's measurements (reversed every other round). */
+const MEASURE_ORDER: readonly Key[] = ["a", "c", "f", "b", "d", "e"];
+
 interface Measurement extends WrkResult {
   /** Rows per session.run during the measurement, from the pool's own metrics; null for the plain servers. */
   meanBatch: number | null;
   /** Server CPU per answered request, in user space (JS, onnxruntime) and in the kernel (mostly socket I/O). */
   userUsPerRequest: number;
   kernelUsPerRequest: number;
+  /** Cores that other work on the machine kept busy during the measurement (other-load.ts); null off Linux. */
+  otherCores: number | null;
 }
 
 async function batchCounts(url: string): Promise<{ rows: number; executions: number }> {
@@ -147,7 +166,10 @@ async function measure(server: Server, pool: RegionalPool, script: string): Prom
   await wrk(url, { connections, seconds: warmupS, script });
   const before = server.pool ? await batchCounts(pool.url) : undefined;
   const cpuBefore = cpuSeconds(pool.pid);
+  // The server, this process and (once waited for) the wrk run: everything else on the machine is other work.
+  const loadBefore = readLoad([pool.pid, process.pid]);
   const result = await wrk(url, { connections, seconds: durationS, script });
+  const loadAfter = readLoad([pool.pid, process.pid]);
   const cpuAfter = cpuSeconds(pool.pid);
   const after = server.pool ? await batchCounts(pool.url) : undefined;
   const executions = before && after ? after.executions - before.executions : 0;
@@ -156,6 +178,7 @@ async function measure(server: Server, pool: RegionalPool, script: string): Prom
     meanBatch: before && after && executions > 0 ? (after.rows - before.rows) / executions : null,
     userUsPerRequest: ((cpuAfter.user - cpuBefore.user) * 1e6) / result.requests,
     kernelUsPerRequest: ((cpuAfter.kernel - cpuBefore.kernel) * 1e6) / result.requests,
+    otherCores: loadBefore && loadAfter ? otherCores(loadBefore, loadAfter, result.seconds) : null,
   };
 }
 
@@ -194,6 +217,23 @@ const requests: WrkRequest[] = heldout.rows.map((r) => ({
 const dir = mkdtempSync(join(tmpdir(), "edgecascade-bench-"));
 const script = join(dir, "rows.lua");
 writeFileSync(script, wrkScript(requests));
+const tasksetHere = haveTaskset();
+// What this process may run on before any pinning: the cores to split, and what to go back to on failure.
+const allowed = (tasksetHere && affinity(process.pid)) || "";
+let plan = corePlan(args.pin === "on", parseCpuList(allowed), tasksetHere);
+/**
+ * Put a started server on the server's core (its children and threads go with it) and this process, hence every
+ * wrk it starts from now on, on the generator's. Half a plan is worse than none: if taskset refuses, everything
+ * goes back on every allowed core and the report says why.
+ */
+const placed: number[] = [];
+function place(pid: number): void {
+  if (!plan.pinned) return;
+  placed.push(pid);
+  if (pinProcess(pid, plan.server) && pinProcess(process.pid, plan.generator)) return;
+  for (const p of [...placed, process.pid]) pinProcess(p, allowed);
+  plan = { pinned: false, why: "taskset could not pin every process" };
+}
 const raw = Object.fromEntries(SERVERS.map((s) => [s.key, [] as Measurement[]])) as Record<Key, Measurement[]>;
 const bytes = {} as Record<Key, AnswerBytes>;
 const startedAt = Date.now();
@@ -203,6 +243,12 @@ const startedAt = Date.now();
 const running: RegionalPool[] = [];
 try {
   for (const server of SERVERS) running.push(await server.start());
+  for (const pool of running) place(pool.pid);
+  process.stdout.write(
+    plan.pinned
+      ? `pinned: every server on core ${plan.server}, wrk on core ${plan.generator}\n`
+      : `not pinned: ${plan.why}\n`,
+  );
   for (const [i, server] of SERVERS.entries()) {
     bytes[server.key] = await answerBytes(
       `${running[i]!.url}/v1/classify`,
@@ -210,14 +256,20 @@ try {
     );
   }
   for (let round = 1; round <= rounds; round++) {
-    for (const [i, server] of SERVERS.entries()) {
+    // (a) next to (c), and every other round in reverse order: a neighbour's burst of a few seconds then hits the
+    // pool and its baseline most alike, and no server always runs right after the same one.
+    const order = [...SERVERS.entries()].sort(
+      ([, x], [, y]) => MEASURE_ORDER.indexOf(x.key) - MEASURE_ORDER.indexOf(y.key),
+    );
+    if (round % 2 === 0) order.reverse();
+    for (const [i, server] of order) {
       const m = await measure(server, running[i]!, script);
       raw[server.key].push(m);
       process.stdout.write(
         `round ${round} (${server.key}) ${m.reqPerSec.toFixed(0)} req/s  p50 ${m.p50Ms.toFixed(2)}  ` +
           `p95 ${m.p95Ms.toFixed(2)}  p99 ${m.p99Ms.toFixed(2)} ms  errors ${m.errors}  non-2xx ${m.non2xx}  ` +
           `rows/run ${m.meanBatch?.toFixed(1) ?? "-"}  server CPU/request ${m.userUsPerRequest.toFixed(0)} µs user + ` +
-          `${m.kernelUsPerRequest.toFixed(0)} µs kernel\n`,
+          `${m.kernelUsPerRequest.toFixed(0)} µs kernel  other work ${m.otherCores?.toFixed(2) ?? "-"} cores\n`,
       );
     }
   }
@@ -294,6 +346,7 @@ const WIRE: WireLoad[] = [1, 64].flatMap((batch) =>
 );
 const wireRaw = Object.fromEntries(WIRE.map((w) => [w.key, [] as WireMeasurement[]]));
 const wirePool = await startRegionalPool(common);
+place(wirePool.pid);
 try {
   for (let round = 1; round <= wireRounds; round++) {
     for (const load of WIRE) {
@@ -349,6 +402,7 @@ const grpcWire = await measureGrpcWire({
   warmupS,
   rounds: wireRounds,
   log: (line) => process.stdout.write(line),
+  onStarted: place,
 });
 /** Binary over JSON, per batch size: median of the rounds' own ratios of rows/s. */
 const binaryOverJson = Object.fromEntries(
@@ -400,6 +454,9 @@ const perRound = raw.a.map((a, i) => ({
   aOverB: a.reqPerSec / raw.b[i]!.reqPerSec,
   aOverC: a.reqPerSec / raw.c[i]!.reqPerSec,
   fOverC: raw.f[i]!.reqPerSec / raw.c[i]!.reqPerSec,
+  /** Other work during (a)'s and (c)'s measurements, the more of the two, in cores. */
+  otherCores:
+    a.otherCores === null || raw.c[i]!.otherCores === null ? null : Math.max(a.otherCores, raw.c[i]!.otherCores!),
 }));
 const ratios = {
   aOverB: round2(median(perRound.map((r) => r.aOverB))),
@@ -423,9 +480,16 @@ const met = {
     [...Object.values(wire), ...Object.values(grpcWire.loads)].every((w) => w.errors === 0),
 };
 
-const flags = [...(suffix ? ["--model", model] : []), ...(args["own-stack"] ? ["--own-stack"] : [])];
+const flags = [
+  ...(suffix ? ["--model", model] : []),
+  ...(args["own-stack"] ? ["--own-stack"] : []),
+  ...(args.pin === "off" ? ["--pin", "off"] : []),
+];
 const command = `npm run bench:regional${flags.length ? ` -- ${flags.join(" ")}` : ""}`;
 const loadavg = readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
+const others = SERVERS.flatMap((s) => raw[s.key].map((m) => m.otherCores)).filter((x) => x !== null);
+/** Other work on the machine during the comparison's measurements, in cores: median and most. */
+const otherWork = others.length ? { median: round2(median(others)), max: round2(Math.max(...others)) } : null;
 const report = {
   command,
   date: new Date().toISOString(),
@@ -439,6 +503,8 @@ const report = {
     rounds,
     request: `POST /v1/classify, model ${model}, one held-out row per request, ${heldout.rows.length} rows in turn`,
   },
+  pinning: plan,
+  otherWork,
   servers: summary,
   ratios,
   cpuPerRequest,
@@ -451,6 +517,7 @@ const report = {
     aOverB: round2(r.aOverB),
     aOverC: round2(r.aOverC),
     fOverC: round2(r.fOverC),
+    otherCores: r.otherCores === null ? null : round2(r.otherCores),
   })),
 };
 
@@ -471,15 +538,22 @@ const markdown = `# Regional pool benchmark
 ${report.machine.cpus} × ${report.machine.model}, Node ${report.machine.node}, load average after the run ${loadavg}.
 Load: ${report.load.generator}, ${connections} connections, ${durationS} s per measurement after ${warmupS} s of
 warm-up, ${rounds} rounds interleaving the servers; medians. Each server is one process on 127.0.0.1, started
-once and running for the whole comparison (idle while another is measured), sharing the cores with the
-generator. ${report.load.request}. (b) and (c) are the baselines a user would write: plain
+once and running for the whole comparison (idle while another is measured). ${
+  plan.pinned
+    ? `Cores: every server pinned to core ${plan.server}, wrk (and the gRPC section's Node generator) to core ${plan.generator} (\`taskset\`, \`--pin\`), as in production, where a pool does not share its cores with its clients.`
+    : `Cores: not pinned (${plan.why}): the servers share the cores with the generator.`
+} ${report.load.request}. (b) and (c) are the baselines a user would write: plain
 \`node:http\`, nothing of the pool's stack (\`scripts/benchmarks/plain-servers.ts\`); they set Content-Length, as a careful
 user's server does. (f) is a reference, not a baseline: plain \`node:http\` that runs the model once per
 \`setImmediate\` batch and answers the pool's body with only Content-Type and Content-Length (no validation,
 limits, metrics or Server-Timing). f/c shows how close to (c) any server that runs the model per batch gets on
 this machine; a/c against its target stays the measure of the pool. A load average above 2 means other work shared the machine's ${report.machine.cpus} cores during the
 run: it moves a round's servers together, which is why the ratios are taken within each round, but it does not
-hit them alike (a server that answers in batches loses more to being descheduled).
+hit them alike (a server that answers in batches loses more to being descheduled). ${
+  otherWork
+    ? `Other work on the machine during the measurements (its busy CPU minus the server's, wrk's and this process's, \`other-load.ts\`): median ${otherWork.median} cores, at most ${otherWork.max}.`
+    : ""
+} Each round measures (a), (c), (f), (b) back to back, every other round in reverse order.
 
 ${table}
 
@@ -524,7 +598,8 @@ mkdirSync(outDir, { recursive: true });
 writeFileSync(join(outDir, `regional${suffix}.json`), `${JSON.stringify(report, null, 2)}\n`);
 writeFileSync(join(outDir, `regional${suffix}.md`), markdown);
 process.stdout.write(
-  `\n${table}\n\na/b ${ratios.aOverB}  a/c ${ratios.aOverC}  f/c ${ratios.fOverC} (reference)  (targets ≥ ${TARGETS.aOverB}, ≥ ${TARGETS.aOverC}, p99 ≤ ${TARGETS.p99Ms} ms)\n` +
+  `\nper round: ${perRound.map((r) => `a/c ${r.aOverC.toFixed(2)} (other work ${r.otherCores?.toFixed(2) ?? "-"})`).join(", ")}\n` +
+    `\n${table}\n\na/b ${ratios.aOverB}  a/c ${ratios.aOverC}  f/c ${ratios.fOverC} (reference)  (targets ≥ ${TARGETS.aOverB}, ≥ ${TARGETS.aOverC}, p99 ≤ ${TARGETS.p99Ms} ms)\n` +
     `binary/JSON rows/s: ${binaryOverJson[1]}× at 1 row, ${binaryOverJson[64]}× at 64 rows\n` +
     `gRPC/JSON rows/s: ${grpcWire.grpcOver.json[1]}× at 1 row, ${grpcWire.grpcOver.json[64]}× at 64; ` +
     `gRPC/binary: ${grpcWire.grpcOver.binary[1]}×, ${grpcWire.grpcOver.binary[64]}×; took ${tookS} s\n`,

@@ -128,6 +128,23 @@ describe("DynamicBatcher with a real onnxruntime session", () => {
     expect(seen.runs).toEqual([1, 4]);
   });
 
+  it("counts as pending what is queued or in the run, and nothing once answered or refused", async () => {
+    const { batcher } = newBatcher({ maxQueue: 4 });
+    gate.hold = true;
+    const first = batcher.submit(rowsOf(0, 1), Infinity);
+    expect(batcher.pending).toBe(1);
+    await new Promise((r) => setImmediate(r));
+    expect(gate.waiting).toHaveLength(1);
+    const later = [1, 2].map((i) => batcher.submit(rowsOf(i, 1), Infinity));
+    // One in the run, two queued; a call past its deadline is refused without counting.
+    await expect(batcher.submit(rowsOf(3, 1), 0)).rejects.toMatchObject({ code: "deadline_exceeded" });
+    expect(batcher.pending).toBe(3);
+    gate.release();
+    await first;
+    await Promise.all(later);
+    expect(batcher.pending).toBe(0);
+  });
+
   it("answers 504 for calls whose deadline passes while queued, and never runs them", async () => {
     const { batcher, seen } = newBatcher();
     gate.hold = true;
