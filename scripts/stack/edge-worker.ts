@@ -79,7 +79,7 @@ export async function startEdgeWorker(options: EdgeWorkerOptions = {}): Promise<
     // The same limit, counted in the isolate; the binding is left out so that nothing calls the simulation.
     const limit = (configured as Record<string, { simple?: { limit: number } }>).RATE_LIMITER?.simple?.limit ?? 0;
     bindings.LOCAL_PLATFORM = "memory";
-    bindings.LOCAL_RATE_LIMIT = String(limit);
+    bindings.LOCAL_RATE_LIMIT ??= String(limit); // unless the caller set its own (`EDGE_LOCAL_RATE_LIMIT=0`: none)
     ratelimits = {};
   }
   let serviceBindings: Record<string, ExternalService> = {};
