@@ -60,10 +60,9 @@ export function warmRequests(regions: readonly LocalRegion[], models: readonly W
 }
 
 /**
- * Send each tier of a fresh local stack enough requests that V8 has compiled its request path, so that the
- * first requests a person sends after "ready" are answered at the speed of the next thousand. On a fresh
- * stack the first unsure rows took 10–150 ms (JIT warm-up in workerd and in every pool) and some were
- * degraded at the 10 ms budget; after a few hundred requests they take 4–7 ms.
+ * Send each tier of a fresh local stack a few hundred requests before it says ready, so that V8 has begun to
+ * compile their request paths before a person's first requests: measured (README, *Quick start*), the first
+ * unsure row then took 10–12 ms where without it took 17–22 ms or was degraded at the 10 ms budget.
  */
 export async function warmStack(options: WarmOptions): Promise<WarmReport> {
   const started = performance.now();
