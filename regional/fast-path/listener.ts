@@ -6,7 +6,7 @@ import { BadRequest } from "../../protocol/errors.ts";
 import { DEADLINE_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER } from "../../protocol/headers.ts";
 import type { AppDeps } from "../app-context.ts";
 import { nowUs } from "../clock.ts";
-import { deadlineFromHeader } from "../deadline-header.ts";
+import { deadlineAt, deadlineMs } from "../deadline-header.ts";
 import type { InferenceAnswer, InferenceAnswers, InferenceInput } from "../inference-answers.ts";
 import { bodyTooLarge } from "../middleware/body-limit.ts";
 import { checkEdgeSignature } from "../middleware/signature-auth.ts";
@@ -32,7 +32,7 @@ const header = (req: IncomingMessage, name: string) => req.headers[name] as stri
 /**
  * The pool's hot routes on plain node:http, in front of the Hono app: POST `/v1/classify` and v2 `infer`
  * (which requests it takes: `fastRoute`). It applies the same layers as the Hono route, in the same order
- * and with the same code (admission by deadline, deadline header, 413 from Content-Length, edge signature, then
+ * and with the same code (deadline header, admission by deadline, 413 from Content-Length, edge signature, then
  * `InferenceAnswers`), counts the response under the same route pattern, marks answers `Connection: close`
  * while draining, and answers errors with the same `errorAnswer`.
  *
@@ -54,14 +54,18 @@ export function inferenceFastPath({ deps, answers, fallback }: FastPathOptions):
   }
 
   /**
-   * Admission first (a refused request's body is never read), then the answer. Written with callbacks rather
-   * than async functions and a body promise: on this path each promise is an allocation and a microtask per
-   * request, and the pool's CPU per request is what bench:regional compares with a plain server.
+   * The deadline header (400 when malformed), admission (a refused request's body is never read), then the
+   * answer. Written with callbacks rather than async functions and a body promise: on this path each promise
+   * is an allocation and a microtask per request, and the pool's CPU per request is what bench:regional
+   * compares with a plain server.
    */
   function serve(req: IncomingMessage, res: ServerResponse, route: FastRoute): void {
+    const receivedUs = nowUs();
     let answered: (status: number) => void;
+    let ms: number | undefined;
     try {
-      answered = admission.admit(header(req, DEADLINE_HEADER));
+      ms = deadlineMs(header(req, DEADLINE_HEADER));
+      answered = admission.admit(ms);
     } catch (err) {
       write(res, route.pattern, errorAnswer(err));
       return;
@@ -79,14 +83,9 @@ export function inferenceFastPath({ deps, answers, fallback }: FastPathOptions):
       finish(errorAnswer(known ?? err));
     };
     const succeed = (answer: InferenceAnswer) => finish({ status: 200, headers: answer.headers, body: answer.body });
-    let receivedUs: number;
-    let deadlineUs: number;
-    try {
-      receivedUs = nowUs();
-      deadlineUs = deadlineFromHeader(header(req, DEADLINE_HEADER), receivedUs);
-      if (Number(header(req, "content-length") ?? 0) > limits.maxBodyBytes) throw bodyTooLarge(limits.maxBodyBytes);
-    } catch (err) {
-      fail(err);
+    const deadlineUs = deadlineAt(ms, receivedUs);
+    if (Number(header(req, "content-length") ?? 0) > limits.maxBodyBytes) {
+      fail(bodyTooLarge(limits.maxBodyBytes));
       return;
     }
     // The body as one Buffer (Node's parser stops at Content-Length); a connection lost mid-body is a 400.

@@ -85,7 +85,7 @@ export function grpcServices({ deps, answers }: GrpcServiceOptions): {
   const modelInfer: Handler<GrpcModelInferRequest, GrpcModelInferResponse> = async (call) => {
     const receivedUs = nowUs();
     const leftMs = remainingMs(call.getDeadline(), Date.now());
-    const answered = admission.admit(Number.isFinite(leftMs) ? String(leftMs) : undefined);
+    const answered = admission.admit(Number.isFinite(leftMs) ? leftMs : undefined);
     let status = 500;
     try {
       authorize(call.metadata.get("authorization")[0] as string | undefined);

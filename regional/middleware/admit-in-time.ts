@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import type { ServingError } from "../../protocol/errors.ts";
-import { DEADLINE_HEADER } from "../../protocol/headers.ts";
 import { type AnswerRate, admission, answeringRate, countAnswer, NO_ANSWERS } from "../admission.ts";
+import type { DeadlineVariables } from "./request-deadline.ts";
 
 export interface AdmitInTimeOptions {
   /** Admitted requests always let in, whatever the estimate: a batch's worth (`--max-batch`). */
@@ -13,10 +13,11 @@ export interface AdmitInTimeOptions {
 /** Admission by deadline for the pool's inference requests, whichever HTTP layer reads them. */
 export interface InferenceAdmission {
   /**
-   * Admit a request carrying this deadline header, or throw the refusal; the returned function is called once
-   * with the answer's status. A malformed header is let through for the deadline layer to answer 400.
+   * Admit a request with this many milliseconds left (its deadline header, already read: a malformed one was a
+   * 400 before admission; undefined without one), or throw the refusal; the returned function is called once
+   * with the answer's status.
    */
-  admit(deadlineHeader: string | undefined): (status: number) => void;
+  admit(deadlineMs: number | undefined): (status: number) => void;
 }
 
 /**
@@ -34,9 +35,8 @@ export function inferenceAdmission({ minInFlight, refuse }: AdmitInTimeOptions):
     if (status === 200) rate = countAnswer(rate, performance.now());
   };
   return {
-    admit(deadlineHeader) {
-      const deadlineMs = deadlineHeader === undefined ? Number.POSITIVE_INFINITY : Number(deadlineHeader);
-      if (Number.isFinite(deadlineMs)) {
+    admit(deadlineMs) {
+      if (deadlineMs !== undefined) {
         const decision = admission(inFlight, answeringRate(rate, performance.now()), deadlineMs, minInFlight);
         if (!decision.admit) throw refuse(decision.waitMs, deadlineMs);
       }
@@ -46,10 +46,13 @@ export function inferenceAdmission({ minInFlight, refuse }: AdmitInTimeOptions):
   };
 }
 
-/** The admission as Hono middleware, mounted first on the inference routes so a refused body is never parsed. */
-export function admitInTime(shared: InferenceAdmission): MiddlewareHandler {
+/**
+ * The admission as Hono middleware, mounted on the inference routes right after the deadline clock
+ * (request-deadline.ts, which read the header) so a refused body is never parsed.
+ */
+export function admitInTime(shared: InferenceAdmission): MiddlewareHandler<{ Variables: DeadlineVariables }> {
   return async function admitInTime(c, next) {
-    const answered = shared.admit(c.req.header(DEADLINE_HEADER));
+    const answered = shared.admit(c.get("deadlineMs"));
     try {
       await next();
     } finally {

@@ -16,9 +16,9 @@ export const INFERENCE_ROUTES = {
 } as const;
 
 /**
- * `/v1/classify` and v2 `infer` in Hono. Layers, outermost first: admission by deadline (429 at once for what
- * cannot be answered in time; one admission for the pool, shared with the fast path), deadline clock, body
- * limit (413), edge signature (401, when a secret is set); then `answers` (regional/inference-answers.ts) parses,
+ * `/v1/classify` and v2 `infer` in Hono. Layers, outermost first: deadline clock (400 for a malformed deadline
+ * header), admission by deadline (429 at once for what cannot be answered in time; one admission for the pool,
+ * shared with the fast path), body limit (413), edge signature (401, when a secret is set); then `answers` (regional/inference-answers.ts) parses,
  * validates and runs the rows. Most POSTs never get here: the node:http fast path answers them through the
  * same `answers` and hands over only what it does not take (chunked bodies, a query string, encoded paths,
  * unusual Host headers; see regional/fast-path/route.ts).
@@ -28,7 +28,7 @@ export function inferenceRoutes(deps: AppDeps, answers: InferenceAnswers): Hono<
   const paths = Object.values(INFERENCE_ROUTES);
   const admit = admitInTime(deps.admission);
   for (const path of paths) {
-    app.use(path, admit, requestDeadline(), bodyLimit({ maxBytes: deps.limits.maxBodyBytes }));
+    app.use(path, requestDeadline(), admit, bodyLimit({ maxBytes: deps.limits.maxBodyBytes }));
     if (deps.sharedSecret) app.use(path, edgeSignature({ secret: deps.sharedSecret }));
   }
 

@@ -132,6 +132,17 @@ describe("admission by deadline", () => {
       expect(refused.headers["retry-after"]).toBe("1");
       expect(refused.body.code).toBe("overloaded");
       expect(refused.body.error).toMatch(/^the pool is overloaded: about \d+ ms of work ahead, the deadline is 50 ms/);
+      // A malformed deadline header is the client's mistake whatever the load: a 400 before admission, on the
+      // fast path and on the Hono route (a query string sends it there).
+      for (const url of [`${server.url}/v1/classify`, `${server.url}/v1/classify?via=hono`]) {
+        for (const value of ["", "-5", "2.5"]) {
+          const malformed = await post(url, classifyRows(0), { [DEADLINE_HEADER]: value });
+          expect(malformed.status, `${url} ${JSON.stringify(value)}`).toBe(400);
+          expect(malformed.body.error).toBe(
+            `${DEADLINE_HEADER} must be a whole number of milliseconds, from 0 to 3600000, got ${JSON.stringify(value)}`,
+          );
+        }
+      }
       // A deadline long enough for the work ahead is admitted and answered.
       const admitted = await post(`${server.url}/v1/classify`, classifyRows(3), { [DEADLINE_HEADER]: "20000" });
       expect(admitted.status).toBe(200);
@@ -153,6 +164,8 @@ describe("admission by deadline", () => {
       const refused = await post(`${server.url}/v1/classify`, classifyRows(0), { [DEADLINE_HEADER]: "50" });
       expect(refused).toMatchObject({ status: 503, body: { code: "overloaded" } });
       expect(refused.headers["retry-after"]).toBe("1");
+      const malformed = await post(`${server.url}/v1/classify`, classifyRows(0), { [DEADLINE_HEADER]: "-50" });
+      expect(malformed).toMatchObject({ status: 400, body: { code: "bad_request" } });
       await Promise.all(ahead);
     } finally {
       await server.shutdown();
