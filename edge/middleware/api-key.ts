@@ -1,4 +1,5 @@
 import type { MiddlewareHandler } from "hono";
+import { bearerToken } from "../../protocol/bearer.ts";
 import { sha256Hex } from "../../protocol/digest.ts";
 import { Unauthorized } from "../../protocol/errors.ts";
 import type { AppEnv } from "../app-env.ts";
@@ -25,10 +26,9 @@ export interface Caller {
 
 export const ANONYMOUS: Tenant = { name: "anonymous", models: "*" };
 
-/** The key a request presents: `Authorization: Bearer <key>` or `x-api-key: <key>`. */
+/** The key a request presents: `Authorization: Bearer <key>` (protocol/bearer.ts) or `x-api-key: <key>`. */
 export function presentedKey(authorization: string | undefined, apiKeyHeader: string | undefined): string | undefined {
-  const bearer = authorization?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
-  return bearer ?? (apiKeyHeader?.trim() || undefined);
+  return bearerToken(authorization) ?? (apiKeyHeader?.trim() || undefined);
 }
 
 /** Each accepted key's rate-limit client: `key:` and the first 16 hex digits of the key's SHA-256. */

@@ -1,5 +1,6 @@
-import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { createHmac } from "node:crypto";
 import { Unauthorized } from "../../protocol/errors.ts";
+import { bearerCheck } from "../bearer-check.ts";
 
 /** What the gRPC token is the HMAC of (with `REGIONAL_SHARED_SECRET`); a new scheme would change the suffix. */
 export const GRPC_TOKEN_MESSAGE = "edgecascade-grpc-v1";
@@ -15,22 +16,19 @@ export function grpcToken(sharedSecret: string): string {
   return createHmac("sha256", sharedSecret).update(GRPC_TOKEN_MESSAGE).digest("hex");
 }
 
-const digest = (s: string) => createHash("sha256").update(s).digest();
-
 /**
  * The check of `authorization` metadata for inference calls: with a secret, `Bearer <grpcToken(secret)>`,
- * compared in constant time (over digests, so lengths do not leak), else 401 (UNAUTHENTICATED); without one,
+ * compared in constant time (regional/bearer-check.ts), else 401 (UNAUTHENTICATED); without one,
  * every call passes, as HTTP inference does.
  */
 export function grpcAuth(sharedSecret: string | undefined): (authorization: string | undefined) => void {
   if (sharedSecret === undefined) return () => {};
-  const expected = digest(grpcToken(sharedSecret));
+  const check = bearerCheck(grpcToken(sharedSecret));
   return (authorization) => {
     if (authorization === undefined) {
       throw new Unauthorized("gRPC inference requires authorization metadata: Bearer <token> (docs/regional.md#grpc)");
     }
-    const match = /^Bearer +(\S+) *$/i.exec(authorization);
-    if (!match || !timingSafeEqual(digest(match[1]!), expected)) {
+    if (!check(authorization)) {
       throw new Unauthorized("the authorization metadata is not Bearer <token> with this pool's gRPC token");
     }
   };
