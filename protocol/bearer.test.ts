@@ -12,18 +12,10 @@ describe("bearerToken", () => {
     expect(bearerToken(authorization)).toBe(token);
   });
 
-  it.each([
-    undefined,
-    null,
-    "",
-    "Bearer",
-    "Bearer ",
-    "Bearerk1",
-    "Bearer\tk1",
-    "Basic k1",
-    "Bearer a b",
-    "k1",
-  ])("%j: no token", (authorization) => {
-    expect(bearerToken(authorization)).toBeUndefined();
-  });
+  it.each([undefined, null, "", "Bearer", "Bearer ", "Bearerk1", "Bearer\tk1", "Basic k1", "Bearer a b", "k1"])(
+    "%j: no token",
+    (authorization) => {
+      expect(bearerToken(authorization)).toBeUndefined();
+    },
+  );
 });

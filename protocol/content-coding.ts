@@ -5,7 +5,8 @@
  * sends), anything else is refused; an infer answer is compressed only with a coding the request's
  * Accept-Encoding prefers. Web-standard APIs only (DecompressionStream): the edge Worker and the pools share it.
  */
-import { BadRequest, PayloadTooLarge, ServingError } from "./errors.ts";
+import { bodyTooLarge } from "./body-limit.ts";
+import { BadRequest, ServingError } from "./errors.ts";
 
 /** A request body's coding that this system decodes. */
 export type RequestCoding = "identity" | "gzip" | "deflate";
@@ -59,9 +60,7 @@ export async function decodeBody(body: Uint8Array, coding: RequestCoding, maxByt
       length += value.byteLength;
       if (length > maxBytes) {
         void reader.cancel().catch(() => {});
-        throw new PayloadTooLarge(
-          `request body exceeds ${maxBytes} bytes once decompressed (content-encoding ${coding})`,
-        );
+        throw bodyTooLarge(maxBytes, coding);
       }
       chunks.push(value);
     }

@@ -60,8 +60,12 @@ export class MethodNotAllowed extends ServingError {
 /** 409: the request conflicts with the server's state (a model load during its rollout, a stale rollout revision). */
 export class Conflict extends withMessage(409, "conflict") {}
 
-/** 413: the body or the batch is over the configured limit. */
-export class PayloadTooLarge extends withMessage(413, "payload_too_large") {}
+/** 413: the body or the batch is over the configured limit (body-limit.ts writes the body's). */
+export class PayloadTooLarge extends ServingError {
+  constructor(message: string, headers: Record<string, string> = {}) {
+    super(413, "payload_too_large", message, headers);
+  }
+}
 
 /** 415: the body is not of a type the route reads (`accepted`, default application/json). */
 export class UnsupportedMediaType extends ServingError {

@@ -1,10 +1,10 @@
 import { asServingError } from "../../hono-shared/hono-error.ts";
+import { bodyTooLarge } from "../../protocol/body-limit.ts";
 import { errorAnswer } from "../../protocol/error-answer.ts";
 import { DEFAULT_LIMITS } from "../../protocol/limits.ts";
 import { API_CORS } from "../api-cors.ts";
 import type { Env } from "../env.ts";
 import { anonymousCaller, identifyCaller, type Tenant } from "../middleware/api-key.ts";
-import { bodyTooLarge } from "../middleware/body-limit.ts";
 import { corsAnswerHeaders } from "../middleware/cors.ts";
 import { checkRateLimits, hasRateLimits } from "../middleware/rate-limit.ts";
 import { BUDGET_HEADER } from "../regions/budget.ts";
@@ -54,7 +54,8 @@ export async function fastClassify(request: Request, env: Env, ctx: ExecutionCon
     tenant = caller.tenant;
     if (hasRateLimits(rt.rateLimiter, caller))
       await checkRateLimits(rt.rateLimiter, caller, rt.options.rateLimitPeriodS);
-    if (Number.parseInt(headers.get("content-length") ?? "0", 10) > DEFAULT_LIMITS.maxBodyBytes) throw bodyTooLarge();
+    if (Number.parseInt(headers.get("content-length") ?? "0", 10) > DEFAULT_LIMITS.maxBodyBytes)
+      throw bodyTooLarge(DEFAULT_LIMITS.maxBodyBytes);
     const answered = await answerClassify(
       {
         runtime: rt,

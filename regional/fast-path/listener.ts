@@ -1,6 +1,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { asServingError } from "../../hono-shared/hono-error.ts";
 import { INFERENCE_HEADER_LENGTH } from "../../protocol/binary-tensor.ts";
+import { bodyTooLarge } from "../../protocol/body-limit.ts";
 import { errorAnswer } from "../../protocol/error-answer.ts";
 import { BadRequest } from "../../protocol/errors.ts";
 import { DEADLINE_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER } from "../../protocol/headers.ts";
@@ -8,7 +9,6 @@ import type { AppDeps } from "../app-context.ts";
 import { nowUs } from "../clock.ts";
 import { deadlineAt, deadlineMs } from "../deadline-header.ts";
 import type { InferenceAnswer, InferenceAnswers, InferenceInput } from "../inference-answers.ts";
-import { bodyTooLarge } from "../middleware/body-limit.ts";
 import { checkEdgeSignature } from "../middleware/signature-auth.ts";
 import { type FastRoute, fastRoute } from "./route.ts";
 

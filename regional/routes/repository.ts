@@ -50,11 +50,7 @@ export function repositoryRoutes(deps: AppDeps): Hono<RegionalEnv> {
     ROLLOUT_PATH,
   ];
   for (const path of paths) {
-    app.use(
-      path,
-      adminToken({ token: deps.adminToken }),
-      bodyLimit({ maxBytes: 16 * 1024, message: "model control bodies are at most 16 KiB" }),
-    );
+    app.use(path, adminToken({ token: deps.adminToken }), bodyLimit({ maxBytes: 16 * 1024 }));
   }
 
   app.post("/v2/repository/index", async (c) => {

@@ -173,7 +173,7 @@ describe("body size", () => {
     expect(await post(`${server.url}/v1/classify`, big)).toMatchObject({
       status: 413,
       headers: { connection: "close" },
-      body: { code: "payload_too_large", error: "body exceeds 262144 bytes" },
+      body: { code: "payload_too_large", error: "request body exceeds 262144 bytes" },
     });
   });
 
