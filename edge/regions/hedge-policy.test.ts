@@ -1,16 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type HedgeBudget, hedgeBudgetEarn, hedgeBudgetSpend, hedgeDelay, quantile } from "./hedge-policy.ts";
-
-describe("quantile", () => {
-  it("is the nearest rank", () => {
-    const samples = Array.from({ length: 100 }, (_, i) => 100 - i); // 1..100, unsorted
-    expect(quantile(samples, 0.95)).toBe(95);
-    expect(quantile(samples, 0.5)).toBe(50);
-    expect(quantile(samples, 1)).toBe(100);
-    expect(quantile(samples, 0)).toBe(1);
-    expect(quantile([7], 0.95)).toBe(7);
-  });
-});
+import { type HedgeBudget, hedgeBudgetEarn, hedgeBudgetSpend, hedgeDelay } from "./hedge-policy.ts";
 
 describe("hedgeDelay", () => {
   it("uses the default until there are enough samples", () => {

@@ -1,3 +1,5 @@
+import { quantile } from "../../protocol/quantile.ts";
+
 /**
  * When to hedge, and how often we may. "The Tail at Scale" (Dean & Barroso): a second request sent once
  * the first has taken longer than its p95 cuts the tail for about 5% extra load. Both policies are pure.
@@ -12,14 +14,7 @@ export interface HedgeDelayOptions {
   quantile?: number;
 }
 
-/** Nearest-rank quantile of unsorted samples. */
-export function quantile(samples: readonly number[], q: number): number {
-  if (samples.length === 0) throw new Error("quantile of no samples");
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
-}
-
-/** How long to wait for the first region before hedging to the next: its observed p95, or the default. */
+/** How long to wait for the first region before hedging to the next: its observed p95 (nearest rank), or the default. */
 export function hedgeDelay(samples: readonly number[], options: HedgeDelayOptions): number {
   const { defaultMs, minSamples = 20, quantile: q = 0.95 } = options;
   return samples.length < Math.max(1, minSamples) ? defaultMs : quantile(samples, q);

@@ -51,7 +51,7 @@ describe("expectedAnswerMs at a higher quantile (REACH_QUANTILE)", () => {
   const answers = [3, 4, 5, 6, 7, 8, 9, 10, 11, 12].map((ms, i) => at(ms, i));
   const cut = (t: number) => ({ ms: 10, at: t, cutOff: true });
 
-  it("is the lower quantile of the same evidence, the median at 0.5", () => {
+  it("is the nearest-rank quantile of the same evidence, the lower median at 0.5", () => {
     expect(expectedAnswerMs({ samples: answers }, 0.5)).toBe(7);
     expect(expectedAnswerMs({ samples: answers }, 0.9)).toBe(11);
     expect(expectedAnswerMs({ samples: answers }, 1)).toBe(12);
@@ -65,6 +65,12 @@ describe("expectedAnswerMs at a higher quantile (REACH_QUANTILE)", () => {
     expect(expectedAnswerMs({ samples }, 0.9)).toBe(Number.POSITIVE_INFINITY);
     // One in ten is within it.
     expect(expectedAnswerMs({ samples: [...answers.slice(0, 9), cut(20)] }, 0.9)).toBe(11);
+  });
+
+  it("is the nearest rank on few samples too: one cut-off among the first few since a warm probe is more than one in ten", () => {
+    const probe = { ms: 4, at: 5_000, warmProbe: true };
+    expect(expectedAnswerMs({ samples: [probe, cut(5_001)] }, 0.9)).toBe(Number.POSITIVE_INFINITY);
+    expect(expectedAnswerMs({ samples: [probe, cut(5_001)] }, 0.5)).toBe(4);
   });
 
   it("still lets a warm probe alone bring a region back", () => {

@@ -1,3 +1,5 @@
+import { quantile } from "../../protocol/quantile.ts";
+
 /**
  * Budget-aware routing: whether a region can still answer within what is left of a request's budget,
  * predicted from what this isolate knows of it. A region that cannot is not tried, so it is never charged a
@@ -35,21 +37,11 @@ export interface ReachEvidence {
 }
 
 /**
- * The lower `q`-quantile: the value at index floor((n - 1) * q) of the sorted values (no interpolation). At 0.5,
- * the lower median: of an even count, the smaller middle value, so a region's estimate turns "cut off" only
- * when most of its calls were (one cut-off beside one answer does not lock it out until the next warm probe).
- */
-function lowerQuantile(values: readonly number[], q: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor((sorted.length - 1) * q)]!;
-}
-
-/**
- * The answer time to expect from a region, in ms: the lower `quantile` (default 0.5, the lower median;
- * REACH_QUANTILE) of the answer times from the latest warm probe on (that probe's included); without a warm
+ * The answer time to expect from a region, in ms: the `q`-quantile (nearest rank, protocol/quantile.ts; default
+ * 0.5, the lower median; REACH_QUANTILE) of the answer times from the latest warm probe on (that probe's included); without a warm
  * probe, of all of them; else the prior; undefined when nothing is known (such a region is tried: that is how
  * the edge learns). Infinite when calls cut off by the deadline reach that quantile: at 0.5 when most of them
- * were cut off, at 0.9 when more than about one in ten was. A higher quantile keeps from a region the requests
+ * were cut off, at 0.9 when more than one in ten was. A higher quantile keeps from a region the requests
  * it would likely not answer in time: each of those waits out the whole budget and then degrades anyway.
  *
  * Why from the latest warm probe: a region judged too far is no longer called by requests, so its answer
@@ -57,14 +49,14 @@ function lowerQuantile(values: readonly number[], q: number): number {
  * evidence and replaces them, and the answers that follow it join it. A median, so that one slow call among
  * many does not move the estimate.
  */
-export function expectedAnswerMs(evidence: ReachEvidence, quantile = 0.5): number | undefined {
+export function expectedAnswerMs(evidence: ReachEvidence, q = 0.5): number | undefined {
   const { samples, priorMs } = evidence;
   if (samples.length === 0) return priorMs;
   const latestWarmProbe = samples.findLastIndex((s) => s.warmProbe);
   const since = latestWarmProbe < 0 ? samples : samples.slice(latestWarmProbe);
-  return lowerQuantile(
+  return quantile(
     since.map((s) => (s.cutOff ? Number.POSITIVE_INFINITY : s.ms)),
-    quantile,
+    q,
   );
 }
 

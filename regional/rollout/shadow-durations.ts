@@ -1,3 +1,5 @@
+import { nearestRank } from "../../protocol/quantile.ts";
+
 /**
  * The last `size` durations of one version's shadow runs, and their quantiles. Sorting a full window costs
  * tens of microseconds, so a quantile is recomputed only after `refreshEvery` new samples (or on the first
@@ -34,7 +36,7 @@ export class ShadowDurations {
       this.#sorted = this.#samples.slice(0, this.#count).sort();
       this.#sinceSort = 0;
     }
-    return this.#sorted[Math.min(this.#sorted.length - 1, Math.ceil(q * this.#sorted.length) - 1)]!;
+    return nearestRank(this.#sorted, q);
   }
 
   clear(): void {

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { credentials, makeGenericClientConstructor } from "@grpc/grpc-js";
 import { inferenceService } from "../../regional/grpc/proto.ts";
 import { LoadClient, runClosedLoop } from "../../tools/probe/load.ts";
-import { percentile } from "../../tools/probe/summary.ts";
+import { quantileOrZero } from "../../tools/probe/summary.ts";
 import { freePort } from "../stack/processes.ts";
 import { type RegionalPoolOptions, startRegionalPool } from "../stack/regional-pool.ts";
 import { cpuSeconds } from "./process-cpu.ts";
@@ -168,8 +168,8 @@ export async function measureGrpcWire(o: GrpcWireOptions) {
           requests: run.requests,
           reqPerSec: run.requests / seconds,
           rowsPerSec: rows / seconds,
-          p50Ms: percentile(run.latencies, 50),
-          p99Ms: percentile(run.latencies, 99),
+          p50Ms: quantileOrZero(run.latencies, 0.5),
+          p99Ms: quantileOrZero(run.latencies, 0.99),
           errors: run.errors,
           cpuUsPerRow: ((after.user + after.kernel - before.user - before.kernel) * 1e6) / rows,
         };

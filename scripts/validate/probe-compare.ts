@@ -1,4 +1,4 @@
-import { percentile } from "../../tools/probe/summary.ts";
+import { quantileOrZero } from "../../tools/probe/summary.ts";
 
 /**
  * hey's arguments for the load the probe sends with `--mix hot --hot-rows 1`: one worker (`-q` is per worker)
@@ -40,9 +40,9 @@ export function parseHeyCsv(csv: string): HeyRun {
 export function p50(values: readonly number[]): number {
   return (
     Math.round(
-      percentile(
+      quantileOrZero(
         [...values].sort((a, b) => a - b),
-        50,
+        0.5,
       ) * 1000,
     ) / 1000
   );

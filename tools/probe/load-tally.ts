@@ -1,5 +1,5 @@
 import type { LoadResponse } from "./load-response.ts";
-import { type LatencyStats, latencyStats, percentile } from "./summary.ts";
+import { type LatencyStats, latencyStats, quantileOrZero } from "./summary.ts";
 
 /** What a load run (load.ts) amounted to. */
 export interface LoadSummary {
@@ -45,8 +45,8 @@ export class LoadTally {
       reqPerSec: durationS > 0 ? requests / durationS : 0,
       latency: latencyStats(this.#latencies),
       sendLagMs: {
-        p50: round2(percentile(lags, 50)),
-        p99: round2(percentile(lags, 99)),
+        p50: round2(quantileOrZero(lags, 0.5)),
+        p99: round2(quantileOrZero(lags, 0.99)),
         max: round2(lags.at(-1) ?? 0),
       },
     };

@@ -1,3 +1,4 @@
+import { nearestRank } from "../../protocol/quantile.ts";
 import { PROBE_PATHS, type ProbePath, type ProbeResult, type ProbeSummary } from "./summary.ts";
 
 const COLORS: Record<ProbePath, string> = {
@@ -20,7 +21,7 @@ const fmt = (v: number) => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v
  */
 function xMax(latencies: number[], targetMs: number): number {
   const sorted = [...latencies].sort((a, b) => a - b);
-  const p99 = sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))] ?? 1;
+  const p99 = sorted.length ? nearestRank(sorted, 0.99) : 1;
   return Math.max(targetMs * 1.5, p99 * 1.1);
 }
 

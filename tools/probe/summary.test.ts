@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { latencyStats, type ProbeResult, pathOf, percentile, summarize } from "./summary.ts";
+import { latencyStats, type ProbeResult, pathOf, quantileOrZero, summarize } from "./summary.ts";
 
 const run = { url: "http://x", startedAt: "t", durationS: 1, rateRps: 100 };
 const ok = (path: ProbeResult["path"], latencyMs: number, extra: Partial<ProbeResult> = {}): ProbeResult => ({
@@ -21,10 +21,10 @@ describe("probe summary", () => {
 
   it("takes nearest-rank percentiles", () => {
     const sorted = Array.from({ length: 100 }, (_, i) => i + 1);
-    expect(percentile(sorted, 50)).toBe(50);
-    expect(percentile(sorted, 95)).toBe(95);
-    expect(percentile(sorted, 99)).toBe(99);
-    expect(percentile([], 95)).toBe(0);
+    expect(quantileOrZero(sorted, 0.5)).toBe(50);
+    expect(quantileOrZero(sorted, 0.95)).toBe(95);
+    expect(quantileOrZero(sorted, 0.99)).toBe(99);
+    expect(quantileOrZero([], 0.95)).toBe(0);
     expect(latencyStats([3, 1, 2])).toEqual({ count: 3, p50Ms: 2, p95Ms: 3, p99Ms: 3, maxMs: 3, meanMs: 2 });
   });
 

@@ -1,3 +1,5 @@
+import { nearestRank } from "../../protocol/quantile.ts";
+
 /** Which tier answered a probe, from the response's `servedBy`; `error` for failures. */
 export type ProbePath = "cache" | "edge" | "regional" | "degraded" | "error";
 export const PROBE_PATHS: readonly ProbePath[] = ["cache", "edge", "regional", "degraded", "error"];
@@ -59,11 +61,9 @@ export interface ProbeSummary {
   floor: LatencyStats | null;
 }
 
-/** Nearest-rank percentile of sorted values (0 for none). */
-export function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  const rank = Math.ceil((p / 100) * sorted.length);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))]!;
+/** The `q`-quantile (protocol/quantile.ts, nearest rank) of sorted values; 0 for none. */
+export function quantileOrZero(sorted: readonly number[], q: number): number {
+  return sorted.length === 0 ? 0 : nearestRank(sorted, q);
 }
 
 export function latencyStats(values: readonly number[]): LatencyStats {
@@ -72,9 +72,9 @@ export function latencyStats(values: readonly number[]): LatencyStats {
   const round = (v: number) => Math.round(v * 1000) / 1000;
   return {
     count: sorted.length,
-    p50Ms: round(percentile(sorted, 50)),
-    p95Ms: round(percentile(sorted, 95)),
-    p99Ms: round(percentile(sorted, 99)),
+    p50Ms: round(quantileOrZero(sorted, 0.5)),
+    p95Ms: round(quantileOrZero(sorted, 0.95)),
+    p99Ms: round(quantileOrZero(sorted, 0.99)),
     maxMs: round(sorted.at(-1) ?? 0),
     meanMs: round(sorted.length ? sum / sorted.length : 0),
   };
@@ -116,7 +116,7 @@ export function summarize(
   const errors = byPath.get("error")?.length ?? 0;
   const answered = results.filter((r) => r.path !== "error").map((r) => r.latencyMs);
   const withFailures = [...answered.sort((a, b) => a - b), ...new Array<number>(errors).fill(Number.POSITIVE_INFINITY)];
-  const measured = percentile(withFailures, 95);
+  const measured = quantileOrZero(withFailures, 0.95);
   const measuredP95Ms = Number.isFinite(measured) ? Math.round(measured * 1000) / 1000 : null;
   return {
     url: run.url,

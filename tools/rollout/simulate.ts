@@ -1,3 +1,4 @@
+import { nearestRank } from "../../protocol/quantile.ts";
 import type { RolloutConfig } from "../../protocol/rollout/config.ts";
 import { emptyEvidence, type StepEvidence } from "../../protocol/rollout/evidence.ts";
 import type { RolloutState } from "../../protocol/rollout/state.ts";
@@ -102,7 +103,7 @@ export interface Summary {
   byTest: Partial<Record<TestName, number>>;
   /** Mean live requests until the decision, over decided runs. */
   meanRequests: number;
-  /** The 95th percentile of the same. */
+  /** The 95th percentile of the same (nearest rank). */
   p95Requests: number;
 }
 
@@ -129,6 +130,6 @@ export function simulateMany(
     undecided: results.filter((r) => r.outcome === "undecided").length,
     byTest,
     meanRequests: decided.length ? decided.reduce((a, b) => a + b, 0) / decided.length : 0,
-    p95Requests: decided.length ? decided[Math.floor(0.95 * (decided.length - 1))]! : 0,
+    p95Requests: decided.length ? nearestRank(decided, 0.95) : 0,
   };
 }

@@ -1,24 +1,26 @@
-import { Worker } from "node:worker_threads";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { rowLatency } from "./measure.ts";
 
-describe("rowLatency", () => {
-  // Another thread of the same process burning CPU the whole time, as an idle runtime pool or a GC helper can.
-  let spinner: Worker;
-  beforeAll(async () => {
-    spinner = new Worker("for (;;) {}", { eval: true });
-    await new Promise((resolve) => spinner.once("online", resolve));
-  });
-  afterAll(() => spinner.terminate());
+afterEach(() => {
+  vi.restoreAllMocks();
+});
 
-  it("counts only the CPU time of the thread that runs the rows, whatever else the process burns", async () => {
-    // Each "row" waits 2 ms and computes nothing: the process spends up to ~2 ms of the spinner's CPU per row
-    // (2,072 µs measured with the process's figure), the measuring thread next to none. The energy gate is
-    // computed from this figure.
-    const idle = () => new Promise((resolve) => setTimeout(resolve, 2));
-    const measured = await rowLatency(idle, [new Float32Array(1)], 50);
-    expect(measured.samples).toBe(50);
-    expect(measured.p50Ms).toBeGreaterThanOrEqual(1.5);
-    expect(measured.cpuUsPerRow).toBeLessThan(500);
+describe("rowLatency", () => {
+  it("reports nearest-rank quantiles of the timed runs, as the probe does (protocol/quantile.ts)", async () => {
+    // The clock the runs are timed with, controlled: the i-th timed run (0-based) takes i + 1 ms, in shuffled order.
+    const durations = Array.from({ length: 100 }, (_, i) => ((i * 37) % 100) + 1);
+    let reads = 0;
+    let now = 0;
+    vi.spyOn(performance, "now").mockImplementation(() => {
+      // Two reads per timed run: its start, then its end.
+      const run = Math.floor(reads / 2);
+      if (reads % 2 === 1) now += durations[run]!;
+      reads++;
+      return now;
+    });
+    const latency = await rowLatency(async () => undefined, [new Float32Array(1)], 100);
+    expect(reads).toBe(200);
+    // Nearest rank of 1..100 ms: the 50th and the 99th smallest (an index rounded down would say 51 and 100).
+    expect(latency).toMatchObject({ p50Ms: 50, p99Ms: 99, samples: 100 });
   });
 });

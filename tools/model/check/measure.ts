@@ -5,6 +5,7 @@ import { heldoutPath } from "../../../protocol/heldout.ts";
 import { type ModelConfig, modelIoOf } from "../../../protocol/model-config.ts";
 import { checkModelFile } from "../../../protocol/model-file-check.ts";
 import type { ModelPublicKey } from "../../../protocol/model-signature.ts";
+import { nearestRank } from "../../../protocol/quantile.ts";
 import { checkFixtureOutputs } from "../../../regional/fixture-check.ts";
 import { FixtureCache } from "../../../regional/heldout-fixture.ts";
 import { createOnnxModel, type OnnxModel } from "../../../regional/session.ts";
@@ -18,10 +19,6 @@ type RunOne = (row: Float32Array) => Promise<unknown>;
 
 /** How the pools' fixture check allows accuracy to fall below the stated one (regional/repository.ts's default). */
 const FIXTURE_TOLERANCE = 0.01;
-
-function quantile(sorted: readonly number[], q: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-}
 
 /**
  * Per-row latency: `samples` runs of one row each (cycling through `rows`) after a warm-up, each timed on its
@@ -42,8 +39,8 @@ export async function rowLatency(run: RunOne, rows: readonly Float32Array[], sam
   const used = process.threadCpuUsage(cpu);
   times.sort((a, b) => a - b);
   return {
-    p50Ms: quantile(times, 0.5),
-    p99Ms: quantile(times, 0.99),
+    p50Ms: nearestRank(times, 0.5),
+    p99Ms: nearestRank(times, 0.99),
     cpuUsPerRow: (used.user + used.system) / samples,
     samples,
   };
