@@ -17,7 +17,7 @@ import type { Executed } from "./executor.ts";
 import { float32Slab } from "./float32-slab.ts";
 import type { Lease } from "./model-version.ts";
 import type { InferenceOutcome } from "./recorder.ts";
-import { regionalServerTiming } from "./server-timing.ts";
+import { regionalServerTiming, simulatedDelayTiming } from "./server-timing.ts";
 
 /** An inference request as the answering code needs it, whichever HTTP layer read it. */
 export interface InferenceInput {
@@ -72,7 +72,7 @@ function outcomeOf(err: unknown): InferenceOutcome {
 export function inferenceAnswers(deps: AppDeps) {
   const { repository, rollouts, limits } = deps;
   const servedBy: ServedBy = `regional:${deps.region}`;
-  const delayTiming = deps.simulatedDelayMs > 0 ? `delay;dur=${deps.simulatedDelayMs};desc="simulated distance", ` : "";
+  const delayTiming = simulatedDelayTiming(deps.simulatedDelayMs);
   /** Where requests' rows are written: views of shared buffers rather than a buffer per request. */
   const rowArrays = float32Slab();
 

@@ -7,7 +7,7 @@ import { type LatencyStats, latencyStats, type ProbePath } from "../../tools/pro
  */
 
 /**
- * The edge's time for its region call, from an answer's Server-Timing (`regional;dur=8.0;desc="eu"`,
+ * The edge's time for its region call, from an answer's Server-Timing (`regional;dur=8.000;desc="eu"`,
  * edge/routes/server-timing.ts), in ms; undefined when the answer has no such entry.
  */
 export function regionCallMs(serverTiming: string | undefined): number | undefined {
