@@ -1,3 +1,4 @@
+import { clearsThreshold } from "./cascade-rule.ts";
 import type { ModelConfig } from "./model-config.ts";
 
 /**
@@ -47,7 +48,7 @@ export function edgeConfidence(row: HeldoutRow, edgeModel: string): number {
   return Math.max(...probs);
 }
 
-/** Whether the edge variant answers a row on its own at `threshold` (its top probability clears it). */
+/** Whether the edge variant answers a row on its own at `threshold`: the Worker's rule (cascade-rule.ts). */
 export function edgeAnswers(row: HeldoutRow, threshold: number, edgeModel: string): boolean {
-  return edgeConfidence(row, edgeModel) >= threshold;
+  return clearsThreshold(edgeConfidence(row, edgeModel), threshold);
 }

@@ -1,3 +1,4 @@
+import { clearsThreshold } from "../../protocol/cascade-rule.ts";
 import { topClass } from "../../protocol/responses.ts";
 
 /** Probabilities of `rows` rows, row-major `[rows, classes]`. */
@@ -56,7 +57,8 @@ export function calibrateThreshold(edge: ProbabilityMatrix, full: ProbabilityMat
   const e = tops(edge);
   const f = tops(full);
   const order = e.confidence.map((c, r) => [c, r] as const).sort((a, b) => b[0] - a[0]);
-  // Walking from the most confident row down, each distinct confidence t answers every row at or above it.
+  // Walking from the most confident row down, each distinct confidence t answers every row at or above it
+  // (clearsThreshold, protocol/cascade-rule.ts).
   let best = { agreement: 0, threshold: 1 };
   let candidate: number | undefined;
   let answered = 0;
@@ -89,7 +91,7 @@ export function cascadeFigures(
   let agree = 0;
   let correct = 0;
   for (let r = 0; r < edge.rows; r++) {
-    const atEdge = e.confidence[r]! >= threshold;
+    const atEdge = clearsThreshold(e.confidence[r]!, threshold);
     if (atEdge) {
       answered++;
       if (e.label[r] === f.label[r]) agree++;
