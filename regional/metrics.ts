@@ -1,13 +1,5 @@
-import {
-  AggregatorRegistry,
-  Counter,
-  type CounterConfiguration,
-  collectDefaultMetrics,
-  Gauge,
-  type GaugeConfiguration,
-  type Metric,
-  Registry,
-} from "prom-client";
+import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
+import { type Cell, collectedGauge, DeferredHistogram, deferredCounter, getOrMake } from "./deferred-metrics.ts";
 import { type ModelStatistics, sumStatistics, VersionStatistics } from "./model-stats.ts";
 import type { InferenceOutcome, ModelRecorder, Recorder, RolloutRecorder } from "./recorder.ts";
 
@@ -16,8 +8,9 @@ export type MetricsJson = Awaited<ReturnType<Registry["getMetricsAsJSON"]>>;
 
 /**
  * Prometheus metrics in the spirit of Triton's (nv_inference_request_success/failure, nv_inference_count,
- * nv_inference_exec_count, queue and compute durations), named edgecascade_*, in seconds. The only module
- * that knows prom-client; everything else reports through `Recorder`.
+ * nv_inference_exec_count, queue and compute durations), named edgecascade_*, in seconds. With
+ * deferred-metrics.ts (the request path's series), the only modules that know prom-client; everything else
+ * reports through `Recorder`.
  */
 export interface Metrics {
   recorder: Recorder;
@@ -36,141 +29,6 @@ const SECONDS = [
 ];
 const ROWS = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 
-/** `map`'s value for `key`, made by `make` the first time it is asked for. */
-function getOrMake<K, V>(map: Map<K, V>, key: K, make: () => V): V {
-  let value = map.get(key);
-  if (value === undefined) {
-    value = make();
-    map.set(key, value);
-  }
-  return value;
-}
-
-/** A number on the request path: plain arithmetic, handed to prom-client only when scraped. */
-interface Cell {
-  value: number;
-}
-
-/**
- * A counter whose increments are additions to plain cells, flushed into prom-client by its `collect` hook at
- * scrape time. prom-client hashes and validates the labels on every call, even on a bound child; at ~10k
- * requests/s per core that was several percent of the pool's CPU.
- */
-function deferredCounter<L extends string>(config: CounterConfiguration<L>) {
-  const cells = new Map<string, { labels: Partial<Record<L, string>>; cell: Cell }>();
-  new Counter<L>({
-    ...config,
-    collect() {
-      for (const { labels, cell } of cells.values()) {
-        if (cell.value > 0) this.inc(labels, cell.value);
-        cell.value = 0;
-      }
-    },
-  });
-  return (labels: Record<L, string>): Cell =>
-    getOrMake(cells, JSON.stringify(labels), () => ({ labels, cell: { value: 0 } })).cell;
-}
-
-/** A gauge cell of one model version instance; `dispose()` when that instance is gone. */
-interface GaugeCell extends Cell {
-  dispose(): void;
-}
-
-/**
- * A gauge read from plain cells at scrape time (same reason as `deferredCounter`). Each model version instance
- * gets its own cell: a version reloaded while its old instance still finishes requests has two, and the series
- * reports their sum. A disposed cell stops counting, and a series with no cell left is no longer exported.
- */
-function collectedGauge<L extends string>(config: GaugeConfiguration<L>) {
-  const series = new Map<string, { labels: Partial<Record<L, string>>; cells: Set<Cell> }>();
-  new Gauge<L>({
-    ...config,
-    collect() {
-      this.reset();
-      for (const { labels, cells } of series.values()) {
-        let sum = 0;
-        for (const cell of cells) sum += cell.value;
-        this.set(labels, sum);
-      }
-    },
-  });
-  return (labels: Record<L, string>): GaugeCell => {
-    const key = JSON.stringify(labels);
-    const { cells } = getOrMake(series, key, () => ({ labels, cells: new Set<Cell>() }));
-    const cell: GaugeCell = {
-      value: 0,
-      dispose() {
-        cells.delete(cell);
-        if (cells.size === 0 && series.get(key)?.cells === cells) series.delete(key);
-      },
-    };
-    cells.add(cell);
-    return cell;
-  };
-}
-
-/** One series of a deferred histogram: counts per bucket (the last for values above every bound), sum, count. */
-interface HistogramCell {
-  observe(value: number): void;
-}
-
-/**
- * A histogram whose observations are additions to plain per-series arrays, handed to prom-client only when
- * scraped (same reason as `deferredCounter`: prom-client's `Histogram.observe` validates and hashes the labels
- * on every call, bound child or not, and two observations per request showed in the pool's profile). It
- * registers as a metric of type histogram whose values have prom-client's own shape (`_bucket` per `le`,
- * cumulative, then `+Inf`, `_sum`, `_count`), so the text, the JSON a cluster primary sums and promtool see
- * an ordinary histogram.
- */
-function deferredHistogram<L extends string>(config: {
-  name: string;
-  help: string;
-  labelNames: readonly L[];
-  buckets: readonly number[];
-  registers: Registry[];
-}) {
-  const { name, help, buckets } = config;
-  const series = new Map<string, { labels: Record<L, string>; counts: Float64Array; sum: number; count: number }>();
-  const values = () =>
-    [...series.values()].flatMap(({ labels, counts, sum, count }) => {
-      let cumulative = 0;
-      return [
-        ...buckets.map((le, i) => {
-          cumulative += counts[i]!;
-          return { labels: { le, ...labels }, value: cumulative, metricName: `${name}_bucket` };
-        }),
-        { labels: { le: "+Inf", ...labels }, value: count, metricName: `${name}_bucket` },
-        { labels: { ...labels }, value: sum, metricName: `${name}_sum` },
-        { labels: { ...labels }, value: count, metricName: `${name}_count` },
-      ];
-    });
-  const metric = {
-    name,
-    help,
-    type: "histogram",
-    aggregator: "sum",
-    get: async () => ({ name, help, type: "histogram", aggregator: "sum", values: values() }),
-  };
-  for (const registry of config.registers) registry.registerMetric(metric as unknown as Metric);
-  return (labels: Record<L, string>): HistogramCell => {
-    const cell = getOrMake(series, JSON.stringify(labels), () => ({
-      labels,
-      counts: new Float64Array(buckets.length + 1),
-      sum: 0,
-      count: 0,
-    }));
-    return {
-      observe(value) {
-        let i = 0;
-        while (i < buckets.length && value > buckets[i]!) i++;
-        cell.counts[i]! += 1;
-        cell.sum += value;
-        cell.count += 1;
-      },
-    };
-  };
-}
-
 export function createMetrics(): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -182,8 +40,11 @@ export function createMetrics(): Metrics {
   const common = { registers: [registry] };
   // Triton's series are per model version.
   const perVersion = { labelNames: ["model", "version"] as const, ...common };
+  // The request path's histograms, apart: read as JSON only (deferred-metrics.ts).
+  const histograms = new Registry();
+  const perVersionHistogram = { labelNames: perVersion.labelNames, registers: [histograms] };
   const durationSeconds = (name: string, help: string) =>
-    deferredHistogram({ name, help, buckets: SECONDS, ...perVersion });
+    new DeferredHistogram({ name, help, buckets: SECONDS, ...perVersionHistogram });
 
   const requests = deferredCounter({
     name: "edgecascade_inference_requests_total",
@@ -213,11 +74,11 @@ export function createMetrics(): Metrics {
     "edgecascade_inference_compute_duration_seconds",
     "Duration of one model execution (one batch).",
   );
-  const batchSize = deferredHistogram({
+  const batchSize = new DeferredHistogram({
     name: "edgecascade_inference_batch_size",
     help: "Rows per model execution.",
     buckets: ROWS,
-    ...perVersion,
+    ...perVersionHistogram,
   });
   const queueDepth = collectedGauge({
     name: "edgecascade_inference_queue_depth",
@@ -313,10 +174,10 @@ export function createMetrics(): Metrics {
       const outcome = (o: InferenceOutcome) => getOrMake(outcomes, o, () => requests({ ...labels, outcome: o }));
       const r = rows(labels);
       const e = executions(labels);
-      const rd = requestDuration(labels);
-      const qd = queueDuration(labels);
-      const cd = computeDuration(labels);
-      const bs = batchSize(labels);
+      const rd = requestDuration.cell(labels);
+      const qd = queueDuration.cell(labels);
+      const cd = computeDuration.cell(labels);
+      const bs = batchSize.cell(labels);
       const depth = queueDepth(labels);
       const p = pending(labels);
       const ready = modelReady(labels);
@@ -389,11 +250,16 @@ export function createMetrics(): Metrics {
 
   return {
     recorder,
-    text: () => registry.metrics(),
-    json: () => registry.getMetricsAsJSON(),
+    text: async () => `${await registry.metrics()}\n${await histogramsText(histograms)}`,
+    json: async () => [...(await registry.getMetricsAsJSON()), ...(await histograms.getMetricsAsJSON())],
     statistics: () => sumStatistics([[...statistics.values()].map((s) => s.snapshot())]),
     contentType: registry.contentType,
   };
+}
+
+/** A registry of DeferredHistograms as exposition text: through their JSON, which is what they answer for. */
+async function histogramsText(histograms: Registry): Promise<string> {
+  return AggregatorRegistry.aggregate([await histograms.getMetricsAsJSON()]).metrics();
 }
 
 /** One exposition text from several processes' JSON metrics (counters and histograms summed). */
