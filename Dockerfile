@@ -37,12 +37,14 @@ RUN --mount=type=secret,id=ca,required=false \
  || { echo "deps-gpu: could not download onnxruntime-node's CUDA 12 provider from NuGet: this step fetches https://api.nuget.org/v3/index.json and https://api.nuget.org/v3-flatcontainer/microsoft.ml.onnxruntime.gpu.linux/$v/microsoft.ml.onnxruntime.gpu.linux.$v.nupkg. Build the gpu target where api.nuget.org is reachable over HTTPS (or set GLOBAL_AGENT_HTTPS_PROXY); the cpu target needs only the npm registry." >&2; exit 1; }
 RUN test -f node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime_providers_cuda.so
 
-# What the pool runs: its code, the protocol and Hono helpers it shares with the edge, and the model repository.
+# What the pool runs: its code, the protocol and Hono helpers it shares with the edge, the settings tables'
+# machinery (tools/cli: its options are one such table), and the model repository.
 # Every model file's sha256 is in its config.json and is checked before the file is loaded.
 FROM scratch AS app
 COPY package.json /app/
 COPY protocol /app/protocol
 COPY hono-shared /app/hono-shared
+COPY tools/cli /app/tools/cli
 COPY regional /app/regional
 COPY models /app/models
 

@@ -1,7 +1,9 @@
 import cluster from "node:cluster";
+import { UsageError } from "../tools/cli/errors.ts";
+import { simulationWarning } from "../tools/cli/flags.ts";
 import { runPrimary, workerChannel } from "./cluster.ts";
 import { jsonLogger } from "./log.ts";
-import { HELP, OptionError, parseCommandLine, type RegionalOptions, simulationWarning } from "./options.ts";
+import { HELP, parseCommandLine, type RegionalOptions } from "./options.ts";
 import { startRegionalServer } from "./server.ts";
 
 /**
@@ -10,15 +12,16 @@ import { startRegionalServer } from "./server.ts";
  */
 async function main(): Promise<number | undefined> {
   let options: RegionalOptions;
+  let simulating: string[];
   try {
     const parsed = parseCommandLine(process.argv.slice(2), process.env);
     if (parsed.help) {
       process.stdout.write(HELP);
       return 0;
     }
-    options = parsed.options;
+    ({ options, simulating } = parsed);
   } catch (err) {
-    if (!(err instanceof OptionError)) throw err;
+    if (!(err instanceof UsageError)) throw err;
     process.stderr.write(`regional: ${err.message}\n(see --help)\n`);
     return 2;
   }
@@ -30,8 +33,8 @@ async function main(): Promise<number | undefined> {
     ...(cluster.isWorker ? { worker: cluster.worker?.id } : {}),
   });
   // Once per pool: by the primary, or by the only process; workers would repeat it.
-  const simulating = simulationWarning(options.simulation);
-  if (simulating && cluster.isPrimary) log("warn", simulating, { simulation: options.simulation });
+  const simulation = simulationWarning(simulating);
+  if (simulation && cluster.isPrimary) log("warn", simulation, { simulation: options.simulation });
   if (clustered && cluster.isPrimary) return runPrimary(options.workers, log);
 
   // Signals are handled from the start: one that arrives while models still load (a pod deleted during its

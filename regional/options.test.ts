@@ -1,14 +1,11 @@
 import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { describe, expect, it } from "vitest";
-import {
-  HELP,
-  OPTION_TABLE,
-  OptionError,
-  parseCommandLine,
-  type RegionalOptions,
-  simulationWarning,
-} from "./options.ts";
+import { UsageError } from "../tools/cli/errors.ts";
+import { flagName, markdownDefault, placeholder, simulationWarning } from "../tools/cli/table.ts";
+import { HELP, parseCommandLine, REGIONAL_OPTIONS, type RegionalOptions } from "./options.ts";
+
+const ROWS = Object.entries(REGIONAL_OPTIONS);
 
 /** An Ed25519 public key's shape: base64 of 32 bytes. */
 const PUBLIC_KEY = `${"A".repeat(43)}=`;
@@ -118,10 +115,8 @@ describe("parseCommandLine", () => {
     [["--port", "80.5"], '--port (REGIONAL_PORT) must be an integer from 0 to 65535, got "80.5"'],
     [["--max-batch", "0"], '--max-batch (REGIONAL_MAX_BATCH) must be an integer from 1 to 4096, got "0"'],
     [["--ep", "tpu"], '--ep (REGIONAL_EP) must be one of auto, cuda, cpu, got "tpu"'],
-    [
-      ["--queue-full-status", "500"],
-      '--queue-full-status (REGIONAL_QUEUE_FULL_STATUS) must be one of 429, 503, got "500"',
-    ],
+    [["--max-batch", "0x10"], '--max-batch (REGIONAL_MAX_BATCH) must be an integer from 1 to 4096, got "0x10"'],
+    [["--queue-full-status", "500"], '--queue-full-status (REGIONAL_QUEUE_FULL_STATUS) must be 429 or 503, got "500"'],
     [["--delay-ms=-1"], '--delay-ms (REGIONAL_DELAY_MS) must be an integer from 0 to 600000, got "-1"'],
     [["--region", "Europe"], "--region (REGIONAL_REGION) must be lowercase letters, digits and '-'"],
     [
@@ -129,10 +124,10 @@ describe("parseCommandLine", () => {
       '--version-delay-ms (REGIONAL_VERSION_DELAY_MS) must be MODEL@VERSION=MS[,...] (e.g. digits@2=20), got "digits=20"',
     ],
     [["--model-public-key", "abc"], "--model-public-key (MODEL_PUBLIC_KEY) must be an Ed25519 public key"],
-    [["--nope"], "Unknown option '--nope'"],
-    [["extra"], "Unexpected argument 'extra'"],
+    [["--nope"], "unknown flag --nope"],
+    [["extra"], "takes no arguments besides flags: extra"],
   ])("%j: an error naming the field", (argv, message) => {
-    expect(() => parseCommandLine(argv, {})).toThrow(OptionError);
+    expect(() => parseCommandLine(argv, {})).toThrow(UsageError);
     expect(() => parseCommandLine(argv, {})).toThrow(message);
   });
 
@@ -144,7 +139,7 @@ describe("parseCommandLine", () => {
 
 describe("the option table", () => {
   it("--help shows every row once, with its default and unit, simulation settings apart", () => {
-    for (const spec of OPTION_TABLE) expect(HELP.split(` ${spec.env} `).length - 1, spec.env).toBe(1);
+    for (const [, spec] of ROWS) expect(HELP.split(` ${spec.env} `).length - 1, spec.env).toBe(1);
     expect(HELP).toMatch(/--max-queue-delay-us US +REGIONAL_MAX_QUEUE_DELAY_US +.*\(default 0 µs\)/);
     expect(HELP).toMatch(/--models DIR +REGIONAL_MODELS +.*\(default the repo's models\/\)/);
     const [serving, simulation] = HELP.split("Simulation, for tests and local stacks only");
@@ -170,10 +165,10 @@ describe("the option table", () => {
           .map((cell) => cell.trim()),
       );
     expect(rows).toEqual(
-      OPTION_TABLE.map((spec) => [
-        spec.flag ? `\`--${spec.flag} ${spec.value.replaceAll("|", "\\|")}\`` : "—",
+      ROWS.map(([key, spec]) => [
+        flagName(key, spec) ? `\`--${flagName(key, spec)} ${placeholder(spec).replaceAll("|", "\\|")}\`` : "—",
         `\`${spec.env}\``,
-        spec.shownDefault,
+        markdownDefault(spec),
       ]),
     );
   });
@@ -184,19 +179,27 @@ describe("the option table", () => {
     const flags = [...line.matchAll(/--([a-z-]+) ([^\s\]`]+)/g)].map((m) => [m[1], m[2]!.replaceAll("\\|", "|")]);
     expect(flags.length).toBeGreaterThan(3);
     for (const [flag, value] of flags) {
-      expect(OPTION_TABLE.find((spec) => spec.flag === flag)?.value, `--${flag}`).toBe(value);
+      const row = ROWS.find(([key, spec]) => flagName(key, spec) === flag);
+      expect(row && placeholder(row[1]), `--${flag}`).toBe(value);
     }
   });
 });
 
-describe("simulationWarning", () => {
-  it("is silent without simulation settings and names each one that is set", () => {
-    expect(simulationWarning(options([]).simulation)).toBeUndefined();
-    expect(simulationWarning(options(["--delay-ms", "20"]).simulation)).toBe(
-      "SIMULATION SETTINGS ON (--delay-ms 20): answers are slowed on purpose; for tests and local stacks only, never in production",
+describe("the simulation warning", () => {
+  const simulating = (argv: string[], env: Record<string, string> = {}) => {
+    const parsed = parseCommandLine(argv, env);
+    if (parsed.help) throw new Error("help");
+    return simulationWarning(parsed.simulating);
+  };
+
+  it("is silent without simulation settings, or with them at their defaults, and names each one that is set", () => {
+    expect(simulating([])).toBeUndefined();
+    expect(simulating(["--delay-ms", "0"], { REGIONAL_VERSION_DELAY_MS: "," })).toBeUndefined();
+    expect(simulating(["--delay-ms", "20"])).toBe(
+      "SIMULATION SETTINGS ON (--delay-ms 20): for tests and local stacks only, never in production",
     );
-    expect(
-      simulationWarning(options([], { REGIONAL_DELAY_MS: "5", REGIONAL_VERSION_DELAY_MS: "digits@2=20" }).simulation),
-    ).toMatch(/^SIMULATION SETTINGS ON \(--delay-ms 5, --version-delay-ms digits@2=20\)/);
+    expect(simulating([], { REGIONAL_DELAY_MS: "5", REGIONAL_VERSION_DELAY_MS: "digits@2=20" })).toMatch(
+      /^SIMULATION SETTINGS ON \(--delay-ms 5, --version-delay-ms digits@2=20\)/,
+    );
   });
 });

@@ -1,7 +1,9 @@
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
 import { isPublicKeyText } from "../protocol/model-signature.ts";
+import { wantsHelp } from "../tools/cli/command.ts";
+import { UsageError } from "../tools/cli/errors.ts";
+import { defineTable, type FlagValues, flagHelp, parseFlags, type SimulationKeys } from "../tools/cli/flags.ts";
 
 /** Execution provider request: `auto` tries CUDA and falls back to the CPU. */
 export const EXECUTION_PROVIDERS = ["auto", "cuda", "cpu"] as const;
@@ -14,370 +16,287 @@ export interface VersionDelay {
   ms: number;
 }
 
-/** Bad option: the message names the flag and the environment variable. */
-export class OptionError extends Error {}
-
-/**
- * One row of the option table: where the value is read from, its default, and how a raw string becomes the
- * value. `--help`, the parser and the check of docs/regional.md's table all read these rows.
- */
-export interface OptionSpec<T> {
-  /** Flag without `--`; none for secrets, which are environment-only because flags show up in `ps`. */
-  flag?: string;
-  env: string;
-  /** Placeholder for the value in `--help` and the docs (`P`, `MS`). */
-  value: string;
-  default: T;
-  /** The default as docs/regional.md's table writes it (Markdown); `--help` shows it without backticks. */
-  shownDefault: string;
-  /** Unit of a number, shown after the default in `--help`. */
-  unit?: "ms" | "µs" | "rows" | "requests";
-  /** One line for `--help`. */
-  help: string;
-  /** The value from a non-empty raw string; throws an OptionError starting with `field` when it is bad. */
-  parse(raw: string, field: string): T;
-}
-
-const option = <T>(spec: OptionSpec<T>): OptionSpec<T> => spec;
-
-function integer(min: number, max: number): (raw: string, field: string) => number {
-  return (raw, field) => {
-    const n = /^\d+$/.test(raw.trim()) ? Number(raw) : Number.NaN;
-    if (!Number.isSafeInteger(n) || n < min || n > max) {
-      throw new OptionError(`${field} must be an integer from ${min} to ${max}, got "${raw}"`);
-    }
-    return n;
-  };
-}
-
-function oneOf<const T extends string>(allowed: readonly T[]): (raw: string, field: string) => T {
-  return (raw, field) => {
-    if (!(allowed as readonly string[]).includes(raw)) {
-      throw new OptionError(`${field} must be one of ${allowed.join(", ")}, got "${raw}"`);
-    }
-    return raw as T;
-  };
-}
-
-function matching(pattern: RegExp, what: string): (raw: string, field: string) => string {
-  return (raw, field) => {
-    if (!pattern.test(raw)) throw new OptionError(`${field} must be ${what}, got "${raw}"`);
+/** A value that must match `pattern`, described as `what` when it does not. */
+const matching =
+  (pattern: RegExp, what: string) =>
+  (raw: string): string => {
+    if (!pattern.test(raw)) throw new UsageError(`must be ${what}, got "${raw}"`);
     return raw;
   };
-}
 
-const asIs = (raw: string): string | undefined => raw;
-
-/** What the pool serves and how: every option an operator sets. */
-const SERVING_OPTIONS = {
-  /** TCP port; 0 picks a free one. Default 8000 (Triton's HTTP port). */
-  port: option({
-    flag: "port",
+/**
+ * Every option of the pool, one row each (tools/cli/table.ts): its flag, its environment variable (a flag wins;
+ * secrets have no flag, since flags show up in `ps`), default, unit and help. The parser, `--help`, the options'
+ * types and docs/regional.md's tables (regional/options.test.ts) all come from it. The rows marked `simulation`
+ * make the pool worse on purpose, for tests and local stacks, and are grouped apart (`options.simulation`).
+ */
+export const REGIONAL_OPTIONS = defineTable({
+  port: {
     env: "REGIONAL_PORT",
-    value: "P",
+    type: "number",
+    integer: true,
+    min: 0,
+    max: 65535,
     default: 8000,
-    shownDefault: "`8000`",
+    placeholder: "P",
     help: "TCP port; 0 picks a free one",
-    parse: integer(0, 65535),
-  }),
+  },
   /**
    * Port of the gRPC service (Open Inference Protocol `inference.GRPCInferenceService` and
    * `grpc.health.v1.Health`), on the same interface; 0 picks a free one, undefined (`off`) serves no gRPC.
    * Default 8001 (Triton's gRPC port).
    */
-  grpcPort: option<number | undefined>({
+  grpcPort: {
     flag: "grpc-port",
     env: "REGIONAL_GRPC_PORT",
-    value: "P|off",
+    type: "parsed",
+    placeholder: "P|off",
     default: 8001,
-    shownDefault: "`8001`",
     help: "gRPC port (Open Inference Protocol); 0 picks a free one, off serves no gRPC",
-    parse(raw, field) {
+    parse(raw): number | undefined {
       if (raw.trim() === "off") return undefined;
       const n = /^\d{1,5}$/.test(raw.trim()) ? Number(raw) : Number.NaN;
       if (n <= 65535) return n;
-      throw new OptionError(`${field} must be a port from 0 to 65535, or off, got "${raw}"`);
+      throw new UsageError(`must be a port from 0 to 65535, or off, got "${raw}"`);
     },
-  }),
+  },
   /** Interface to listen on. Default `0.0.0.0` (all IPv4 interfaces, as a container needs). */
-  host: option({
-    flag: "host",
+  host: {
     env: "REGIONAL_HOST",
-    value: "ADDR",
+    type: "parsed",
+    placeholder: "ADDR",
     default: "0.0.0.0",
-    shownDefault: "`0.0.0.0`",
     help: "interface to listen on",
     parse: matching(/^[\w.:-]+$/, "a host name or IP address"),
-  }),
-  /** Region name, answered as `servedBy: "regional:<region>"`. Default `local`. */
-  region: option({
-    flag: "region",
+  },
+  /** Region name, answered as `servedBy: "regional:<region>"`. */
+  region: {
     env: "REGIONAL_REGION",
-    value: "NAME",
+    type: "parsed",
+    placeholder: "NAME",
     default: "local",
-    shownDefault: "`local`",
     help: 'region name, answered as "regional:NAME"',
     parse: matching(/^[a-z0-9][a-z0-9-]{0,62}$/, "lowercase letters, digits and '-' (e.g. us-east)"),
-  }),
-  /** Model repository (Triton layout). Default: the repository's `models/`. */
-  modelsDir: option({
+  },
+  /** Model repository (Triton layout). */
+  modelsDir: {
     flag: "models",
     env: "REGIONAL_MODELS",
-    value: "DIR",
+    type: "parsed",
+    placeholder: "DIR",
     default: fileURLToPath(new URL("../models/", import.meta.url)),
-    shownDefault: "the repo's `models/`",
+    defaultText: "the repo's `models/`",
     help: "model repository, Triton layout",
     parse: matching(/\S/, "a directory"),
-  }),
-  /** Processes sharing the port (node:cluster). Default: `os.availableParallelism()`. */
-  workers: option({
-    flag: "workers",
+  },
+  /** Processes sharing the port (node:cluster). */
+  workers: {
     env: "REGIONAL_WORKERS",
-    value: "N",
+    type: "number",
+    integer: true,
+    min: 1,
+    max: 256,
     default: availableParallelism(),
-    shownDefault: "`os.availableParallelism()`",
+    defaultText: "`os.availableParallelism()`",
+    placeholder: "N",
     help: "processes sharing the port",
-    parse: integer(1, 256),
-  }),
-  /** Default `auto`. */
-  ep: option<ExecutionProviderChoice>({
-    flag: "ep",
+  },
+  ep: {
     env: "REGIONAL_EP",
-    value: "auto|cuda|cpu",
+    type: "string",
+    choices: EXECUTION_PROVIDERS,
     default: "auto",
-    shownDefault: "`auto`",
     help: "execution provider; auto tries cuda, then cpu",
-    parse: oneOf(EXECUTION_PROVIDERS),
-  }),
-  /** Most rows in one `session.run`, also capped by each model's `maxBatchSize`. Default 64. */
-  maxBatch: option({
+  },
+  /** Most rows in one `session.run`, also capped by each model's `maxBatchSize`. */
+  maxBatch: {
     flag: "max-batch",
     env: "REGIONAL_MAX_BATCH",
-    value: "ROWS",
+    type: "number",
+    integer: true,
+    min: 1,
+    max: 4096,
     default: 64,
-    shownDefault: "`64`",
+    placeholder: "ROWS",
     unit: "rows",
     help: "most rows per session.run, capped by the model's maxBatchSize",
-    parse: integer(1, 4096),
-  }),
+  },
   /**
    * Microseconds a partial batch may wait for more rows once the model is busy (Triton's
-   * `max_queue_delay_microseconds`). A request reaching an idle model never waits. Default 0.
+   * `max_queue_delay_microseconds`). A request reaching an idle model never waits.
    */
-  maxQueueDelayUs: option({
+  maxQueueDelayUs: {
     flag: "max-queue-delay-us",
     env: "REGIONAL_MAX_QUEUE_DELAY_US",
-    value: "US",
+    type: "number",
+    integer: true,
+    min: 0,
+    max: 10_000_000,
     default: 0,
-    shownDefault: "`0`",
+    placeholder: "US",
     unit: "µs",
     help: "how long a partial batch may wait for more rows while the model is busy",
-    parse: integer(0, 10_000_000),
-  }),
-  /** Requests waiting per model version before new ones are refused. Default 256. */
-  maxQueue: option({
+  },
+  /** Requests waiting per model version before new ones are refused. */
+  maxQueue: {
     flag: "max-queue",
     env: "REGIONAL_MAX_QUEUE",
-    value: "N",
+    type: "number",
+    integer: true,
+    min: 1,
+    max: 1_000_000,
     default: 256,
-    shownDefault: "`256`",
+    placeholder: "N",
     unit: "requests",
     help: "requests waiting per model version before refusing",
-    parse: integer(1, 1_000_000),
-  }),
-  /** Status for a full queue: 429 (with Retry-After) or 503, as Triton answers. Default 429. */
-  queueFullStatus: option<429 | 503>({
+  },
+  /** Status for a full queue: 429 (with Retry-After) or 503, as Triton answers. */
+  queueFullStatus: {
     flag: "queue-full-status",
     env: "REGIONAL_QUEUE_FULL_STATUS",
-    value: "429|503",
+    type: "parsed",
+    placeholder: "429|503",
     default: 429,
-    shownDefault: "`429`",
     help: "status for a full queue, with Retry-After either way",
-    parse: (raw, field) => Number(oneOf(["429", "503"])(raw, field)) as 429 | 503,
-  }),
+    parse(raw): 429 | 503 {
+      if (raw === "429" || raw === "503") return Number(raw) as 429 | 503;
+      throw new UsageError(`must be 429 or 503, got "${raw}"`);
+    },
+  },
   /**
    * Ed25519 public key (base64 of its 32 raw bytes) every model file must be signed with; a file unsigned or
    * signed otherwise is refused. Unset: unsigned models are served, and the pool says so loudly.
    */
-  modelPublicKey: option<string | undefined>({
+  modelPublicKey: {
     flag: "model-public-key",
     env: "MODEL_PUBLIC_KEY",
-    value: "KEY",
-    default: undefined,
-    shownDefault: "none",
+    type: "parsed",
+    placeholder: "KEY",
+    defaultText: "none",
     help: "serve only model files signed by this Ed25519 key (base64, from `npm run model -- keygen`); without one, unsigned models are served",
-    parse(raw, field) {
+    parse(raw): string {
       if (!isPublicKeyText(raw)) {
-        throw new OptionError(
-          `${field} must be an Ed25519 public key: base64 of 32 bytes, as \`npm run model -- keygen\` prints it`,
+        throw new UsageError(
+          "must be an Ed25519 public key: base64 of 32 bytes, as `npm run model -- keygen` prints it",
         );
       }
       return raw.trim();
     },
-  }),
-  /** Milliseconds between readiness turning false and the listener closing on SIGTERM. Default 0. */
-  shutdownDelayMs: option({
+  },
+  /** Milliseconds between readiness turning false and the listener closing on SIGTERM. */
+  shutdownDelayMs: {
     flag: "shutdown-delay-ms",
     env: "REGIONAL_SHUTDOWN_DELAY_MS",
-    value: "MS",
+    type: "number",
+    integer: true,
+    min: 0,
+    max: 600_000,
     default: 0,
-    shownDefault: "`0`",
+    placeholder: "MS",
     unit: "ms",
     help: "on SIGTERM, time between readiness turning false and closing the listener",
-    parse: integer(0, 600_000),
-  }),
+  },
   /** When set, inference requests must carry the edge's signature. Environment only. */
-  sharedSecret: option({
+  sharedSecret: {
+    flag: false,
     env: "REGIONAL_SHARED_SECRET",
-    value: "SECRET",
-    default: undefined,
-    shownDefault: "unset",
+    type: "string",
+    placeholder: "SECRET",
+    defaultText: "unset",
     help: 'inference endpoints require the edge\'s HMAC signature (401 without); gRPC inference requires "authorization: Bearer <token>" metadata, the token being hex HMAC-SHA256("edgecascade-grpc-v1") with the secret (UNAUTHENTICATED without)',
-    parse: asIs,
-  }),
+  },
   /** When set, model control accepts `Authorization: Bearer <token>`; unset, it is refused. Environment only. */
-  adminToken: option({
+  adminToken: {
+    flag: false,
     env: "ADMIN_TOKEN",
-    value: "TOKEN",
-    default: undefined,
-    shownDefault: "unset",
+    type: "string",
+    placeholder: "TOKEN",
+    defaultText: "unset",
     help: 'model control requires "Authorization: Bearer <token>" (refused when unset)',
-    parse: asIs,
-  }),
-};
-
-/**
- * Settings that make the pool behave worse on purpose, for tests and local stacks: never for production.
- * Any of them set makes the pool log a warning at start (`simulationWarning`).
- */
-const SIMULATION_OPTIONS = {
-  /** Milliseconds every inference request waits before it is handled: simulated network distance. Default 0. */
-  delayMs: option({
+  },
+  /** Milliseconds every inference request waits before it is handled: simulated network distance. */
+  delayMs: {
     flag: "delay-ms",
     env: "REGIONAL_DELAY_MS",
-    value: "MS",
+    type: "number",
+    integer: true,
+    min: 0,
+    max: 600_000,
     default: 0,
-    shownDefault: "`0`",
+    placeholder: "MS",
     unit: "ms",
+    simulation: true,
     help: "every inference request waits this long first: simulated network distance",
-    parse: integer(0, 600_000),
-  }),
+  },
   /** Extra milliseconds every run of one model version takes (live and shadow), to make a slower candidate. */
-  versionDelayMs: option<VersionDelay[]>({
+  versionDelayMs: {
     flag: "version-delay-ms",
     env: "REGIONAL_VERSION_DELAY_MS",
-    value: "M@V=MS,...",
+    type: "parsed",
+    placeholder: "M@V=MS,...",
     default: [],
-    shownDefault: "none",
+    defaultText: "none",
+    simulation: true,
     help: "every run of model M version V waits MS first, live or shadow: a slower rollout candidate",
-    parse: (raw, field) =>
+    parse: (raw): VersionDelay[] =>
       raw
         .split(",")
         .filter((part) => part.trim() !== "")
-        .map((part): VersionDelay => {
+        .map((part) => {
           const match = /^\s*([A-Za-z0-9_][\w.-]*)@(\d+)=(\d{1,6})\s*$/.exec(part);
-          if (!match) {
-            throw new OptionError(`${field} must be MODEL@VERSION=MS[,...] (e.g. digits@2=20), got "${part}"`);
-          }
+          if (!match) throw new UsageError(`must be MODEL@VERSION=MS[,...] (e.g. digits@2=20), got "${part}"`);
           return { model: match[1]!, version: match[2]!, ms: Number(match[3]) };
         }),
-  }),
+  },
+});
+
+type OptionValues = FlagValues<typeof REGIONAL_OPTIONS>;
+type Simulation = SimulationKeys<typeof REGIONAL_OPTIONS>;
+
+/** Everything a regional pool is started with, typed from the table. CLI flags win over environment variables. */
+export type RegionalOptions = Omit<OptionValues, Simulation> & {
+  /** Test and local-stack settings (the table's `simulation` rows); their defaults simulate nothing. */
+  simulation: Pick<OptionValues, Simulation>;
 };
 
-type Values<Table> = { [K in keyof Table]: Table[K] extends OptionSpec<infer T> ? T : never };
-
-/** Everything a regional pool is started with. CLI flags win over environment variables. */
-export type RegionalOptions = Values<typeof SERVING_OPTIONS> & {
-  /** Test and local-stack settings (see `SIMULATION_OPTIONS`); their defaults simulate nothing. */
-  simulation: Values<typeof SIMULATION_OPTIONS>;
-};
-
-/** Every option, in `--help` and docs order: serving, then simulation. */
-export const OPTION_TABLE: readonly (OptionSpec<unknown> & { simulation: boolean })[] = [
-  ...Object.values(SERVING_OPTIONS).map((spec) => ({ ...(spec as OptionSpec<unknown>), simulation: false })),
-  ...Object.values(SIMULATION_OPTIONS).map((spec) => ({ ...(spec as OptionSpec<unknown>), simulation: true })),
-];
-
-function helpLine(spec: OptionSpec<unknown>): string {
-  const shown = spec.shownDefault.replaceAll("`", "");
-  const unit = spec.unit && /^\d+$/.test(shown) ? ` ${spec.unit}` : "";
-  const flag = spec.flag ? `--${spec.flag} ${spec.value}` : "";
-  return `  ${flag.padEnd(30)} ${spec.env.padEnd(28)} ${spec.help} (default ${shown}${unit})`;
-}
+const isSimulation = (spec: { simulation?: true }) => spec.simulation === true;
 
 export const HELP = `Usage: npm run regional -- [options]
 
 The regional inference pool: /v1/classify, Open Inference Protocol v2 (HTTP, and gRPC on --grpc-port), /metrics.
 
 Options (each also settable by the environment variable shown; flags win; secrets are environment-only):
-${OPTION_TABLE.filter((s) => !s.simulation)
-  .map(helpLine)
-  .join("\n")}
-  --help${" ".repeat(54)}print this and exit
+${flagHelp(REGIONAL_OPTIONS, { rows: (spec) => !isSimulation(spec) })}
 
 Simulation, for tests and local stacks only (the pool warns at start when any is set):
-${OPTION_TABLE.filter((s) => s.simulation)
-  .map(helpLine)
-  .join("\n")}
+${flagHelp(REGIONAL_OPTIONS, { rows: isSimulation, helpLine: false })}
 
 Signals: SIGHUP reloads every model from disk; SIGTERM/SIGINT drain and exit.
 `;
 
-export type ParsedCommandLine = { help: true } | { help: false; options: RegionalOptions };
+export type ParsedCommandLine =
+  | { help: true }
+  | {
+      help: false;
+      options: RegionalOptions;
+      /** The simulation settings that are on, as given (`simulationWarning` words the start-up line). */
+      simulating: string[];
+    };
 
 /**
- * Options from the command line and the environment, validated once; the error names the field.
- * `--help` anywhere returns `{help: true}`. Empty environment values count as unset, so
+ * Options from the command line and the environment, validated once; a mistake throws a `UsageError` naming the
+ * flag and the variable. `--help` anywhere returns `{help: true}`. Empty environment values count as unset, so
  * `REGIONAL_SHARED_SECRET= npm run regional` runs without signatures.
  */
 export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv): ParsedCommandLine {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    values = parseArgs({
-      args: [...argv],
-      options: {
-        help: { type: "boolean" },
-        ...Object.fromEntries(OPTION_TABLE.flatMap((s) => (s.flag ? [[s.flag, { type: "string" as const }]] : []))),
-      },
-      strict: true,
-      allowPositionals: false,
-    }).values;
-  } catch (err) {
-    throw new OptionError((err as Error).message);
-  }
-  if (values.help) return { help: true };
-
-  /** The flag's value, else the environment's, else the default. */
-  const read = <Table extends Record<string, OptionSpec<unknown>>>(table: Table): Values<Table> =>
-    Object.fromEntries(
-      Object.entries(table).map(([key, spec]) => {
-        const fromFlag = spec.flag ? values[spec.flag] : undefined;
-        const raw = typeof fromFlag === "string" ? fromFlag : env[spec.env] === "" ? undefined : env[spec.env];
-        return [key, raw === undefined ? spec.default : spec.parse(raw, fieldName(spec))];
-      }),
-    ) as Values<Table>;
-
-  const options: RegionalOptions = { ...read(SERVING_OPTIONS), simulation: read(SIMULATION_OPTIONS) };
+  if (wantsHelp(argv)) return { help: true };
+  const { values, simulating } = parseFlags(REGIONAL_OPTIONS, argv, { env });
+  const { delayMs, versionDelayMs, ...serving } = values;
+  const options: RegionalOptions = { ...serving, simulation: { delayMs, versionDelayMs } };
   if (options.grpcPort !== undefined && options.grpcPort !== 0 && options.grpcPort === options.port) {
-    throw new OptionError(
-      `${fieldName(SERVING_OPTIONS.grpcPort)} must differ from ${fieldName(SERVING_OPTIONS.port)}: both are ${options.port}`,
+    throw new UsageError(
+      `--grpc-port (REGIONAL_GRPC_PORT) must differ from --port (REGIONAL_PORT): both are ${options.port}`,
     );
   }
-  return { help: false, options };
-}
-
-function fieldName(spec: OptionSpec<unknown>): string {
-  return spec.flag ? `--${spec.flag} (${spec.env})` : spec.env;
-}
-
-/** The loud start-up line when any simulation setting is on; undefined when none is. */
-export function simulationWarning(simulation: RegionalOptions["simulation"]): string | undefined {
-  const set = [
-    simulation.delayMs > 0 ? `--delay-ms ${simulation.delayMs}` : undefined,
-    simulation.versionDelayMs.length > 0
-      ? `--version-delay-ms ${simulation.versionDelayMs.map((d) => `${d.model}@${d.version}=${d.ms}`).join(",")}`
-      : undefined,
-  ].filter((s) => s !== undefined);
-  if (set.length === 0) return undefined;
-  return `SIMULATION SETTINGS ON (${set.join(", ")}): answers are slowed on purpose; for tests and local stacks only, never in production`;
+  return { help: false, options, simulating };
 }

@@ -30,6 +30,7 @@ const CONTEXT = [
   ".npmrc",
   "protocol",
   "hono-shared",
+  "tools/cli",
   "regional",
   "models",
 ];
@@ -213,7 +214,9 @@ describe.skipIf(!isRoot)("the cpu image, built with buildah and run read-only as
       "package.json",
       "protocol",
       "regional",
+      "tools",
     ]);
+    expect(readdirSync(join(app, "tools"))).toEqual(["cli"]);
     expect(readdirSync(join(app, "regional")).filter((f) => f.endsWith(".test.ts"))).toEqual([]);
     // The changed file is the one in the image.
     expect(readFileSync(join(app, "regional/main.ts"), "utf8")).toMatch(/changed by test\/deploy\/image\.test\.ts\n$/);

@@ -70,9 +70,9 @@ describe("command line", () => {
       { REGIONAL_MAX_BATCH: "lots" },
       '--max-batch (REGIONAL_MAX_BATCH) must be an integer from 1 to 4096, got "lots"',
     ],
-    [["--queue-full-status", "500"], {}, "--queue-full-status (REGIONAL_QUEUE_FULL_STATUS) must be one of 429, 503"],
+    [["--queue-full-status", "500"], {}, "--queue-full-status (REGIONAL_QUEUE_FULL_STATUS) must be 429 or 503"],
     [["--region", "US East"], {}, "--region (REGIONAL_REGION) must be lowercase letters"],
-    [["--bogus"], {}, "Unknown option '--bogus'"],
+    [["--bogus"], {}, "unknown flag --bogus"],
   ])("%j %j: exits 2 naming the field", (args, env, message) => {
     const res = cli(args, env);
     expect(res.status).toBe(2);

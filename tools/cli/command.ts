@@ -56,7 +56,8 @@ export function commandHelp(command: CommandSpec): string {
   return parts.join("\n\n");
 }
 
-const wantsHelp = (argv: readonly string[]) => {
+/** Whether `--help` or `-h` is among a command's own arguments (before any `--`). */
+export const wantsHelp = (argv: readonly string[]) => {
   const end = argv.indexOf("--");
   const own = end < 0 ? argv : argv.slice(0, end);
   return own.includes("--help") || own.includes("-h");
