@@ -1,6 +1,9 @@
+import { env as startupEnv } from "cloudflare:workers";
+import { ServingError } from "../protocol/errors.ts";
 import { importModelPublicKey, type ModelPublicKey } from "../protocol/model-signature.ts";
+import { simulationWarning } from "../tools/cli/table.ts";
 import { ResponseCache } from "./cache/response-cache.ts";
-import { type EdgeOptions, type Env, parseEnv, simulationWarning } from "./env.ts";
+import { type EdgeOptions, type Env, parseEnv } from "./env.ts";
 import { createForwarder, createRegionCall, type Forwarder } from "./forward/compose.ts";
 import { RegionBook } from "./forward/region-book.ts";
 import { type RegionTransport, regionTransport } from "./forward/region-transport.ts";
@@ -157,16 +160,35 @@ export class EdgeRuntime {
   }
 }
 
-const runtimes = new WeakMap<Env, EdgeRuntime>();
-/** Whether this isolate has logged its simulation settings (once, however many bindings objects it sees). */
-let simulationWarned = false;
+/**
+ * The isolate's options, read once as it starts, from the bindings the Worker is given at module scope (before
+ * any request, and under `wrangler check startup`). A bad variable is logged there, once, with a message naming
+ * it; every request then answers 500 with that message, without reading the environment again.
+ */
+const configuration = configure(startupEnv as Env);
 
-/** The isolate's runtime for these bindings, built (and the environment checked) on first use. */
+function configure(env: Env): { options: EdgeOptions } | { failure: ServingError } {
+  try {
+    const { options, simulating } = parseEnv(env, BUNDLED_NAMES);
+    const simulation = simulationWarning(simulating);
+    if (simulation) console.warn(simulation);
+    return { options };
+  } catch (err) {
+    const message = `the Worker's configuration is invalid: ${(err as Error).message}`;
+    console.error(message);
+    return { failure: new ServingError(500, "bad_configuration", message) };
+  }
+}
+
+const runtimes = new WeakMap<Env, EdgeRuntime>();
+
+/** The isolate's runtime for these bindings, built on first use from the options read at start-up. */
 export function runtimeFor(env: Env): EdgeRuntime {
   let runtime = runtimes.get(env);
   if (!runtime) {
-    const options = parseEnv(env, BUNDLED_NAMES);
-    const local = options.localPlatform;
+    if ("failure" in configuration) throw configuration.failure;
+    const { options } = configuration;
+    const local = options.localPlatform === "memory";
     const shared = options.localCacheOnly
       ? undefined
       : local
@@ -175,15 +197,10 @@ export function runtimeFor(env: Env): EdgeRuntime {
           ? undefined
           : caches.default;
     const rateLimiter = local
-      ? local.rateLimit > 0
-        ? new MemoryRateLimit(local.rateLimit, options.rateLimitPeriodS)
+      ? options.localRateLimit > 0
+        ? new MemoryRateLimit(options.localRateLimit, options.rateLimitPeriodS)
         : undefined
       : env.RATE_LIMITER;
-    const simulation = simulationWarning(options);
-    if (simulation && !simulationWarned) {
-      simulationWarned = true;
-      console.warn(simulation);
-    }
     const publicKey = options.modelPublicKey ? importModelPublicKey(options.modelPublicKey) : undefined;
     if (!publicKey) {
       console.warn(

@@ -18,6 +18,8 @@ export interface EdgeWorkerOptions {
   rateLimit?: { limit: number; period: 10 | 60 } | false;
   /** Worker console output at or above this level is printed. Default WARN. */
   logLevel?: LogLevel;
+  /** Every line the Worker logs (its console), to this function instead of the terminal. */
+  onLog?: (level: string, message: string) => void;
   /**
    * Keep the response cache's shared tier and the rate limiter in the isolate (LOCAL_PLATFORM "memory",
    * edge/local/) instead of Miniflare's SQLite-backed Cache API and rate-limit simulations, which cost the
@@ -113,6 +115,7 @@ export async function startEdgeWorker(options: EdgeWorkerOptions = {}): Promise<
       // `cachePersist` / `kvPersist` without a word, so they would leave everything in memory.
       ...(options.persistDir ? { resourcePersistencePath: options.persistDir } : {}),
       log: new Log(options.logLevel ?? LogLevel.WARN),
+      ...(options.onLog ? { handleStructuredLogs: ({ level, message }) => options.onLog!(level, message) } : {}),
     }),
   );
   try {

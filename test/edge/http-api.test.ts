@@ -179,6 +179,32 @@ describe("bad requests in workerd", () => {
   });
 });
 
+describe("a bad variable in workerd", () => {
+  let worker: EdgeWorker;
+  const logs: { level: string; message: string }[] = [];
+  const message = `the Worker's configuration is invalid: SLO_BUDGET_MS: must be a number >= 1, got "ten"`;
+  beforeAll(async () => {
+    worker = await startEdgeWorker({
+      vars: { ...NO_REGIONS, SLO_BUDGET_MS: "ten" },
+      onLog: (level, line) => logs.push({ level, message: line }),
+    });
+  });
+  afterAll(() => worker?.dispose());
+
+  it("is logged once, as the isolate starts, naming the variable; every request answers 500 with that message", async () => {
+    const fast = () => classify(worker, confidentRows.slice(0, 1));
+    const get = async (path: string) => {
+      const response = await worker.dispatchFetch(`${worker.url}${path}`);
+      return { status: response.status, body: await response.json() };
+    };
+    // The fast path's classify, the Hono app's routes, and again.
+    for (const answer of [await fast(), await get("/v2"), await get("/status"), await fast()]) {
+      expect(answer).toMatchObject({ status: 500, body: { error: message, code: "bad_configuration" } });
+    }
+    expect(logs.filter((l) => l.message.includes("SLO_BUDGET_MS"))).toEqual([{ level: "error", message }]);
+  });
+});
+
 describe("CORS in workerd", () => {
   let open: EdgeWorker;
   let restricted: EdgeWorker;
