@@ -125,6 +125,7 @@ describe("npm run deploy", () => {
       "tools/cli/command.ts",
       "tools/cli/errors.ts",
       "tools/cli/flags.ts",
+      "tools/cli/table.ts",
       "wrangler.toml",
     ]) {
       copyFileSync(join(ROOT, file), join(checkout, file));
