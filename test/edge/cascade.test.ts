@@ -176,10 +176,13 @@ describe("CASCADE_THRESHOLDS", () => {
     expect(body.models.digits!.edge.calibratedThreshold).toBeLessThan(1);
   });
 
-  it("a model the edge does not serve: every request is a 500 and the log names the variable", async () => {
+  it("a model the edge does not serve: every request is a 500 naming the variable", async () => {
     const worker = await start('{"cats": 0.5}', false);
     const answer = await classify(worker, [confidentRows[0]!]);
     expect(answer.status).toBe(500);
-    expect(answer.body).toMatchObject({ code: "internal" });
+    expect(answer.body).toMatchObject({
+      code: "bad_configuration",
+      error: expect.stringContaining('CASCADE_THRESHOLDS: the edge serves no model "cats"'),
+    });
   });
 });
