@@ -38,6 +38,9 @@ describe("parseClassifyRequest", () => {
     [{ model: "", inputs: [] }, '"model" must not be empty'],
     [{ model: "digits", inputs: {} }, '"inputs" must be an array, got object'],
     [{ model: "digits", inputs: [], extra: 1 }, 'unknown field "extra"'],
+    [{ model: "digits", input: [] }, 'unknown field "input"; did you mean "inputs"?'],
+    [{ model: "digits", instances: [[1]] }, 'unknown field "instances"; did you mean "inputs"?'],
+    [{ modle: "digits", inputs: [] }, 'unknown field "modle"; did you mean "model"?'],
     [
       { model: "digits", inputs: [], parameters: { cascade: "cloud" } },
       '"parameters.cascade" must be one of "auto", "edge", "regional", got "cloud"',

@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import { BadRequest } from "./errors.ts";
+import { nearMissMessage } from "./field-suggestion.ts";
 import type { RequestLimits } from "./limits.ts";
 import type { ModelIo } from "./model-config.ts";
 import { parseOrDescribe, plainObject } from "./schema-message.ts";
@@ -25,6 +26,8 @@ export interface ClassifyCall {
 }
 
 const FIELDS = new Set(["model", "inputs", "version", "id", "parameters"]);
+/** What clients of other protocols call our fields: KServe v1's and TF Serving's `instances`, Triton's `model_name`. */
+const ALIASES = { instances: "inputs", data: "inputs", model_name: "model" };
 
 /**
  * The same rules as `classifySchema`, checked by hand for a body that keeps them: the call, or undefined for
@@ -51,8 +54,13 @@ export function plainClassifyCall(body: Record<string, unknown>): ClassifyCall |
   return { model, version, id, cascade, inputs };
 }
 
-/** `classifySchema`'s verdict on an object body: the call, or a 400 naming the first field that is wrong. */
+/**
+ * `classifySchema`'s verdict on an object body: the call, or a 400 naming the first field that is wrong; an
+ * unknown field that looks like a slip for one of ours (`input`, `instances`) first, with the field it meant.
+ */
 export function schemaClassifyCall(body: object): ClassifyCall {
+  const slip = nearMissMessage(body, FIELDS, ALIASES);
+  if (slip) throw new BadRequest(slip);
   const parsed = parseOrDescribe(classifySchema, body);
   if (!parsed.ok) throw new BadRequest(parsed.message);
   const { model, version, id, parameters, inputs } = parsed.value;

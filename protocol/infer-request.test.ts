@@ -68,6 +68,8 @@ describe("v2 infer requests", () => {
     [{}, 400, '"inputs" is required'],
     [{ inputs: [] }, 400, '"inputs" must hold at least one tensor'],
     [{ inputs: [tensor()], extra: true }, 400, 'unknown field "extra"'],
+    [{ input: [tensor()] }, 400, 'unknown field "input"; did you mean "inputs"?'],
+    [{ instances: [[1, 2]] }, 400, 'unknown field "instances"; did you mean "inputs"?'],
     [{ inputs: [tensor({ shape: "1,64" })] }, 400, '"inputs.0.shape" must be an array, got string'],
     [{ inputs: [tensor({ shape: [1.5, 64] })] }, 400, '"inputs.0.shape.0" must hold integers'],
     [{ inputs: [tensor({ shape: [-1, 64] })] }, 400, '"inputs.0.shape.0" must not be negative'],

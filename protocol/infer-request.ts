@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import { float32FromBytes } from "./binary-tensor.ts";
 import { BadRequest } from "./errors.ts";
+import { nearMissMessage } from "./field-suggestion.ts";
 import type { RequestLimits } from "./limits.ts";
 import type { ModelIo } from "./model-config.ts";
 import { parseOrDescribe, plainObject } from "./schema-message.ts";
@@ -93,8 +94,13 @@ export function plainInferCall(body: Record<string, unknown>): InferCall | undef
   return { request: body as unknown as InferRequest, cascade };
 }
 
-/** `inferSchema`'s verdict on an object body: the call, or a 400 naming the first field that is wrong. */
+/**
+ * `inferSchema`'s verdict on an object body: the call, or a 400 naming the first field that is wrong (an unknown
+ * one that looks like a slip, `input` or KServe v1's `instances`, first, with the field it meant).
+ */
 export function schemaInferCall(body: object): InferCall {
+  const slip = nearMissMessage(body, REQUEST_FIELDS, { instances: "inputs", model: "model_name" });
+  if (slip) throw new BadRequest(slip);
   const parsed = parseOrDescribe(inferSchema, body);
   if (!parsed.ok) throw new BadRequest(parsed.message);
   const request = parsed.value as InferRequest;
