@@ -1,8 +1,10 @@
+import { execFile } from "node:child_process";
 import { Client } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EdgeWorker, startEdgeWorker } from "../../scripts/stack/edge-worker.ts";
 import { classify, confidentRows, getJson } from "./support.ts";
 
+const ROOT = new URL("../../", import.meta.url).pathname;
 const NO_REGIONS = { REGIONS: "[]" };
 const row = confidentRows[0]!.input;
 const rows = (n: number) => Array.from({ length: n }, () => row);
@@ -285,6 +287,26 @@ describe("API keys in workerd", () => {
       headers: { origin: "https://a.example", "access-control-request-method": "POST" },
     });
     expect(preflight.status).toBe(204);
+  });
+
+  it("the probe without a key: exit code 3 and the cause, pass --api-key; with one: no errors", async () => {
+    const probe = (extra: string[]) =>
+      new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+        const args = ["tools/probe.ts", "--url", worker.url, "--duration", "0.5", "--rate", "20", "--json"];
+        const flags = ["--warmup", "0", "--floor-duration", "0", "--report", "/dev/null", ...extra];
+        execFile(process.execPath, [...args, ...flags], { cwd: ROOT, timeout: 60_000 }, (err, stdout, stderr) =>
+          resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr }),
+        );
+      });
+    const [without, withKey] = await Promise.all([probe([]), probe(["--api-key", "key-one"])]);
+    expect(without.code, without.stderr).toBe(3);
+    expect(JSON.parse(without.stdout)).toMatchObject({ errors: 10, verdict: { exitCode: 3 } });
+    expect(without.stderr).toContain("probe: 100.00% of requests erred (10 of 10), more than --max-error-share 1.00%");
+    expect(without.stderr).toContain("10 requests answered 401: the edge requires an API key; pass --api-key KEY");
+    // With the key nothing errs; whether p95 held on this machine decides between 0 and 1, and the JSON says which.
+    const summary = JSON.parse(withKey.stdout);
+    expect(summary.errors).toBe(0);
+    expect(withKey.code).toBe(summary.target.holds ? 0 : 1);
   });
 
   it("keeps CORS headers on a 401, so the browser can read the error", async () => {
