@@ -3,7 +3,8 @@
  * with a simulated location) and the edge Worker in local workerd routed to them; waits until every tier
  * is ready, prints the URLs and a status line per tier; Ctrl-C stops everything.
  *
- * Environment: EDGE_PORT (8787), US_PORT / EU_PORT / AP_PORT (9001-9003), REGIONAL_SHARED_SECRET and
+ * Ports: --edge-port / EDGE_PORT (8787), --us-port / --eu-port / --ap-port or US_PORT / EU_PORT / AP_PORT
+ * (9001-9003), checked free before anything starts. Environment: REGIONAL_SHARED_SECRET and
  * ADMIN_TOKEN (random per run when unset), REGIONAL_WORKERS (1 per pool), MODELS_DIR (the repository's
  * models/: every model in it is served, by the pools and, with its edge variant, by the Worker); EDGE_<VAR>
  * sets the Worker var <VAR> (e.g. EDGE_API_KEYS=k1,k2, EDGE_SLO_BUDGET_MS=50; docs/edge.md lists them).
@@ -11,16 +12,20 @@
  * The Worker keeps its response cache's shared tier and its rate limiter in the isolate (edge/local/): Miniflare's
  * SQLite-backed Cache API and rate-limit simulations cost milliseconds per request that a colo does not.
  * `npm start -- --simulate-platform` (or SIMULATE_PLATFORM=true) runs with Miniflare's simulations instead.
+ *
+ * Ctrl-C, SIGTERM and SIGHUP stop every process of the stack; so does the end of the process that started this
+ * one (npm, killed by an IDE's stop button or `timeout`, which does not pass every signal on).
  */
 import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
 import { defineCommand, runMain } from "../tools/cli/command.ts";
-import { UsageError } from "../tools/cli/errors.ts";
+import { RefusedError, UsageError } from "../tools/cli/errors.ts";
 import { MODELS_DIR } from "../tools/edge-bundle/build-edge.ts";
 import { readRepository } from "../tools/edge-bundle/edge-models.ts";
 import { type EdgeWorker, startEdgeWorker } from "./stack/edge-worker.ts";
 import { LOCAL_REGIONS } from "./stack/local-regions.ts";
 import { type RegionalPool, startRegionalPool } from "./stack/regional-pool.ts";
+import { busyPorts, stackPorts } from "./stack/stack-ports.ts";
 import { type WarmReport, warmStack } from "./stack/warm-stack.ts";
 
 /** Worker vars from EDGE_<VAR> environment variables. */
@@ -30,15 +35,6 @@ function edgeVars(): Record<string, string> {
     if (name.startsWith("EDGE_") && name !== "EDGE_PORT" && value !== undefined) vars[name.slice(5)] = value;
   }
   return vars;
-}
-
-function port(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > 65535)
-    throw new Error(`${name} must be a port number, got ${JSON.stringify(raw)}`);
-  return n;
 }
 
 /** WARM_UP=false skips warming the stack before "ready"; anything but "true", "false" or unset is refused. */
@@ -59,12 +55,20 @@ function simulatePlatform(flag: boolean): boolean {
   return flag || env === "true";
 }
 
-async function main(simulated: boolean, warm: boolean): Promise<void> {
+/** The stack's end when the process that started it ends: npm killed, its signal not passed on. */
+function onParentGone(stop: () => void): void {
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) stop();
+  }, 500).unref();
+}
+
+async function main(simulated: boolean, warm: boolean, ports: Record<string, number>): Promise<void> {
   const started = performance.now();
   const secret = process.env.REGIONAL_SHARED_SECRET || randomBytes(24).toString("hex");
   const adminToken = process.env.ADMIN_TOKEN || randomBytes(24).toString("hex");
   const workers = process.env.REGIONAL_WORKERS ? Number(process.env.REGIONAL_WORKERS) : 1;
-  const edgePort = port("EDGE_PORT", 8787);
+  const edgePort = ports.edge!;
   const modelsDir = process.env.MODELS_DIR ? resolve(process.env.MODELS_DIR) : MODELS_DIR;
   const pools: RegionalPool[] = [];
   let edge: EdgeWorker | undefined;
@@ -85,7 +89,7 @@ async function main(simulated: boolean, warm: boolean): Promise<void> {
    * takes the signals alone.
    */
   const ownSignals = () => {
-    for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
       for (const listener of process.listeners(signal)) {
         if (listener !== onSignal) process.removeListener(signal, listener);
       }
@@ -93,6 +97,7 @@ async function main(simulated: boolean, warm: boolean): Promise<void> {
     }
   };
   ownSignals();
+  onParentGone(onSignal);
 
   console.log("starting regional pools us, eu, ap and the edge Worker...");
   try {
@@ -101,7 +106,7 @@ async function main(simulated: boolean, warm: boolean): Promise<void> {
       LOCAL_REGIONS.map((r) =>
         startRegionalPool({
           region: r.name,
-          port: port(r.portVar, r.port),
+          port: ports[r.name]!,
           workers,
           modelsDir,
           env: { REGIONAL_SHARED_SECRET: secret, ADMIN_TOKEN: adminToken },
@@ -191,18 +196,58 @@ async function main(simulated: boolean, warm: boolean): Promise<void> {
 runMain(
   defineCommand({
     name: "start",
-    usage: "npm start [-- --simulate-platform]",
+    usage: "npm start [-- --edge-port P --us-port P --eu-port P --ap-port P --simulate-platform]",
     description:
       "The whole local stack: pools us, eu, ap and the edge Worker in local workerd routed to them (environment:\n" +
-      "EDGE_PORT, US_PORT, EU_PORT, AP_PORT, MODELS_DIR, EDGE_<VAR>, ...: README.md). Ctrl-C stops everything.",
+      "MODELS_DIR, EDGE_<VAR>, WARM_UP, ...: README.md). Ctrl-C (or SIGTERM, SIGHUP) stops everything.",
     flags: {
+      "edge-port": {
+        type: "number",
+        placeholder: "P",
+        min: 1,
+        max: 65535,
+        integer: true,
+        defaultText: "EDGE_PORT, else 8787",
+        help: "the edge Worker's port",
+      },
+      "us-port": {
+        type: "number",
+        placeholder: "P",
+        min: 1,
+        max: 65535,
+        integer: true,
+        defaultText: "US_PORT, else 9001",
+        help: "the us pool's port",
+      },
+      "eu-port": {
+        type: "number",
+        placeholder: "P",
+        min: 1,
+        max: 65535,
+        integer: true,
+        defaultText: "EU_PORT, else 9002",
+        help: "the eu pool's port",
+      },
+      "ap-port": {
+        type: "number",
+        placeholder: "P",
+        min: 1,
+        max: 65535,
+        integer: true,
+        defaultText: "AP_PORT, else 9003",
+        help: "the ap pool's port",
+      },
       "simulate-platform": {
         type: "boolean",
         help: "Miniflare's Cache API and rate-limit simulations (also SIMULATE_PLATFORM=true)",
       },
     },
     async run(values) {
-      await main(simulatePlatform(values["simulate-platform"]), warmUp());
+      const { "simulate-platform": _, ...portFlags } = values;
+      const ports = stackPorts(portFlags, process.env);
+      const busy = await busyPorts(ports);
+      if (busy.length > 0) throw new RefusedError(busy.join("\n  "));
+      await main(simulatePlatform(values["simulate-platform"]), warmUp(), ports);
       return 0;
     },
   }),

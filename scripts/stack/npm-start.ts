@@ -4,8 +4,11 @@ import { descendants, freePort, isRunning } from "./processes.ts";
 const ROOT = new URL("../../", import.meta.url).pathname;
 
 export interface LocalStack {
+  /** `node scripts/start.ts`, or with `viaNpm` the npm process that runs it. */
   process: ChildProcess;
   edgeUrl: string;
+  /** The pools' URLs, us, eu, ap. */
+  poolUrls: string[];
   /** Everything it printed so far. */
   output(): string;
   /** The stack's process and its children when it became ready. */
@@ -14,18 +17,30 @@ export interface LocalStack {
   stop(): Promise<void>;
 }
 
-/** `npm start` itself (scripts/start.ts), in its own process group, on free ports; `env` on top. */
-export async function startLocalStack(env: Record<string, string> = {}): Promise<LocalStack> {
+/**
+ * `npm start` itself (scripts/start.ts), in its own process group, on free ports; `env` on top. With `viaNpm`, as a
+ * person runs it: `npm start -- --edge-port P --us-port P ...` (the ports as flags), `process` being npm's; else
+ * `node scripts/start.ts` with the ports in EDGE_PORT, US_PORT, EU_PORT, AP_PORT.
+ */
+export async function startLocalStack(
+  env: Record<string, string> = {},
+  options: { viaNpm?: boolean } = {},
+): Promise<LocalStack> {
   const [edgePort, us, eu, ap] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
-  const child = spawn(process.execPath, ["scripts/start.ts"], {
+  const ports = { edge: edgePort, us, eu, ap };
+  const flags = Object.entries(ports).flatMap(([name, port]) => [`--${name}-port`, String(port)]);
+  const portVars = Object.fromEntries(
+    Object.entries(ports).map(([name, port]) => [`${name.toUpperCase()}_PORT`, String(port)]),
+  );
+  const [command, args] = options.viaNpm
+    ? ["npm", ["start", "--", ...flags]]
+    : [process.execPath, ["scripts/start.ts"]];
+  const child = spawn(command, args, {
     cwd: ROOT,
     detached: true,
     env: {
       ...process.env,
-      EDGE_PORT: String(edgePort),
-      US_PORT: String(us),
-      EU_PORT: String(eu),
-      AP_PORT: String(ap),
+      ...(options.viaNpm ? {} : portVars),
       WRANGLER_SEND_METRICS: "false",
       ...env,
     },
@@ -53,6 +68,7 @@ export async function startLocalStack(env: Record<string, string> = {}): Promise
   return {
     process: child,
     edgeUrl: `http://127.0.0.1:${edgePort}`,
+    poolUrls: [us, eu, ap].map((port) => `http://127.0.0.1:${port}`),
     output: () => output,
     pids,
     async stop() {
