@@ -18,6 +18,7 @@ import type { RegionStatusReport } from "./region-status/check.ts";
 import { checkRegions } from "./region-status/check.ts";
 import { RegionStatusStore } from "./region-status/store.ts";
 import { requestBudgetMs } from "./regions/budget.ts";
+import type { RequestLocation } from "./regions/region.ts";
 import { RequestCounts } from "./request-counts/counts.ts";
 
 /**
@@ -125,11 +126,16 @@ export class EdgeRuntime {
   }
 
   /**
-   * Warm probes (edge/forward/warm-probe.ts) of those of `regions` that are due one (regions/warm-probe-due.ts),
-   * for `waitUntil`: never rejects. Undefined when none is due.
+   * Warm probes (edge/forward/warm-probe.ts) of those of `regions` that are due one from `location`'s place
+   * (regions/warm-probe-due.ts), for `waitUntil`: never rejects. Undefined when none is due.
    */
-  warmProbes(regions: readonly string[], served: ServedModel, now: number): Promise<void> | undefined {
-    const due = regions.filter((name) => this.book.claimWarmProbe(name, now));
+  warmProbes(
+    regions: readonly string[],
+    served: ServedModel,
+    now: number,
+    location?: RequestLocation,
+  ): Promise<void> | undefined {
+    const due = regions.filter((name) => this.book.claimWarmProbe(name, now, location));
     if (due.length === 0) return undefined;
     const options = {
       timeoutMs: this.options.regionCheckTimeoutMs,
@@ -137,11 +143,12 @@ export class EdgeRuntime {
       send: this.send,
       call: this.#regionCall,
       model: { name: served.name, width: served.io.width, classes: served.io.classes },
+      location,
     };
     return Promise.all(
       due.map(async (name) => {
         await warmProbe(this.options.regions.find((r) => r.name === name)!, options);
-        this.book.warmProbeEnded(name);
+        this.book.warmProbeEnded(name, location);
       }),
     ).then(() => undefined);
   }

@@ -24,6 +24,11 @@ export interface ServeRequest {
   /** Unix ms when the request arrived; the budget counts from here. */
   startedAt: number;
   /**
+   * A warm-up request (`x-edgecascade-warm-up: 1`, as `npm start` sends before it says ready): answered as any
+   * other, but its region calls' times are no evidence of the regions (forward/types.ts `warmUp`). Default false.
+   */
+  warmUp?: boolean;
+  /**
    * This request's budget in ms, end to end at the client (the client's `x-edgecascade-budget-ms`,
    * regions/budget.ts); the regions get it less the client's round trip (regions/client-reserve.ts). Default SLO_BUDGET_MS.
    */
@@ -73,17 +78,22 @@ function rowsJson(model: string, version: string | undefined, rows: InputRows): 
 }
 
 /**
- * Warm probes of the regions whose estimate kept this request from them (too far) or proved wrong (cut off by
- * the deadline), joined to the cache write for `waitUntil`: that is how a "too far" corrects itself.
+ * Warm probes, from the request's place, of the regions whose estimate kept this request from them (skipped as
+ * too far, or put behind the others for a `cascade: "regional"` request) or proved wrong (cut off by the
+ * deadline), joined to the cache write for `waitUntil`: that is how a "too far" corrects itself, whatever the
+ * cascade mode of the requests that need the region.
  */
 function withWarmProbes(
   rt: EdgeRuntime,
   served: ServedModel,
+  location: RequestLocation,
   errors: readonly RegionError[],
+  passedOver: readonly string[],
   pending: Promise<void> | undefined,
 ): Promise<void> | undefined {
-  const regions = errors.filter((e) => e.code === "too_far" || e.code === "timeout").map((e) => e.region);
-  const probes = regions.length > 0 ? rt.warmProbes(regions, served, Date.now()) : undefined;
+  const misjudged = errors.filter((e) => e.code === "too_far" || e.code === "timeout").map((e) => e.region);
+  const regions = [...new Set([...misjudged, ...passedOver])];
+  const probes = regions.length > 0 ? rt.warmProbes(regions, served, Date.now(), location) : undefined;
   if (!probes) return pending;
   return pending ? Promise.all([pending, probes]).then(() => undefined) : probes;
 }
@@ -198,10 +208,11 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
       deadlineAt: deadline.deadlineAt,
       location,
       anyDistance: mode === "regional" || !edgeVariant,
+      ...(request.warmUp ? { warmUp: true } : {}),
     });
   } catch (err) {
     if (!(err instanceof NoRegionAnswered)) throw err;
-    const pending = withWarmProbes(rt, served, err.errors, undefined);
+    const pending = withWarmProbes(rt, served, location, err.errors, [], undefined);
     const fallback = await runEdge();
     if (!fallback) {
       const why = edgeVariant ? "the edge model is not available" : `model "${served.name}" has no edge variant`;
@@ -225,7 +236,7 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
     };
   }
 
-  const { answer, hedged, errors } = forwarded;
+  const { answer, hedged, errors, passedOver } = forwarded;
   served.seeRollout(answer.rollout);
   served.seeVersion(answer.version);
   trace.regional = { region: answer.region, ms: answer.ms, hedged };
@@ -236,7 +247,7 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
     const stored = answer.version === edgeVersion ? key : answerKey(served.name, answer.version, rows.data);
     ({ pending, text } = store(stored, answer.version, answer.probs));
   }
-  pending = withWarmProbes(rt, served, errors, pending);
+  pending = withWarmProbes(rt, served, location, errors, passedOver, pending);
   return {
     probs: answer.probs,
     batch: rows.batch,

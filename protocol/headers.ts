@@ -14,3 +14,8 @@ export const MODEL_VERSION_HEADER = "x-model-version";
 export const DEGRADED_HEADER = "x-edgecascade-degraded";
 /** On regional answers of a model that has had a rollout: its state as the edge needs it (rollout/header.ts). */
 export const ROLLOUT_HEADER = "x-edgecascade-rollout";
+/**
+ * `1` on a request that only warms a stack's request paths (npm start's warm-up): the edge answers it, but keeps
+ * its region calls' times out of what it expects of the regions.
+ */
+export const WARM_UP_HEADER = "x-edgecascade-warm-up";

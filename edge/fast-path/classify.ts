@@ -1,6 +1,7 @@
 import { asServingError } from "../../hono-shared/hono-error.ts";
 import { bodyTooLarge } from "../../protocol/body-limit.ts";
 import { errorAnswer } from "../../protocol/error-answer.ts";
+import { WARM_UP_HEADER } from "../../protocol/headers.ts";
 import { DEFAULT_LIMITS } from "../../protocol/limits.ts";
 import { API_CORS } from "../api-cors.ts";
 import type { Env } from "../env.ts";
@@ -68,6 +69,7 @@ export async function fastClassify(request: Request, env: Env, ctx: ExecutionCon
             headers.get("x-edgecascade-location"),
             rt.options.allowLocationOverride,
           ),
+        warmUpHeader: headers.get(WARM_UP_HEADER),
         named: (name) => {
           model = name;
         },

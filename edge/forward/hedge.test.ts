@@ -203,5 +203,32 @@ describe("hedged", () => {
         ["us", "aborted"],
       ]);
     });
+
+    it('a call for any distance ("regional") tries the nearest in reach first and names the regions it passed over', async () => {
+      const { dispatch, log } = planned({ us: { ms: 1 }, eu: { ms: 1 }, ap: { ms: 1 } });
+      const { options: o, skipped } = expecting({ us: 60_000, eu: 20_000, ap: 3 });
+      const result = await hedged(dispatch, o)([us, eu, ap], { ...tight(), anyDistance: true });
+      expect(result.answer.region).toBe("ap");
+      expect(log.map((l) => l.region)).toEqual(["ap"]);
+      // Put behind, not skipped: no too_far errors, nothing degraded; their estimates are what warm probes check.
+      expect(result.errors).toEqual([]);
+      expect(skipped).toEqual([]);
+      expect(result.passedOver).toEqual(["us", "eu"]);
+    });
+
+    it("a call for any distance with no region in reach tries them all, nearest first, and names them all for warm probes", async () => {
+      const { dispatch, log } = planned({ us: { ms: 1, fail: true }, eu: { ms: 1 } });
+      const { options: o } = expecting({ us: 60_000, eu: 60_000 });
+      const result = await hedged(dispatch, o)([us, eu], { ...tight(), anyDistance: true });
+      expect(result.answer.region).toBe("eu");
+      expect(log.map((l) => l.region)).toEqual(["us", "eu"]);
+      expect(result.passedOver).toEqual(["us", "eu"]);
+    });
+
+    it("an auto call passes nothing over: what it skips are its too_far errors", async () => {
+      const { dispatch } = planned({ us: { ms: 1 }, eu: { ms: 1 } });
+      const result = await hedged(dispatch, expecting({ us: 60_000, eu: 5 }).options)([us, eu], tight());
+      expect(result.passedOver).toEqual([]);
+    });
   });
 });

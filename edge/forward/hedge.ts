@@ -26,6 +26,11 @@ export interface Forwarded {
   hedged: boolean;
   /** Why the regions tried before the winner did not answer (failover history). */
   errors: RegionError[];
+  /**
+   * Of a call for `anyDistance`, the regions put behind the others as out of reach (regions/reach.ts): skipped as
+   * too far unless every region before them failed. Their estimate is what a warm probe should check.
+   */
+  passedOver: string[];
 }
 
 /**
@@ -35,14 +40,18 @@ export interface Forwarded {
  * (their reason: cancelled). Once the SLO budget is spent nothing more is sent: the regions not yet asked
  * are skipped (`budget_spent`), not charged a timeout; a region expected to answer later than what is left
  * of the budget is skipped as well (`too_far`), unless the call is for `anyDistance`: then the regions in reach
- * go first and the others after them, none skipped (regions/reach.ts `reachFirst`). When no region answered, reject with NoRegionAnswered.
+ * go first and the others after them, none skipped (regions/reach.ts `reachFirst`), and the answer names those
+ * passed over (`passedOver`, for their warm probes). When no region answered, reject with NoRegionAnswered.
  */
 export function hedged(dispatch: RegionDispatch, options: HedgeOptions) {
   return (given: readonly Region[], call: Omit<RegionCall, "region">): Promise<Forwarded> =>
     new Promise((resolve, reject) => {
-      const regions = call.anyDistance
-        ? reachFirst(given, (r) => options.expectedMs?.(r, call), budgetLeftMs(call.deadlineAt, Date.now()))
-        : given;
+      const expected = (r: Region) => options.expectedMs?.(r, call);
+      const leftAtStart = budgetLeftMs(call.deadlineAt, Date.now());
+      const regions = call.anyDistance ? reachFirst(given, expected, leftAtStart) : given;
+      const passedOver = call.anyDistance
+        ? regions.filter((r) => !withinReach(expected(r), leftAtStart)).map((r) => r.name)
+        : [];
       const errors: RegionError[] = [];
       const inFlight = new Map<Region, AbortController>();
       let next = 0;
@@ -105,7 +114,7 @@ export function hedged(dispatch: RegionDispatch, options: HedgeOptions) {
             if (settled) return;
             finish();
             for (const [loser, c] of inFlight) c.abort(regionCancelled(loser.name));
-            resolve({ answer, hedged: hedgeSent, errors });
+            resolve({ answer, hedged: hedgeSent, errors, passedOver });
           },
           (err: unknown) => {
             inFlight.delete(region);

@@ -1,6 +1,6 @@
 import { RegionError } from "./errors.ts";
 import type { RegionBook } from "./region-book.ts";
-import type { Interceptor } from "./types.ts";
+import type { Interceptor, RegionCall } from "./types.ts";
 
 type Counter = "failed" | "timedOut" | "cancelled" | "wrongVersion" | "modelUnavailable";
 
@@ -15,9 +15,17 @@ function counterOf(err: unknown): Counter | undefined {
   return "failed";
 }
 
+/** What a call's time is evidence of: a warm probe's or a request's, from its place; none for a warm-up's. */
+const evidenceOf = (call: RegionCall) => ({
+  warmProbe: call.warmProbe,
+  location: call.location,
+  evidence: !call.warmUp,
+});
+
 /**
- * Count each sent call's outcome and keep answer latencies (the hedge delay and the reach estimate are computed
- * from them); a call the deadline cut off counts as at least as slow as it was waited for.
+ * Count each sent call's outcome and keep answer latencies (the hedge delay and the reach estimate of the place
+ * the request came from are computed from them); a call the deadline cut off counts as at least as slow as it
+ * was waited for. A warm-up request's call is counted only.
  */
 export const observe =
   (book: RegionBook): Interceptor =>
@@ -27,14 +35,12 @@ export const observe =
     const sentAt = Date.now();
     try {
       const answer = await next(call);
-      book.observe(name, "answered", answer.ms, { warmProbe: call.warmProbe });
+      book.observe(name, "answered", answer.ms, evidenceOf(call));
       return answer;
     } catch (err) {
       const counter = counterOf(err);
       if (counter) {
-        book.observe(name, counter, counter === "timedOut" ? Date.now() - sentAt : undefined, {
-          warmProbe: call.warmProbe,
-        });
+        book.observe(name, counter, counter === "timedOut" ? Date.now() - sentAt : undefined, evidenceOf(call));
       }
       throw err;
     }

@@ -43,20 +43,31 @@ export interface RegionBookOptions {
   warmProbeLostAfterMs: number;
   /** Which quantile of a region's answer times the reach estimate takes (regions/reach.ts). Default 0.5. */
   reachQuantile?: number;
+  /** Places (regions/place.ts) whose evidence is kept; the one longest unused goes first. Default 64. */
+  maxPlaces?: number;
 }
 
-/** Answer times kept per region for the reach estimate. */
+/** Answer times kept per place and region for the reach estimate. */
 const SAMPLES = 20;
+/** The key of the evidence of requests whose place is unknown (no colo, no coordinates). */
+const UNKNOWN_PLACE = "";
+
+/** What one place's requests taught the isolate of one region, and its warm probes from there. */
+interface PlaceEvidence {
+  /** The latest answer times (and deadline cut-offs), oldest first: the reach estimate's evidence. */
+  samples: AnswerSample[];
+  warm: { sentAt?: number; inFlight: boolean };
+}
 
 interface Entry {
   region: Region;
   breaker: RegionBreaker;
   latency: LatencyWindow;
-  /** The latest answer times (and deadline cut-offs), oldest first: the reach estimate's evidence. */
-  samples: AnswerSample[];
-  warm: { sentAt?: number; inFlight: boolean };
   counters: RegionCounters;
 }
+
+/** Where a call's evidence goes: its request's place (regions/place.ts), or the unknown place's. */
+const placeKey = (location: RequestLocation | undefined) => location?.place ?? UNKNOWN_PLACE;
 
 function expectedForStatus(ms: number | undefined): number | "cut-off" | null {
   if (ms === undefined) return null;
@@ -65,12 +76,16 @@ function expectedForStatus(ms: number | undefined): number | "cut-off" | null {
 
 /**
  * What one isolate knows about each region: its breaker, its recent latencies (the hedge delay), the evidence
- * of the answer time to expect (its own answers and warm probes; regions/reach.ts) and call counts, plus the
- * shared hedge budget. Isolates do not share this: each learns from its own calls where it runs, which is how
- * Envoy's outlier detection works per proxy as well. The policies it applies are pure (regions/).
+ * of the answer time to expect per place the requests came from (its own answers and warm probes from there;
+ * regions/reach.ts, regions/place.ts) and call counts, plus the shared hedge budget. Isolates do not share this:
+ * each learns from its own calls where it runs, which is how Envoy's outlier detection works per proxy as well.
+ * The evidence of at most `maxPlaces` places is kept (each at most SAMPLES answer times per region), so memory
+ * is bounded whatever the traffic. The policies it applies are pure (regions/).
  */
 export class RegionBook {
   readonly #entries = new Map<string, Entry>();
+  /** Evidence by place, then region; in order of last use (a Map keeps insertion order), oldest first. */
+  readonly #places = new Map<string, Map<string, PlaceEvidence>>();
   readonly #options: RegionBookOptions;
   #budget: HedgeBudget;
 
@@ -82,8 +97,6 @@ export class RegionBook {
         region,
         breaker: CLOSED,
         latency: new LatencyWindow(),
-        samples: [],
-        warm: { inFlight: false },
         counters: {
           admitted: 0,
           answered: 0,
@@ -107,6 +120,31 @@ export class RegionBook {
     return entry;
   }
 
+  /** A place's evidence of a region, made (and the place marked as just used, the longest unused dropped) on demand. */
+  #evidence(name: string, place: string): PlaceEvidence {
+    this.#entry(name);
+    let regions = this.#places.get(place);
+    if (regions) this.#places.delete(place);
+    else regions = new Map();
+    this.#places.set(place, regions);
+    const limit = this.#options.maxPlaces ?? 64;
+    for (const oldest of this.#places.keys()) {
+      if (this.#places.size <= limit) break;
+      this.#places.delete(oldest);
+    }
+    let evidence = regions.get(name);
+    if (!evidence) {
+      evidence = { samples: [], warm: { inFlight: false } };
+      regions.set(name, evidence);
+    }
+    return evidence;
+  }
+
+  /** A place's evidence of a region if there is any, without marking the place used. */
+  #peek(name: string, place: string): PlaceEvidence | undefined {
+    return this.#places.get(place)?.get(name);
+  }
+
   /** Ask the region's breaker for a call (admitting the half-open trial call changes its state). */
   admit(name: string, now: number): boolean {
     const entry = this.#entry(name);
@@ -125,23 +163,30 @@ export class RegionBook {
 
   /**
    * Count an outcome. An answer's latency goes to the hedge delay's window and, with a deadline cut-off's wait
-   * (the region took at least that long), to the reach evidence.
+   * (the region took at least that long), to the reach evidence of the place the call's request came from
+   * (`location`). A call that is not evidence (`evidence: false`: a local stack's warm-up request) is counted only.
    */
   observe(
     name: string,
     outcome: "answered" | "failed" | "timedOut" | "cancelled" | "wrongVersion" | "modelUnavailable",
     ms?: number,
-    { warmProbe = false, now = Date.now() }: { warmProbe?: boolean; now?: number } = {},
+    {
+      warmProbe = false,
+      now = Date.now(),
+      location,
+      evidence = true,
+    }: { warmProbe?: boolean; now?: number; location?: RequestLocation; evidence?: boolean } = {},
   ): void {
     const entry = this.#entry(name);
     entry.counters[outcome]++;
-    if (ms === undefined || (outcome !== "answered" && outcome !== "timedOut")) return;
+    if (!evidence || ms === undefined || (outcome !== "answered" && outcome !== "timedOut")) return;
     if (outcome === "answered" && !warmProbe) entry.latency.push(ms);
     const sample: AnswerSample = { ms, at: now };
     if (outcome === "timedOut") sample.cutOff = true;
     if (warmProbe) sample.warmProbe = true;
-    entry.samples.push(sample);
-    if (entry.samples.length > SAMPLES) entry.samples.shift();
+    const { samples } = this.#evidence(name, placeKey(location));
+    samples.push(sample);
+    if (samples.length > SAMPLES) samples.shift();
   }
 
   countHedge(name: string): void {
@@ -153,29 +198,31 @@ export class RegionBook {
   }
 
   /**
-   * Claim the region's next warm probe if one is due (regions/warm-probe-due.ts); the caller sends it (its
-   * answer time reaches `observe` through the forwarding layers) and says when it ended with `warmProbeEnded`.
+   * Claim the region's next warm probe from `location`'s place if one is due (regions/warm-probe-due.ts); the
+   * caller sends it (its answer time reaches `observe` through the forwarding layers, as that place's evidence)
+   * and says when it ended with `warmProbeEnded`.
    */
-  claimWarmProbe(name: string, now: number): boolean {
-    const entry = this.#entry(name);
+  claimWarmProbe(name: string, now: number, location?: RequestLocation): boolean {
+    const evidence = this.#evidence(name, placeKey(location));
     const { warmProbeIntervalMs, warmProbeLostAfterMs } = this.#options;
-    if (!warmProbeDue(entry.warm, now, warmProbeIntervalMs, warmProbeLostAfterMs)) return false;
-    entry.warm = { sentAt: now, inFlight: true };
-    entry.counters.warmProbes++;
+    if (!warmProbeDue(evidence.warm, now, warmProbeIntervalMs, warmProbeLostAfterMs)) return false;
+    evidence.warm = { sentAt: now, inFlight: true };
+    this.#entry(name).counters.warmProbes++;
     return true;
   }
 
-  warmProbeEnded(name: string): void {
-    const entry = this.#entry(name);
-    entry.warm = { ...entry.warm, inFlight: false };
+  warmProbeEnded(name: string, location?: RequestLocation): void {
+    const evidence = this.#peek(name, placeKey(location));
+    if (evidence) evidence.warm = { ...evidence.warm, inFlight: false };
   }
 
   /**
-   * The answer time to expect from the region for a request from `location` (regions/reach.ts: this
-   * isolate's own evidence, else the distance prior); undefined when unknown.
+   * The answer time to expect from the region for a request from `location` (regions/reach.ts: this isolate's
+   * own evidence from that place, else the distance prior); undefined when unknown.
    */
   expectedAnswerMs(name: string, location?: RequestLocation): number | undefined {
-    const { region, samples } = this.#entry(name);
+    const { region } = this.#entry(name);
+    const samples = this.#peek(name, placeKey(location))?.samples ?? [];
     return expectedAnswerMs({ samples, priorMs: priorRoundTripMs(location, region) }, this.#options.reachQuantile);
   }
 
@@ -205,22 +252,43 @@ export class RegionBook {
     return health;
   }
 
-  /** This isolate's view, for /status/regions. */
-  snapshot() {
+  /**
+   * This isolate's view, for /status/regions: each region's breaker, hedge delay and counts; the answer time it
+   * expects for a request from `location` (the status request's own: its evidence from there, else the distance
+   * prior; "cut-off" while calls cut off by the deadline make up the estimate, regions/reach.ts) and the last
+   * warm probe from there; and its evidence from every place it keeps.
+   */
+  snapshot(location?: RequestLocation) {
+    const here = placeKey(location);
     return {
       hedgeTokens: Math.round(this.#budget.tokens * 100) / 100,
-      regions: [...this.#entries.values()].map((e) => ({
-        name: e.region.name,
-        url: e.region.url,
-        breaker: e.breaker,
-        hedgeDelayMs: this.hedgeDelay(e.region.name),
-        // Without a request there is no location, so no prior: this is the isolate's own evidence only;
-        // "cut-off" while calls cut off by the deadline make up the estimate (regions/reach.ts).
-        expectedAnswerMs: expectedForStatus(this.expectedAnswerMs(e.region.name)),
-        lastWarmProbe: e.samples.findLast((s) => s.warmProbe) ?? null,
-        latencySamples: e.latency.values().length,
-        counters: { ...e.counters },
-      })),
+      place: location?.place ?? null,
+      regions: [...this.#entries.values()].map((e) => {
+        const name = e.region.name;
+        const places = [...this.#places].flatMap(([place, regions]) => {
+          const evidence = regions.get(name);
+          if (!evidence || evidence.samples.length === 0) return [];
+          return [
+            {
+              place: place === UNKNOWN_PLACE ? null : place,
+              expectedAnswerMs: expectedForStatus(expectedAnswerMs(evidence, this.#options.reachQuantile)),
+              samples: evidence.samples.length,
+              lastWarmProbe: evidence.samples.findLast((s) => s.warmProbe) ?? null,
+            },
+          ];
+        });
+        return {
+          name,
+          url: e.region.url,
+          breaker: e.breaker,
+          hedgeDelayMs: this.hedgeDelay(name),
+          expectedAnswerMs: expectedForStatus(this.expectedAnswerMs(name, location)),
+          lastWarmProbe: this.#peek(name, here)?.samples.findLast((s) => s.warmProbe) ?? null,
+          latencySamples: e.latency.values().length,
+          counters: { ...e.counters },
+          places,
+        };
+      }),
     };
   }
 }

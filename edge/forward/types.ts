@@ -26,6 +26,11 @@ export interface RegionCall {
   anyDistance?: boolean;
   /** A warm probe's call (edge/forward/warm-probe.ts), not a request's: its answer time is marked as such. */
   warmProbe?: boolean;
+  /**
+   * A warm-up request's call (`x-edgecascade-warm-up: 1`, as `npm start` sends before it says ready): counted, but
+   * its time is no evidence of the region (reach estimate, hedge delay), since it measures a process still compiling.
+   */
+  warmUp?: boolean;
   signal?: AbortSignal;
 }
 

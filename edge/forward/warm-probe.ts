@@ -1,5 +1,5 @@
 import { regionGet, type StatusCheckOptions } from "../region-status/check.ts";
-import type { Region } from "../regions/region.ts";
+import type { Region, RequestLocation } from "../regions/region.ts";
 import type { RegionDispatch } from "./types.ts";
 
 export interface WarmProbeOptions extends Pick<StatusCheckOptions, "timeoutMs" | "sharedSecret" | "send"> {
@@ -7,6 +7,8 @@ export interface WarmProbeOptions extends Pick<StatusCheckOptions, "timeoutMs" |
   call: RegionDispatch;
   /** The model whose request triggered the probe, and its row width and class count. */
   model: { name: string; width: number; classes: number };
+  /** Where that request came from: the probe's time is that place's evidence (regions/place.ts). */
+  location?: RequestLocation;
 }
 
 /**
@@ -33,6 +35,7 @@ export async function warmProbe(region: Region, options: WarmProbeOptions): Prom
       headers: {},
       deadlineAt: Date.now() + options.timeoutMs,
       warmProbe: true,
+      ...(options.location ? { location: options.location } : {}),
     });
   } catch {
     // What went wrong is already counted (observe.ts) and, for a failure, told to the breaker.

@@ -25,4 +25,9 @@ export interface RequestLocation {
   colo?: string;
   /** The client's round-trip time to the colo in ms (`request.cf`'s clientTcpRtt or clientQuicRtt); undefined: unknown. */
   clientRttMs?: number;
+  /**
+   * Where the request reached the edge, as the key of the reach evidence (regions/place.ts): the colo, or locally
+   * the pretended location; undefined when neither is known.
+   */
+  place?: string;
 }

@@ -10,6 +10,8 @@ describe("requestLocation", () => {
       longitude: 2.35,
       continent: "EU",
       colo: "CDG",
+      clientRttMs: undefined,
+      place: "CDG",
     });
   });
 
@@ -19,6 +21,8 @@ describe("requestLocation", () => {
       longitude: undefined,
       continent: "EU",
       colo: "CDG",
+      clientRttMs: undefined,
+      place: "CDG",
     });
     expect(requestLocation({ latitude: "91", longitude: "2" }, null, false).latitude).toBeUndefined();
   });

@@ -19,6 +19,8 @@ export interface ClassifyRequestContext {
   budgetHeader: string | null | undefined;
   /** Where the request comes from; asked only when a region is chosen. */
   locate: () => RequestLocation;
+  /** The request's `x-edgecascade-warm-up` header: `1` keeps its region calls' times out of the evidence. */
+  warmUpHeader: string | null | undefined;
   /** Told the model the body names before it is looked up: refusals count against it. */
   named(model: string): void;
 }
@@ -51,6 +53,7 @@ export async function answerClassify(
     locate: request.locate,
     startedAt: request.startedAt,
     budgetMs,
+    warmUp: request.warmUpHeader === "1",
   });
   const predictions = served.predictionsJson ?? predictionsJson(served.probs, served.batch, model.io.labels);
   const fields = { model: model.name, version: served.version, id: call.id, servedBy: served.servedBy };

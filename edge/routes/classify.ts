@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { refuseOtherMethods } from "../../hono-shared/method-not-allowed.ts";
+import { WARM_UP_HEADER } from "../../protocol/headers.ts";
 import type { AppEnv } from "../app-env.ts";
 import { limitBody } from "../middleware/body-limit.ts";
 import { BUDGET_HEADER } from "../regions/budget.ts";
@@ -21,6 +22,7 @@ classify.post("/classify", limitBody(), async (c) => {
       startedAt: c.get("startedAt"),
       budgetHeader: c.req.header(BUDGET_HEADER),
       locate: () => contextLocation(c),
+      warmUpHeader: c.req.header(WARM_UP_HEADER),
       named: (name) => c.set("model", name),
     },
     await c.req.arrayBuffer(),

@@ -2,13 +2,15 @@ import { Hono } from "hono";
 import { refuseOtherMethods } from "../../hono-shared/method-not-allowed.ts";
 import type { AppEnv } from "../app-env.ts";
 import { mayCall } from "../tenants/keys.ts";
+import { contextLocation } from "./context-location.ts";
 
 /**
  * `GET /status`: this isolate's request counts per model (by the tier that answered) and per tenant, and each
  * model's served version and edge variant. A key scoped to some models sees only those and its own tenant;
  * an unscoped key (or an open Worker) sees everything.
  * `GET /status/regions`: the latest scheduled region status check (shared through Workers KV) and this isolate's own
- * view of each region: breaker state, hedge delay, call counts. Isolates do not share the latter.
+ * view of each region: breaker state, hedge delay, call counts, the answer time it expects for a request from where
+ * this one came (`x-edgecascade-location` locally), and its evidence per place. Isolates do not share the latter.
  */
 export const status = new Hono<AppEnv>();
 
@@ -59,7 +61,7 @@ status.get("/regions", async (c) => {
   return c.json({
     servedVersions: Object.fromEntries(rt.models.all().map((m) => [m.name, m.servedVersion])),
     regionStatus,
-    isolate: rt.book.snapshot(),
+    isolate: rt.book.snapshot(contextLocation(c)),
   });
 });
 refuseOtherMethods(status, { "/": ["GET"], "/regions": ["GET"] });

@@ -386,7 +386,11 @@ async function runOnce(
       if (late.count > 0) proxyLateMs[name] = late;
     }
     clearInterval(cron);
-    const status = (await (await edge.dispatchFetch(`${edge.url}/status/regions`)).json()) as {
+    // From the location's place: what the isolate expects of each region for its requests (edge/regions/place.ts).
+    const statusAnswer = await edge.dispatchFetch(`${edge.url}/status/regions`, {
+      headers: { "x-edgecascade-location": where },
+    });
+    const status = (await statusAnswer.json()) as {
       isolate: {
         regions: {
           name: string;

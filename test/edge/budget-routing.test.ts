@@ -90,7 +90,7 @@ describe("budget-aware routing", () => {
     await new Promise((resolve) => setTimeout(resolve, 4 * FAR_MS + 200));
     const elapsedMs = Date.now() - started + 4 * FAR_MS;
     const sent = euProxy!.stats().requests;
-    const far = await regionStatus(worker, "eu");
+    const far = await regionStatus(worker, "eu", FRANKFURT);
     const probes = far.counters.warmProbes;
     // Each warm probe is a GET on a new or idle connection and one classify timed on it, and one goes out at
     // most every WARM_PROBE_INTERVAL_MS; the only other call was the first request's.
@@ -114,12 +114,12 @@ describe("budget-aware routing", () => {
     }
     expect(answer.body.servedBy).toBe("regional:eu");
     expect(serverTiming(answer.headers).regional?.desc).toBe("eu");
-    expect((await regionStatus(worker, "eu")).breaker.state).toBe("closed");
+    expect((await regionStatus(worker, "eu", FRANKFURT)).breaker.state).toBe("closed");
   });
 
   /** Whether the isolate expects the region to answer no sooner than a far round trip (or not in time at all). */
   const judgedFar = async (name: string) => {
-    const expected = (await regionStatus(worker, name)).expectedAnswerMs;
+    const expected = (await regionStatus(worker, name, FRANKFURT)).expectedAnswerMs;
     return expected === "cut-off" || (typeof expected === "number" && expected >= 2 * FAR_MS);
   };
 
@@ -142,17 +142,17 @@ describe("budget-aware routing", () => {
     const answer = await ask(row, { cascade: "regional" }, { "x-edgecascade-budget-ms": String(6 * FAR_MS) });
     expect(answer.body.servedBy).toMatch(/^regional:/);
     expectScores(answer.body, [row], "digits");
-    for (const name of ["eu", "us"]) expect((await regionStatus(worker, name)).breaker.state).toBe("closed");
+    for (const name of ["eu", "us"]) expect((await regionStatus(worker, name, FRANKFURT)).breaker.state).toBe("closed");
   });
 
   it("a client's budget lets an auto request wait for a far region; a malformed one is a 400", async () => {
     // A warm probe has measured eu (about 2 x FAR_MS): it is in reach of a long budget, not of the default.
     const until = Date.now() + 10_000;
-    while (typeof (await regionStatus(worker, "eu")).expectedAnswerMs !== "number" && Date.now() < until) {
+    while (typeof (await regionStatus(worker, "eu", FRANKFURT)).expectedAnswerMs !== "number" && Date.now() < until) {
       await ask(nudged(unsureRows[13]!, 100));
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
-    expect((await regionStatus(worker, "eu")).expectedAnswerMs).toBeGreaterThanOrEqual(2 * FAR_MS);
+    expect((await regionStatus(worker, "eu", FRANKFURT)).expectedAnswerMs).toBeGreaterThanOrEqual(2 * FAR_MS);
     const row = unsureRows[13]!;
     const quick = await ask(row);
     expect(quick.headers.get("x-edgecascade-degraded")).toBe("too-far");
@@ -162,5 +162,34 @@ describe("budget-aware routing", () => {
     const bad = await ask(row, undefined, { "x-edgecascade-budget-ms": "soon" });
     expect(bad.status).toBe(400);
     expect(bad.body).toMatchObject({ code: "bad_request", error: expect.stringMatching(/x-edgecascade-budget-ms/) });
+  });
+
+  it('cascade "regional" requests alone bring back a region judged too far: passing it over sends its warm probe', async () => {
+    usProxy!.setDelay(0);
+    euProxy!.setDelay(FAR_MS);
+    const probesBefore = (await regionStatus(worker, "eu", FRANKFURT)).counters.warmProbes;
+    const regional = (n: number) => ask(nudged(unsureRows[14]!, 200 + n), { cascade: "regional" });
+    // Until the isolate knows us is near again (the warm probe of a region passed over), eu, the nearest, goes first.
+    const until = Date.now() + 10_000;
+    let n = 0;
+    let first = await regional(n++);
+    while (first.body.servedBy !== "regional:us" && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      first = await regional(n++);
+    }
+    expect(first.body.servedBy).toBe("regional:us");
+    expect(await judgedFar("eu")).toBe(true);
+    euProxy!.setDelay(0);
+    const seen: string[] = [];
+    let answer = await regional(n++);
+    while (answer.body.servedBy !== "regional:eu" && Date.now() < until + 10_000) {
+      seen.push(answer.body.servedBy);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      answer = await regional(n++);
+    }
+    // Only regional requests were sent: eu came back through the warm probes they triggered.
+    expect(answer.body.servedBy, seen.join(", ")).toBe("regional:eu");
+    expect(seen.every((s) => s === "regional:us")).toBe(true);
+    expect((await regionStatus(worker, "eu", FRANKFURT)).counters.warmProbes).toBeGreaterThan(probesBefore);
   });
 });

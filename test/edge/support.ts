@@ -45,8 +45,13 @@ export const classify = (
   init?: Parameters<typeof post>[3],
 ) => post(worker, "/v1/classify", { model: "digits", inputs: rows.map((r) => r.input), parameters }, init);
 
-export async function getJson<T = unknown>(worker: EdgeWorker, path: string, headers: Record<string, string> = {}) {
-  const response = await worker.dispatchFetch(`${worker.url}${path}`, { headers });
+export async function getJson<T = unknown>(
+  worker: EdgeWorker,
+  path: string,
+  headers: Record<string, string> = {},
+  cf?: Record<string, unknown>,
+) {
+  const response = await worker.dispatchFetch(`${worker.url}${path}`, { headers, ...(cf ? { cf } : {}) });
   return {
     status: response.status,
     headers: response.headers as unknown as Headers,
@@ -107,8 +112,11 @@ export interface RegionStatus {
   name: string;
   breaker: { state: string; until?: number; failures?: number };
   hedgeDelayMs: number;
+  /** For a request from where the status request came (its `cf`). */
   expectedAnswerMs: number | "cut-off" | null;
   lastWarmProbe: { ms: number; at: number; cutOff?: boolean } | null;
+  /** The evidence the isolate keeps per place. */
+  places: { place: string | null; expectedAnswerMs: number | "cut-off" | null; samples: number }[];
   counters: Record<
     | "admitted"
     | "answered"
@@ -139,9 +147,13 @@ export interface StatusBody {
   isolate: { hedgeTokens: number; regions: RegionStatus[] };
 }
 
-/** This isolate's view of one region (GET /status/regions). */
-export async function regionStatus(worker: EdgeWorker, name: string): Promise<RegionStatus> {
-  const { body } = await getJson<StatusBody>(worker, "/status/regions");
+/** This isolate's view of one region (GET /status/regions), for requests from where `cf` says. */
+export async function regionStatus(
+  worker: EdgeWorker,
+  name: string,
+  cf?: Record<string, unknown>,
+): Promise<RegionStatus> {
+  const { body } = await getJson<StatusBody>(worker, "/status/regions", {}, cf);
   const region = body.isolate.regions.find((r) => r.name === name);
   if (!region) throw new Error(`no region ${name} in /status/regions`);
   return region;
