@@ -212,7 +212,7 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
     });
   } catch (err) {
     if (!(err instanceof NoRegionAnswered)) throw err;
-    const pending = withWarmProbes(rt, served, location, err.errors, [], undefined);
+    const pending = withWarmProbes(rt, served, location, err.errors, err.passedOver, undefined);
     const fallback = await runEdge();
     if (!fallback) {
       const why = edgeVariant ? "the edge model is not available" : `model "${served.name}" has no edge variant`;

@@ -65,13 +65,16 @@ export const regionCancelled = (region: string) =>
 /** Every region was tried (or skipped) and none answered. */
 export class NoRegionAnswered extends Error {
   readonly errors: readonly RegionError[];
+  /** As `Forwarded.passedOver` (hedge.ts): of a call for any distance, the regions put behind as out of reach. */
+  readonly passedOver: readonly string[];
 
-  constructor(errors: readonly RegionError[]) {
+  constructor(errors: readonly RegionError[], passedOver: readonly string[] = []) {
     super(
       errors.length === 0 ? "no regions configured" : `no region answered: ${errors.map((e) => e.message).join("; ")}`,
     );
     this.name = "NoRegionAnswered";
     this.errors = errors;
+    this.passedOver = passedOver;
   }
 }
 

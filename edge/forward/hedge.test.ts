@@ -223,6 +223,10 @@ describe("hedged", () => {
       expect(result.answer.region).toBe("eu");
       expect(log.map((l) => l.region)).toEqual(["us", "eu"]);
       expect(result.passedOver).toEqual(["us", "eu"]);
+      // When none answers, the rejection names them too: a degraded answer still sends their warm probes.
+      const none = planned({ us: { ms: 1, fail: true }, eu: { ms: 1, fail: true } });
+      const err = await hedged(none.dispatch, o)([us, eu], { ...tight(), anyDistance: true }).catch((e: unknown) => e);
+      expect((err as NoRegionAnswered).passedOver).toEqual(["us", "eu"]);
     });
 
     it("an auto call passes nothing over: what it skips are its too_far errors", async () => {

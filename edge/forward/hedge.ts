@@ -100,7 +100,7 @@ export function hedged(dispatch: RegionDispatch, options: HedgeOptions) {
         if (!nextCandidate()) {
           if (inFlight.size === 0) {
             finish();
-            reject(new NoRegionAnswered(errors));
+            reject(new NoRegionAnswered(errors, passedOver));
           }
           return;
         }

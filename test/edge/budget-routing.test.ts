@@ -165,8 +165,10 @@ describe("budget-aware routing", () => {
   });
 
   it('cascade "regional" requests alone bring back a region judged too far: passing it over sends its warm probe', async () => {
+    // Both far, as the tests before left them; their warm probes still under way end within two far round trips.
+    await new Promise((resolve) => setTimeout(resolve, 4 * FAR_MS + 200));
+    expect([await judgedFar("eu"), await judgedFar("us")]).toEqual([true, true]);
     usProxy!.setDelay(0);
-    euProxy!.setDelay(FAR_MS);
     const probesBefore = (await regionStatus(worker, "eu", FRANKFURT)).counters.warmProbes;
     const regional = (n: number) => ask(nudged(unsureRows[14]!, 200 + n), { cascade: "regional" });
     // Until the isolate knows us is near again (the warm probe of a region passed over), eu, the nearest, goes first.
