@@ -43,7 +43,7 @@ beforeAll(async () => {
   const imported = await model(
     ...["import", "--name", "blobs", "--full", file("mlp.onnx", nearestCentroidMlp(SAMPLE_CENTROIDS, 2)), "--quantize"],
     ...["--data", file("blobs.csv", csv(mlpData.rows, mlpData.labels)), "--labels", "origin,east,north"],
-    ...["--models", models],
+    ...["--agreement", "0.98", "--models", models],
   );
   summaries.push(imported.stdout);
   const trees = await model(
@@ -97,7 +97,9 @@ describe("npm run model -- import, then npm start", () => {
     expect(summaries[0]).toMatch(/^blobs: 4 features -> 3 classes \(origin, east, north\)/);
     expect(summaries[0]).toMatch(/quantization: 2 weight tensors to int8, \d+ -> \d+ bytes/);
     expect(summaries[1]).toMatch(/^stumps: 3 features -> 2 classes \(no, yes\)/);
-    expect(summaries[1]).toMatch(/cascade: the edge answers when its top probability is at least [\d.]+ /);
+    expect(summaries[1]).toMatch(
+      /cascade: the edge answers when its top probability is at least [\d.]+: agreement with the full model at least 0\.95 \(proven 0\.9\d+ at 95% confidence on the \d+ calibration rows it answers there/,
+    );
     expect(stack.output()).toContain("models    blobs (edge: blobs-edge) · stumps (edge: stumps-edge)");
   });
 

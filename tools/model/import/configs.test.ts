@@ -14,7 +14,13 @@ const facts: ImportFacts = {
   labels: ["no", "yes"],
   split: "stratified, seed 0: 50 calibration / 50 held-out rows of d.csv",
   full: variant("a"),
-  edge: { ...variant("b"), threshold: 0.7, agreementTarget: 0.99, figures: { validation: figures, test: figures } },
+  edge: {
+    ...variant("b"),
+    threshold: 0.7,
+    agreementTarget: 0.99,
+    proof: { confidence: 0.95, provenAgreement: 0.9906, rows: 320, disagreements: 0 },
+    figures: { validation: figures, test: figures },
+  },
 };
 const none = { fullDirs: [], edgeDirs: [] };
 
@@ -33,6 +39,9 @@ describe("planImport", () => {
     expect((plan.edgeConfig!.versions as Record<string, { cascade: unknown }>)["1"]!.cascade).toMatchObject({
       against: { model: "m", version: "1" },
       threshold: 0.7,
+      agreementTarget: 0.99,
+      confidence: 0.95,
+      provenAgreement: 0.9906,
       test: figures,
     });
   });

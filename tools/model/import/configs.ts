@@ -32,6 +32,11 @@ export interface VariantFacts {
 export interface EdgeFacts extends VariantFacts {
   threshold: number;
   agreementTarget: number;
+  /**
+   * What the calibration rows prove at the threshold: the agreement's Clopper–Pearson lower bound at `confidence`
+   * (at least the target), on `rows` answered rows with `disagreements`.
+   */
+  proof: { confidence: number; provenAgreement: number; rows: number; disagreements: number };
   figures: { validation: CascadeFigures; test: CascadeFigures };
   /** Set when the edge variant was cut from the full tree ensemble by `--edge-trees`. */
   trees?: { kept: number; of: number; kind: "boosted" | "forest"; postTransform: string };
@@ -176,6 +181,8 @@ export function planImport(facts: ImportFacts, existing: Existing, sign?: SignFi
       against: { model: name, version: fullVersion },
       threshold: edge.threshold,
       agreementTarget: edge.agreementTarget,
+      confidence: edge.proof.confidence,
+      provenAgreement: edge.proof.provenAgreement,
       calibratedOn: "validation",
       validation: edge.figures.validation,
       test: edge.figures.test,

@@ -41,6 +41,7 @@ import {
 import { heldoutFixture } from "./fixture.ts";
 import { belowChanceProblem, chanceCheck, LabelError, resolveLabels } from "./labels.ts";
 import type { ImportOptions } from "./options.ts";
+import { brokenPromise, unprovenMessage } from "./promise.ts";
 
 export interface ImportResult {
   plan: ImportPlan;
@@ -122,7 +123,6 @@ async function writeVersion(dir: string, files: Record<string, string | Uint8Arr
 }
 
 const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
-
 /**
  * `import`: validate, (quantize,) run both models over the data, split, calibrate, measure, and write the
  * repository entries, each file signed when a `signer` is given. Every refusal is a `RefusedError` whose message says what to fix; nothing is written
@@ -282,27 +282,34 @@ export async function importModel(
         part(edgeProbs, classes, split.calibration),
         part(fullProbs, classes, split.calibration),
         options.agreement,
+        options.confidence,
       );
       if (!calibration.ok) {
-        throw new RefusedError(
-          `${edge.label} cannot reach agreement ${options.agreement} with the full model at any threshold on the ` +
-            `${split.calibration.length} calibration rows (best: ${calibration.bestAgreement} at ${calibration.atThreshold}, ` +
-            `counting one disagreement more than seen); use more data, a better edge variant, or a lower --agreement`,
-        );
+        throw new RefusedError(unprovenMessage(calibration, edge.label, options.heldoutFraction));
       }
+      const { chosen } = calibration;
       const figures = (indices: readonly number[]): CascadeFigures =>
         cascadeFigures(
-          calibration.threshold,
+          chosen.threshold,
           part(edgeProbs!, classes, indices),
           part(fullProbs, classes, indices),
           labelsOf(indices),
         );
+      const test = figures(split.heldout);
+      const broken = brokenPromise(calibration, test, split.heldout.length, edge.label);
+      if (broken) throw new RefusedError(broken);
       edgeFacts = {
         ...variant(edge, edgeProbs, edge.conversions),
         ...(trees ? { trees } : {}),
-        threshold: calibration.threshold,
+        threshold: chosen.threshold,
         agreementTarget: options.agreement,
-        figures: { validation: figures(split.calibration), test: figures(split.heldout) },
+        proof: {
+          confidence: options.confidence,
+          provenAgreement: chosen.provenAgreement,
+          rows: chosen.answered,
+          disagreements: chosen.disagreements,
+        },
+        figures: { validation: figures(split.calibration), test },
         ...(quantized
           ? {
               quantization: {

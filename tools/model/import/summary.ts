@@ -49,7 +49,7 @@ export function importSummary(result: ImportResult): string {
     const t = edge.figures.test;
     lines.push(
       "",
-      `cascade: the edge answers when its top probability is at least ${edge.threshold} (calibrated for agreement ${edge.agreementTarget})`,
+      `cascade: the edge answers when its top probability is at least ${edge.threshold}: agreement with the full model at least ${edge.agreementTarget} (proven ${edge.proof.provenAgreement} at ${edge.proof.confidence * 100}% confidence on the ${edge.proof.rows} calibration rows it answers there, ${edge.proof.disagreements} disagreeing)`,
       `  held-out: edge share ${pct(t.edgeShare)}, agreement ${pct(t.agreement)}, cascade accuracy ${pct(t.cascadeAccuracy)} (full model alone ${pct(full.accuracy.test)})`,
     );
     if (edge.trees) {

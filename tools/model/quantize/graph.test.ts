@@ -47,6 +47,24 @@ describe("quantizeWeights", () => {
     expect(decodeModel(encodeModel(model)).graph!.node).toHaveLength(7);
   });
 
+  it("refuses FP64 weights, naming them and the float32 re-export", () => {
+    // The same MLP as exported from float64 data: its weights as DOUBLE.
+    const fp64 = {
+      ...source,
+      graph: {
+        ...source.graph!,
+        initializer: source.graph!.initializer.map((t) =>
+          t.dims.length === 2 ? { ...t, dataType: DataType.DOUBLE, floatData: [], rawData: new Uint8Array(8) } : t,
+        ),
+      },
+    } as typeof source;
+    expect(() => quantizeWeights(fp64)).toThrow(
+      "the model's MatMul/Gemm weights are FP64 (w1 [2, 4], w2 [3, 4]), and int8 quantization starts from FP32 ones. " +
+        "Re-export the model in float32 (skl2onnx: to_onnx(model, X.astype(numpy.float32)); torch: model.float() " +
+        "before torch.onnx.export) and import that, or pass an edge variant of your own with --edge",
+    );
+  });
+
   it("leaves a weight alone that another kind of node also reads", () => {
     const shared = makeModel({
       irVersion: 8,

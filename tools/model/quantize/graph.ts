@@ -140,6 +140,20 @@ export function quantizeWeights(source: ModelProto): GraphQuantization {
   // Checked before the opset: a tree ensemble's real reason is that it has no such weights, whatever its opset.
   if (tensors.length === 0) {
     const trees = graph.node.find((n) => n.opType.startsWith("TreeEnsemble"));
+    // FP64 weights: what skl2onnx's to_onnx writes for float64 training data, a torch model in .double().
+    const fp64 = graph.initializer.filter(
+      (t) =>
+        t.dataType === DataType.DOUBLE &&
+        t.dims.length === 2 &&
+        (consumers.get(t.name) ?? []).some((node) => weightAxis(node, t.name) !== undefined),
+    );
+    if (fp64.length > 0) {
+      throw new QuantizeError(
+        `the model's MatMul/Gemm weights are FP64 (${fp64.map((t) => `${t.name} [${t.dims.map(int64).join(", ")}]`).join(", ")}), and int8 quantization starts from FP32 ones. ` +
+          "Re-export the model in float32 (skl2onnx: to_onnx(model, X.astype(numpy.float32)); torch: model.float() " +
+          "before torch.onnx.export) and import that, or pass an edge variant of your own with --edge",
+      );
+    }
     throw new QuantizeError(
       trees
         ? `the model has no MatMul or Gemm weights to quantize: it is a tree ensemble (${trees.opType}). Make its edge variant from its first trees with --edge-trees K, or pass a smaller model of its own with --edge`
