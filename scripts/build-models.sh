@@ -27,12 +27,12 @@ trap 'rm -rf "$work"' EXIT
 model() { node tools/model.ts "$@"; }
 model quantize --in "$work/raw/digits-edge-fp32.onnx" --out "$work/raw/digits-edge.onnx"
 model import --name digits --models "$work/models" \
-  --full "$work/raw/digits-full.onnx" --edge "$work/raw/digits-edge.onnx" --data "$work/raw/digits.csv" \
+  --full "$work/raw/digits-full.onnx" --edge "$work/raw/digits-edge.onnx" --data "$work/raw/digits.csv" --agreement 0.99 \
   --demo drawing-8x8 --description "Handwritten digits: fp32 MLP 64-256-128-10 (ReLU, softmax) on raw 8x8 pixel values 0-16" \
   --source "UCI Optical Recognition of Handwritten Digits (E. Alpaydin, C. Kaynak), via Debian python3-sklearn"
 model import --name breast-cancer --models "$work/models" \
   --full "$work/raw/breast-cancer-full.onnx" --edge "$work/raw/breast-cancer-edge.onnx" \
-  --data "$work/raw/breast-cancer.csv" --labels malignant,benign --agreement 0.99 \
+  --data "$work/raw/breast-cancer.csv" --labels malignant,benign --agreement 0.97 \
   --description "Breast cancer diagnosis from 30 cell-nucleus features: random forest of 100 trees (ai.onnx.ml TreeEnsembleClassifier)" \
   --source "UCI Breast Cancer Wisconsin (Diagnostic) (W. Wolberg, W. Street, O. Mangasarian), via Debian python3-sklearn"
 
