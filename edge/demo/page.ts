@@ -13,7 +13,7 @@ const PLACES: readonly [string, string][] = [
 ];
 
 const STYLE = `
-*{box-sizing:border-box}body{font:15px/1.45 system-ui,-apple-system,sans-serif;margin:0;color:#1d2330;background:#f5f6f8}
+*{box-sizing:border-box}[hidden]{display:none!important}body{font:15px/1.45 system-ui,-apple-system,sans-serif;margin:0;color:#1d2330;background:#f5f6f8}
 main{max-width:760px;margin:0 auto;padding:16px}h1{font-size:1.3rem;margin:0 0 4px}p.lead{margin:0 0 14px;color:#556}
 .cols{display:flex;flex-wrap:wrap;gap:16px}.card{background:#fff;border-radius:10px;padding:14px;box-shadow:0 1px 3px #0002;flex:1 1 300px}
 canvas#pad{width:100%;max-width:320px;aspect-ratio:1;border:2px dashed #99a;border-radius:8px;touch-action:none;background:#fff;display:block}
@@ -21,8 +21,10 @@ canvas#pad{width:100%;max-width:320px;aspect-ratio:1;border:2px dashed #99a;bord
 button.primary{background:#1d4ed8;color:#fff;border-color:#1d4ed8}#label{font-size:3.2rem;font-weight:700;line-height:1}
 .badge{display:inline-block;padding:2px 10px;border-radius:999px;color:#fff;font-weight:600;font-size:.9rem}
 .cache{background:#2a9d8f}.edge{background:#457b9d}.regional{background:#b08900}.degraded{background:#e76f51}
-.bars{margin-top:10px}.bar{display:flex;align-items:center;gap:6px;font-size:.85rem}.bar span{width:1.2em;text-align:right}
-.bar div{height:12px;background:#457b9d;border-radius:3px;min-width:1px}#timing{font-family:ui-monospace,monospace;font-size:.85rem;margin:8px 0 0;padding-left:18px}
+.bars{margin-top:10px;display:grid;grid-template-columns:max-content minmax(0,1fr) max-content;gap:3px 8px;align-items:center;font-size:.85rem}
+.bar{display:contents}.bar span{text-align:right;white-space:nowrap}.bar em{font-style:normal;white-space:nowrap}
+.bar div{height:12px;background:#457b9d;border-radius:3px;min-width:1px;max-width:100%}
+#key-row input{font:inherit;padding:6px 8px;border:1px solid #99a;border-radius:6px;min-width:12em}#timing{font-family:ui-monospace,monospace;font-size:.85rem;margin:8px 0 0;padding-left:18px}
 canvas#preview{width:96px;height:96px;image-rendering:pixelated;border:1px solid #ccd;border-radius:4px}.muted{color:#667;font-size:.85rem}
 #error{color:#c1121f}#form{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:6px;max-height:340px;overflow:auto}
 #form label{display:flex;flex-direction:column;font-size:.75rem;color:#445}#form input{font:inherit;padding:4px 6px;border:1px solid #99a;border-radius:6px}`;
@@ -93,6 +95,7 @@ async function classify(features, truth) {
   $("error").textContent = "";
   $("true-label").textContent = truth === null ? "" : "true label: " + model.labels[truth];
   const headers = { "content-type": "application/json" };
+  const key = $("api-key").value.trim(); if (key) headers.authorization = "Bearer " + key;
   const place = $("place").value; if (place) headers["x-edgecascade-location"] = place;
   const body = { model: model.name, inputs: features, parameters: { cascade: $("cascade").value } };
   const t0 = performance.now();
@@ -101,7 +104,11 @@ async function classify(features, truth) {
     const rtt = performance.now() - t0;
     const text = await res.text();
     let data; try { data = JSON.parse(text); } catch { data = { error: text.slice(0, 200) || res.statusText }; }
-    if (!res.ok) { $("error").textContent = res.status + ": " + (data.error || "request failed"); return; }
+    if (res.status === 401) $("key-row").hidden = false;
+    if (!res.ok) {
+      const hint = res.status === 401 ? (key ? " (the edge refused this key)" : " (this edge requires an API key: enter one above)") : "";
+      $("error").textContent = res.status + ": " + (data.error || "request failed") + hint; return;
+    }
     show(data, res, rtt);
   } catch (err) { $("error").textContent = String(err); }
 }
@@ -116,7 +123,7 @@ function show(data, res, rtt) {
   for (const [s, i] of order) {
     const row = document.createElement("div"); row.className = "bar";
     row.innerHTML = "<span></span><div></div><em></em>";
-    row.children[0].textContent = model.labels[i]; row.children[1].style.width = Math.max(1, s * 200) + "px";
+    row.children[0].textContent = model.labels[i]; row.children[1].style.width = (s * 100).toFixed(2) + "%";
     row.children[2].textContent = (s * 100).toFixed(1) + "%"; $("scores").appendChild(row);
   }
   const timing = $("timing"); timing.innerHTML = "";
@@ -165,6 +172,8 @@ or from a regional pool when the edge is unsure.</p>
 <div class="row"><button class="primary" type="submit" form="form">Classify</button></div></div>
 <div class="row"><label>Cascade <select id="cascade"><option>auto</option><option>edge</option><option>regional</option></select></label>
 <label>Pretend I am in <select id="place">${PLACE_OPTIONS}</select></label></div>
+<div class="row" id="key-row" hidden><label>API key <input id="api-key" type="password" autocomplete="off" spellcheck="false"
+aria-label="API key"></label><span class="muted">kept in this page only: sent with each request, never stored</span></div>
 </section>
 <section class="card" aria-live="polite">
 <div class="row" style="margin-top:0"><canvas id="preview" width="8" height="8" aria-label="8x8 features sent"></canvas>
