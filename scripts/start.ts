@@ -18,13 +18,13 @@
  */
 import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
-import { mayCall, parseTenantKeys } from "../edge/tenants/keys.ts";
 import { defineCommand, runMain } from "../tools/cli/command.ts";
 import { RefusedError, UsageError } from "../tools/cli/errors.ts";
 import { MODELS_DIR } from "../tools/edge-bundle/build-edge.ts";
 import { readRepository } from "../tools/edge-bundle/edge-models.ts";
 import { type EdgeWorker, startEdgeWorker } from "./stack/edge-worker.ts";
 import { LOCAL_REGIONS } from "./stack/local-regions.ts";
+import { probeCommand } from "./stack/probe-command.ts";
 import { type RegionalPool, startRegionalPool } from "./stack/regional-pool.ts";
 import { busyPorts, stackPorts } from "./stack/stack-ports.ts";
 import { type WarmReport, warmStack } from "./stack/warm-stack.ts";
@@ -54,22 +54,6 @@ function simulatePlatform(flag: boolean): boolean {
     throw new UsageError(`SIMULATE_PLATFORM must be "true" or "false", got ${JSON.stringify(env)}`);
   }
   return flag || env === "true";
-}
-
-/**
- * The banner's probe command: with EDGE_API_KEYS, one of its keys (the first that may call the probe's model,
- * digits unless the repository lacks it; scoped to others only: --model one of those).
- */
-function probeCommand(url: string, rawKeys: string | undefined, repository: ReturnType<typeof readRepository>): string {
-  const served = repository.map((m) => m.config.name);
-  const command = `npm run probe -- --url ${url}`;
-  const keys = parseTenantKeys(rawKeys, served);
-  const model = served.includes("digits") ? "digits" : served[0];
-  if (keys.length === 0) return model === "digits" || model === undefined ? command : `${command} --model ${model}`;
-  const fitting = keys.find((k) => model !== undefined && mayCall(k.models, model));
-  const key = fitting ?? keys[0]!;
-  const keyModel = fitting ? model : key.models === "*" ? model : [...key.models][0];
-  return `${command}${keyModel && keyModel !== "digits" ? ` --model ${keyModel}` : ""} --api-key ${key.key}`;
 }
 
 /** The stack's end when the process that started it ends: npm killed, its signal not passed on. */
@@ -201,7 +185,13 @@ async function main(simulated: boolean, warm: boolean, ports: Record<string, num
       ? `  warm-up   ${warmed.sent} requests through every tier in ${(warmed.ms / 1000).toFixed(1)} s${warmed.cutShort ? " (cut short at 5 s)" : ""}${warmed.refused > 0 ? `, ${warmed.refused} refused` : ""} (WARM_UP=false skips it)`
       : `  warm-up   skipped (${keyed ? "EDGE_API_KEYS is set" : "WARM_UP=false"}): the first requests pay JIT compilation in every process`,
   );
-  console.log(`  probes    ${probeCommand(edge.url, process.env.EDGE_API_KEYS, readRepository(modelsDir))}`);
+  console.log(
+    `  probes    ${probeCommand(
+      edge.url,
+      process.env.EDGE_API_KEYS,
+      readRepository(modelsDir).map((m) => m.config.name),
+    )}`,
+  );
   console.log(
     "            (10 s at 50 req/s of held-out rows: 60% cache repeats, 35% rows the edge is sure of, 5% it forwards;\n" +
       "            p95 against the 10 ms target, exit code 1 when missed: on a busy machine the tail is the neighbours')",
