@@ -18,7 +18,7 @@ export default defineConfig({
       {
         test: {
           name: "unit",
-          include: ["{protocol,hono-shared,edge,regional,tools,scripts}/**/*.test.ts"],
+          include: ["{protocol,hono-shared,edge,regional,tools,scripts,test/support}/**/*.test.ts"],
           sequence: { groupOrder: 0 },
           isolate: ISOLATE,
           maxWorkers: GROUP_0_WORKERS,

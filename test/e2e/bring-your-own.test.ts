@@ -18,6 +18,7 @@ import {
   threeClassBlobs,
   twoClassBlobs,
 } from "../support/onnx-models.ts";
+import { isRunning } from "../support/processes.ts";
 
 /**
  * Bring your own models, end to end: a fresh MLP (edge variant by --quantize) and a fresh tree ensemble (edge
@@ -62,14 +63,18 @@ beforeAll(async () => {
     ...["--labels", "no,yes", "--agreement", "0.95", "--models", models],
   );
   summaries.push(trees.stdout);
-  stack = await startLocalStack({
-    MODELS_DIR: models,
-    REGIONAL_SHARED_SECRET: SECRET,
-    // Which tier answers is what these tests look at: a budget a loaded machine's first calls cannot miss.
-    EDGE_SLO_BUDGET_MS: "5000",
-    EDGE_HEDGE_BUDGET_RATIO: "0",
-    EDGE_HEDGE_BUDGET_BURST: "0",
-  });
+  stack = await startLocalStack(
+    {
+      MODELS_DIR: models,
+      REGIONAL_SHARED_SECRET: SECRET,
+      // Which tier answers is what these tests look at: a budget a loaded machine's first calls cannot miss.
+      EDGE_SLO_BUDGET_MS: "5000",
+      EDGE_HEDGE_BUDGET_RATIO: "0",
+      EDGE_HEDGE_BUDGET_BURST: "0",
+      // As a person runs it, so that its end can be SIGHUP to npm (below).
+    },
+    { viaNpm: true },
+  );
   // A warm isolate: a cold one forwards its first requests while its sessions are created (docs/edge.md).
   expect((await fetch(`${stack.edgeUrl}/v2/health/ready`)).status).toBe(200);
 }, 240_000);
@@ -156,5 +161,14 @@ describe("npm run model -- import, then npm start", () => {
       ["blobs", "blobs-edge"],
       ["stumps", "stumps-edge"],
     ]);
+  });
+});
+
+describe("SIGHUP to npm (a closed terminal, an IDE's stop)", () => {
+  it("stops every process of the stack", async () => {
+    const pids = stack.pids;
+    expect(pids.length).toBeGreaterThanOrEqual(5); // npm, scripts/start.ts, three pools, workerd
+    process.kill(stack.process.pid!, "SIGHUP");
+    await expect.poll(() => pids.filter(isRunning), { timeout: 20_000 }).toEqual([]);
   });
 });

@@ -8,6 +8,7 @@ import { argmax, edgeConfidence } from "../../protocol/heldout.ts";
 import { calibrationOf } from "../../protocol/model-config.ts";
 import { heldout, heldoutOf, modelConfig } from "../support/heldout.ts";
 import { type LocalStack, startLocalStack } from "../support/local-stack.ts";
+import { codeBlocks } from "../support/markdown-blocks.ts";
 import { isRunning } from "../support/processes.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -100,6 +101,72 @@ describe("npm start", () => {
       expect(body.servedBy).toBe(region);
       expect(body.predictions[0]!.label).toBe(String(argmax(heldout.rows[unsure]!.expected.digits!)));
     }
+  });
+});
+
+/**
+ * README's quick start, run against this stack: its banner lines as `npm start` prints them, and each command block
+ * (`sh quickstart`) printing what the output block after it (`text output`) shows: the same status, headers and
+ * JSON, with the stack's own port for 8787, durations and Content-Length aside (scores within 1e-6). The stack's
+ * 5 s budget and no hedges only keep a loaded machine from cutting the forward short; the answers are the same.
+ */
+describe("README's quick start against npm start", () => {
+  const blocks = codeBlocks(readFileSync(join(ROOT, "README.md"), "utf8")).filter((b) => b.heading === "Quick start");
+  const runs = blocks.flatMap((b, i) =>
+    b.lang === "sh" && b.info === "quickstart" && blocks[i + 1]?.info === "output"
+      ? [{ command: b.text, expected: blocks[i + 1]!.text, line: b.line }]
+      : [],
+  );
+  const masked = (text: string) =>
+    text
+      .replace(/127\.0\.0\.1:\d+/g, "127.0.0.1:PORT")
+      .replace(/ready in [\d.]+ s/, "ready in N s")
+      .replace(/ from \S+$/m, " from DIR");
+
+  it("shows the banner's first lines as npm start prints them", () => {
+    const banner = blocks.find((b) => b.info === "banner")!;
+    const printed = output().split("\n");
+    for (const line of banner.text.trimEnd().split("\n")) {
+      expect(printed.map(masked), line).toContain(masked(line));
+    }
+  });
+
+  it("has three commands, each with its output: an edge answer, a forward, the full model from Tokyo", () => {
+    expect(runs.map((r) => r.expected.match(/^x-served-by: (.*)$/m)?.[1])).toEqual([
+      "edge",
+      "regional:us",
+      "regional:ap",
+    ]);
+  });
+
+  /** Status line and headers (durations and Content-Length masked), and the parsed body. */
+  const parse = (text: string) => {
+    const [head, body = ""] = text.replace(/\r\n/g, "\n").split("\n\n");
+    const headers = head!
+      .split("\n")
+      .filter((h) => !/^content-length:/i.test(h))
+      .map((h) => h.replace(/dur=[\d.]+/g, "dur=N"));
+    return { headers, body: JSON.parse(body) as unknown };
+  };
+  const close = (actual: unknown, expected: unknown): void => {
+    if (typeof expected === "number") expect(Math.abs((actual as number) - expected)).toBeLessThanOrEqual(1e-6);
+    else if (expected !== null && typeof expected === "object") {
+      expect(Object.keys(actual as object).sort()).toEqual(Object.keys(expected).sort());
+      for (const [k, v] of Object.entries(expected)) close((actual as Record<string, unknown>)[k], v);
+    } else expect(actual).toEqual(expected);
+  };
+
+  it.each(runs.map((r) => [r.line, r] as const))("README line %i prints what the README shows", async (_, run) => {
+    const command = run.command.replaceAll("localhost:8787", edgeUrl.replace("http://", ""));
+    const { stdout } = await new Promise<{ stdout: string }>((resolve, reject) =>
+      execFile("bash", ["-c", command], { cwd: ROOT, timeout: 30_000 }, (err, out) =>
+        err ? reject(err) : resolve({ stdout: out }),
+      ),
+    );
+    const actual = parse(stdout);
+    const expected = parse(run.expected);
+    expect(actual.headers).toEqual(expected.headers);
+    close(actual.body, expected.body);
   });
 });
 

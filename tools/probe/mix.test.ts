@@ -91,4 +91,15 @@ describe("probeMix", () => {
   it("refuses rows that do not straddle the threshold", () => {
     expect(() => probeMix([row(0.95, 1)], EDGE, seededRandom(1))).toThrow("both confident and unconfident");
   });
+
+  it("splits at the threshold itself when the margin leaves no row below it (a two-class threshold near 0.5)", () => {
+    const row = (p: number, i: number): HeldoutRow => ({ input: [i], label: 0, expected: { e: [p, 1 - p] } });
+    const rows = [0.5, 0.507, 0.9, 0.95, 0.99].map(row);
+    const next = probeMix(rows, { model: "e", threshold: 0.517857 }, seededRandom(1), {
+      repeatShare: 0,
+      unconfidentShare: 1,
+    });
+    const picked = new Set(Array.from({ length: 50 }, () => next().row));
+    expect([...picked].sort()).toEqual([0, 1]);
+  });
 });

@@ -68,8 +68,14 @@ function splitRows(
     return { confident: [], unconfident: all, hot: all.slice(0, hotRows) };
   }
   const confidence = rows.map((r) => edgeConfidence(r, edge.model));
-  const confident = rows.flatMap((_, i) => (confidence[i]! >= edge.threshold + margin ? [i] : []));
-  const unconfident = rows.flatMap((_, i) => (confidence[i]! < edge.threshold - margin ? [i] : []));
+  const split = (m: number) => ({
+    confident: rows.flatMap((_, i) => (confidence[i]! >= edge.threshold + m ? [i] : [])),
+    unconfident: rows.flatMap((_, i) => (confidence[i]! < edge.threshold - m ? [i] : [])),
+  });
+  // A threshold near the least confidence there is (a two-class model's is 0.5) leaves no row below it by the
+  // margin: then the threshold itself splits them; the mix's kinds only set shares, the answers are checked alike.
+  let { confident, unconfident } = split(margin);
+  if (confident.length === 0 || unconfident.length === 0) ({ confident, unconfident } = split(0));
   if (confident.length === 0 || unconfident.length === 0) {
     throw new Error("the held-out rows need both confident and unconfident rows around the threshold");
   }
