@@ -72,12 +72,21 @@ export async function startLocalStack(
     output: () => output,
     pids,
     async stop() {
-      if (child.exitCode === null) {
+      const running = () => child.exitCode === null && child.signalCode === null;
+      /** A signal to the stack's process group; gone already (its leader ended by a signal of a test): nothing. */
+      const signalGroup = (signal: NodeJS.Signals) => {
+        try {
+          process.kill(-child.pid!, signal);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== "ESRCH") throw err;
+        }
+      };
+      if (running()) {
         const closed = new Promise<void>((resolve) => child.once("close", () => resolve()));
-        process.kill(-child.pid!, "SIGINT");
+        signalGroup("SIGINT");
         await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 20_000))]);
       }
-      if (child.exitCode === null) process.kill(-child.pid!, "SIGKILL");
+      if (running()) signalGroup("SIGKILL");
       for (const pid of pids) if (isRunning(pid)) process.kill(pid, "SIGKILL");
     },
   };
