@@ -22,7 +22,7 @@ const ENSEMBLES = [
 ];
 /** The rows neither model was trained on (the sample's split: stratified, seed 0). */
 const DATA = join(ROOT, "test", "fixtures", "converters", "breast-cancer.csv");
-const AGREEMENT = 0.99;
+const AGREEMENT = 0.97;
 
 export interface EdgeTreesFigures {
   ensemble: string;
@@ -46,7 +46,7 @@ export interface EdgeTreesFigures {
 }
 
 /**
- * Edge variants of K trees (`import --edge-trees K`, agreement target 0.99), imported into a scratch
+ * Edge variants of K trees (`import --edge-trees K`, agreement target 0.97, what 170 calibration rows can prove), imported into a scratch
  * repository, with the figures the import measured on the held-out rows. `dir` keeps the files for timing;
  * the caller removes it.
  */
