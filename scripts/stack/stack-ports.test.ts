@@ -36,3 +36,16 @@ describe("busyPorts", () => {
     }
   });
 });
+
+describe("npm start's flags", () => {
+  it("--port, which it does not have, names the ones it has", async () => {
+    const { execFileSync } = await import("node:child_process");
+    const run = () =>
+      execFileSync(process.execPath, ["scripts/start.ts", "--port", "8788"], {
+        cwd: new URL("../../", import.meta.url).pathname,
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+    expect(run).toThrow(/unknown flag --port; did you mean --edge-port, --us-port, --eu-port or --ap-port\?/);
+  });
+});

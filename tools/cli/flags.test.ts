@@ -59,6 +59,7 @@ describe("parseFlags", () => {
 
   it.each([
     [["--nope"], "unknown flag --nope"],
+    [["--rat", "1"], "unknown flag --rat; did you mean --rate?"],
     [["--rate", "fast"], '--rate must be a number >= 0.1, got "fast"'],
     [["--rate", ""], '--rate must be a number >= 0.1, got ""'],
     [["--rate", "0"], '--rate must be a number >= 0.1, got "0"'],

@@ -5,6 +5,7 @@
  * which converts and checks them with errors that name the flag.
  */
 import { parseArgs } from "node:util";
+import { suggestedField } from "../../protocol/field-suggestion.ts";
 import { UsageError } from "./errors.ts";
 import { type FlagTable, type FlagValues, flagName, readTable } from "./table.ts";
 
@@ -35,6 +36,22 @@ export interface ParseOptions {
   passThrough?: boolean;
   /** The environment that rows with `env` read when their flag is not given. */
   env?: Readonly<Record<string, string | undefined>>;
+}
+
+/**
+ * "; did you mean --edge-port?" for an unknown flag: the flags it is the last word of (`--port` for `--edge-port`,
+ * `--us-port`, ...), else the one flag within two typed characters of it; "" when none.
+ */
+function meantFlags(unknown: string, known: ReadonlyMap<string, string>): string {
+  const names = [...known.keys()].filter((n) => n.length > 1);
+  let meant = names.filter((n) => n.endsWith(`-${unknown}`));
+  if (meant.length === 0) {
+    const near = suggestedField(unknown, names);
+    meant = near ? [near] : [];
+  }
+  if (meant.length === 0) return "";
+  const listed = meant.map((n) => `--${n}`);
+  return `; did you mean ${listed.length === 1 ? listed[0] : `${listed.slice(0, -1).join(", ")} or ${listed.at(-1)}`}?`;
 }
 
 /** `argv` read against `table`: every value converted and checked; a mistake throws `UsageError` naming the flag. */
@@ -76,7 +93,7 @@ export function parseFlags<T extends FlagTable>(
     }
     const key = keyOf.get(token.name);
     if (key === undefined) {
-      if (!options.passThrough) throw new UsageError(`unknown flag ${token.rawName}`);
+      if (!options.passThrough) throw new UsageError(`unknown flag ${token.rawName}${meantFlags(token.name, keyOf)}`);
       if (!passed.has(token.index)) rest.push(argv[token.index]!);
       passed.add(token.index);
       continue;
