@@ -62,7 +62,7 @@ export function warmRequests(regions: readonly LocalRegion[], models: readonly W
 
 /**
  * Send each tier of a fresh local stack a few hundred requests before it says ready, so that V8 has begun to
- * compile their request paths before a person's first requests: measured (README, *Quick start*), the first
+ * compile their request paths before a person's first requests: measured (docs/performance.md, *Summary*), the first
  * unsure row then took 10–12 ms where without it took 17–22 ms or was degraded at the 10 ms budget.
  */
 export async function warmStack(options: WarmOptions): Promise<WarmReport> {
