@@ -218,7 +218,8 @@ runMain(
         min: 1,
         max: 65535,
         integer: true,
-        defaultText: "EDGE_PORT, else 8787",
+        default: 8787,
+        env: "EDGE_PORT",
         help: "the edge Worker's port",
       },
       "us-port": {
@@ -227,7 +228,8 @@ runMain(
         min: 1,
         max: 65535,
         integer: true,
-        defaultText: "US_PORT, else 9001",
+        default: 9001,
+        env: "US_PORT",
         help: "the us pool's port",
       },
       "eu-port": {
@@ -236,7 +238,8 @@ runMain(
         min: 1,
         max: 65535,
         integer: true,
-        defaultText: "EU_PORT, else 9002",
+        default: 9002,
+        env: "EU_PORT",
         help: "the eu pool's port",
       },
       "ap-port": {
@@ -245,7 +248,8 @@ runMain(
         min: 1,
         max: 65535,
         integer: true,
-        defaultText: "AP_PORT, else 9003",
+        default: 9003,
+        env: "AP_PORT",
         help: "the ap pool's port",
       },
       "simulate-platform": {
@@ -253,9 +257,9 @@ runMain(
         help: "Miniflare's Cache API and rate-limit simulations (also SIMULATE_PLATFORM=true)",
       },
     },
+    parse: { env: process.env },
     async run(values) {
-      const { "simulate-platform": _, ...portFlags } = values;
-      const ports = stackPorts(portFlags, process.env);
+      const ports = stackPorts(values);
       const busy = await busyPorts(ports);
       if (busy.length > 0) throw new RefusedError(busy.join("\n  "));
       await main(simulatePlatform(values["simulate-platform"]), warmUp(), ports);

@@ -3,21 +3,13 @@ import { describe, expect, it } from "vitest";
 import { busyPorts, stackPorts } from "./stack-ports.ts";
 
 describe("stackPorts", () => {
-  it("takes each port from its flag, else its variable, else its default", () => {
-    expect(stackPorts({}, {})).toEqual({ edge: 8787, us: 9001, eu: 9002, ap: 9003 });
-    expect(stackPorts({ "edge-port": 8080, "ap-port": 9100 }, { EDGE_PORT: "7000", US_PORT: "9200" })).toEqual({
-      edge: 8080,
-      us: 9200,
-      eu: 9002,
-      ap: 9100,
-    });
+  it("takes each process's port from npm start's values", () => {
+    const values = { "edge-port": 8080, "us-port": 9001, "eu-port": 9002, "ap-port": 9100, "simulate-platform": false };
+    expect(stackPorts(values)).toEqual({ edge: 8080, us: 9001, eu: 9002, ap: 9100 });
   });
 
-  it("names the variable of a value that is no port, and both spellings of a clash", () => {
-    expect(() => stackPorts({}, { EU_PORT: "90o2" })).toThrow(
-      'EU_PORT must be a port number from 1 to 65535, got "90o2"',
-    );
-    expect(() => stackPorts({ "edge-port": 9001 }, {})).toThrow(
+  it("refuses two the same, naming both spellings of each", () => {
+    expect(() => stackPorts({ "edge-port": 9001, "us-port": 9001, "eu-port": 9002, "ap-port": 9003 })).toThrow(
       "the edge and us ports are both 9001: set one with --edge-port P (or EDGE_PORT=P) or --us-port P (or US_PORT=P)",
     );
   });
@@ -38,6 +30,23 @@ describe("busyPorts", () => {
 });
 
 describe("npm start's flags", () => {
+  const start = async (args: string[], env: Record<string, string> = {}) => {
+    const { execFileSync } = await import("node:child_process");
+    return () =>
+      execFileSync(process.execPath, ["scripts/start.ts", ...args], {
+        cwd: new URL("../../", import.meta.url).pathname,
+        encoding: "utf8",
+        env: { ...process.env, ...env },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+  };
+
+  it("a variable that is no port is named with its flag", async () => {
+    expect(await start([], { EU_PORT: "90o2" })).toThrow(
+      /--eu-port \(EU_PORT\) must be an integer from 1 to 65535, got "90o2"/,
+    );
+  });
+
   it("--port, which it does not have, names the ones it has", async () => {
     const { execFileSync } = await import("node:child_process");
     const run = () =>

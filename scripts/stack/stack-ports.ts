@@ -8,38 +8,25 @@ export interface StackPort {
   name: string;
   flag: string;
   variable: string;
-  fallback: number;
 }
 
-/** The edge's port, then each pool's: `--edge-port`/EDGE_PORT 8787, `--us-port`/US_PORT 9001, ... */
+/** The edge's port, then each pool's, with the flag and variable npm start's table reads them from (scripts/start.ts). */
 export const STACK_PORTS: readonly StackPort[] = [
-  { name: "edge", flag: "edge-port", variable: "EDGE_PORT", fallback: 8787 },
-  ...LOCAL_REGIONS.map((r) => ({ name: r.name, flag: `${r.name}-port`, variable: r.portVar, fallback: r.port })),
+  { name: "edge", flag: "edge-port", variable: "EDGE_PORT" },
+  ...LOCAL_REGIONS.map((r) => ({ name: r.name, flag: `${r.name}-port`, variable: r.portVar })),
 ];
 
 /** How a port is set, for messages: `--us-port P (or US_PORT=P)`. */
 export const howToSet = (port: StackPort) => `--${port.flag} P (or ${port.variable}=P)`;
 
 /**
- * Each port of the stack (pure): its flag's value, else its variable's, else its default; a value that is no port
- * is a UsageError naming both spellings. Two of them the same is refused too: both processes would want it.
+ * Each process's port from npm start's values (its flags, else their variables, else the defaults: the command's
+ * table reads them), pure; two the same is a UsageError naming both spellings of each: both processes would want it.
  */
-export function stackPorts(
-  flags: Readonly<Record<string, number | undefined>>,
-  env: Readonly<Record<string, string | undefined>>,
-): Record<string, number> {
+export function stackPorts(values: Readonly<Record<string, unknown>>): Record<string, number> {
   const ports: Record<string, number> = {};
   for (const port of STACK_PORTS) {
-    const fromFlag = flags[port.flag];
-    const raw = env[port.variable];
-    let value = port.fallback;
-    if (fromFlag !== undefined) value = fromFlag;
-    else if (raw !== undefined && raw !== "") {
-      value = Number(raw);
-      if (!Number.isInteger(value) || value < 1 || value > 65535) {
-        throw new UsageError(`${port.variable} must be a port number from 1 to 65535, got ${JSON.stringify(raw)}`);
-      }
-    }
+    const value = values[port.flag] as number;
     const clash = STACK_PORTS.find((other) => ports[other.name] === value);
     if (clash) {
       throw new UsageError(
