@@ -118,6 +118,7 @@ describe("npm run deploy", () => {
     mkdirSync(join(checkout, "tools/edge-bundle"), { recursive: true });
     mkdirSync(join(checkout, "tools/deploy"), { recursive: true });
     mkdirSync(join(checkout, "tools/cli"), { recursive: true });
+    mkdirSync(join(checkout, "protocol"), { recursive: true });
     for (const file of [
       "tools/deploy.ts",
       "tools/deploy/plan.ts",
@@ -126,6 +127,7 @@ describe("npm run deploy", () => {
       "tools/cli/errors.ts",
       "tools/cli/flags.ts",
       "tools/cli/table.ts",
+      "protocol/field-suggestion.ts",
       "wrangler.toml",
     ]) {
       copyFileSync(join(ROOT, file), join(checkout, file));
