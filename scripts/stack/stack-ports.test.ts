@@ -2,6 +2,9 @@ import { createServer } from "node:net";
 import { describe, expect, it } from "vitest";
 import { busyPorts, stackPorts } from "./stack-ports.ts";
 
+/** scripts/start.ts imports Miniflare and wrangler before it reads its flags: about 1.5 s quiet, more on a busy machine. */
+const SPAWN_TIMEOUT_MS = 30_000;
+
 describe("stackPorts", () => {
   it("takes each process's port from npm start's values", () => {
     const values = { "edge-port": 8080, "us-port": 9001, "eu-port": 9002, "ap-port": 9100, "simulate-platform": false };
@@ -41,20 +44,28 @@ describe("npm start's flags", () => {
       });
   };
 
-  it("a variable that is no port is named with its flag", async () => {
-    expect(await start([], { EU_PORT: "90o2" })).toThrow(
-      /--eu-port \(EU_PORT\) must be an integer from 1 to 65535, got "90o2"/,
-    );
-  });
+  it(
+    "a variable that is no port is named with its flag",
+    async () => {
+      expect(await start([], { EU_PORT: "90o2" })).toThrow(
+        /--eu-port \(EU_PORT\) must be an integer from 1 to 65535, got "90o2"/,
+      );
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 
-  it("--port, which it does not have, names the ones it has", async () => {
-    const { execFileSync } = await import("node:child_process");
-    const run = () =>
-      execFileSync(process.execPath, ["scripts/start.ts", "--port", "8788"], {
-        cwd: new URL("../../", import.meta.url).pathname,
-        encoding: "utf8",
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-    expect(run).toThrow(/unknown flag --port; did you mean --edge-port, --us-port, --eu-port or --ap-port\?/);
-  });
+  it(
+    "--port, which it does not have, names the ones it has",
+    async () => {
+      const { execFileSync } = await import("node:child_process");
+      const run = () =>
+        execFileSync(process.execPath, ["scripts/start.ts", "--port", "8788"], {
+          cwd: new URL("../../", import.meta.url).pathname,
+          encoding: "utf8",
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+      expect(run).toThrow(/unknown flag --port; did you mean --edge-port, --us-port, --eu-port or --ap-port\?/);
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 });
