@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { startEdgeWorker } from "../../scripts/stack/edge-worker.ts";
-import { withoutRequiredSecrets } from "../../tools/deploy/plan.ts";
+import { withoutRequiredSecrets } from "../../tools/deploy/config-edits.ts";
 import { MODELS_DIR, ROOT } from "../../tools/edge-bundle/build-edge.ts";
 import { readRepository } from "../../tools/edge-bundle/edge-models.ts";
 
@@ -37,7 +37,14 @@ describe("deployed environments", () => {
       if (env === "eu-only") expect(new Set(regions.map((r) => r.continent))).toEqual(new Set(["EU"]));
       // One hostname each, a Custom Domain: Cloudflare makes its DNS record and certificate.
       // A Custom Domain is a bare hostname: no path, no wildcard.
-      expect(config.routes).toEqual([{ pattern: expect.stringMatching(/^[\w-]+(\.[\w-]+)+$/), custom_domain: true }]);
+      // Its zone named, so that npm run deploy can check the pools' certificates and set Regional Services.
+      expect(config.routes).toEqual([
+        {
+          pattern: expect.stringMatching(/^[\w-]+(\.[\w-]+)+$/),
+          custom_domain: true,
+          zone_name: "edgecascade.example.com",
+        },
+      ]);
       expect(config.kv_namespaces).toEqual([{ binding: "REGION_STATUS", id: expect.stringMatching(/\S/) }]);
       expect(config.observability).toEqual({ enabled: true, head_sampling_rate: expect.any(Number) });
       // The cron writes REGION_STATUS; its schedule is the top level's (inherited).
@@ -66,7 +73,8 @@ describe("deployed environments", () => {
     "npm run deploy -- --env %s --dry-run builds the Worker with its own bindings",
     async (env) => {
       const outdir = join(tmp, env);
-      const { stdout } = await run(
+      // npm run deploy's stdout is left for its answers: wrangler's output, the dry run's report, goes to stderr.
+      const { stderr: stdout } = await run(
         process.execPath,
         ["tools/deploy.ts", "--env", env, "--dry-run", "--outdir", outdir],
         { cwd: ROOT, env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" } },
@@ -100,7 +108,7 @@ describe("deployed environments", () => {
         const body = (await status.json()) as { isolate: { regions: { name: string; url: string }[] } };
         expect(body.isolate.regions.map((r) => r.name)).toEqual(names);
         for (const r of body.isolate.regions)
-          expect(r.url).toMatch(/^https:\/\/[\w-]+\.pool\.edgecascade\.example\.com$/);
+          expect(r.url).toMatch(/^https:\/\/[\w-]+-pool\.edgecascade\.example\.com$/);
         // A location override header is ignored outside the local stack: no region answers, so the edge degrades,
         // and the request is still answered (status 200) without the header steering anything.
         const answer = await worker.dispatchFetch(`${worker.url}/v2/health/ready`);
@@ -119,6 +127,7 @@ describe("npm run deploy", () => {
     mkdirSync(join(checkout, "tools/deploy"), { recursive: true });
     mkdirSync(join(checkout, "tools/cli"), { recursive: true });
     mkdirSync(join(checkout, "protocol"), { recursive: true });
+    // What the entry point loads before it reads its arguments (the steps themselves load later).
     for (const file of [
       "tools/deploy.ts",
       "tools/deploy/plan.ts",

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -26,19 +26,7 @@ export interface ProductionCopy {
 export async function productionCopy(installArgs: string[] = ["ci", "--omit=dev"]): Promise<ProductionCopy> {
   const dir = mkdtempSync(join(tmpdir(), "edgecascade-production-"));
   try {
-    const { stdout } = await run("git", ["ls-files", "--cached", "--others", "--exclude-standard", "-z"], {
-      cwd: ROOT,
-      maxBuffer: 64 * 1024 * 1024,
-    });
-    for (const file of stdout.split("\0").filter(Boolean)) {
-      mkdirSync(join(dir, dirname(file)), { recursive: true });
-      // A tracked file deleted in the work tree is not part of what would be committed.
-      try {
-        cpSync(join(ROOT, file), join(dir, file));
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-      }
-    }
+    await copyCommittable(dir);
     const install = await run("npm", [...installArgs, "--prefer-offline", "--no-audit", "--no-fund"], {
       cwd: dir,
       env: { ...process.env, NODE_ENV: "production" },
@@ -49,6 +37,39 @@ export async function productionCopy(installArgs: string[] = ["ci", "--omit=dev"
       installLog: install.stdout + install.stderr,
       remove: () => rmSync(dir, { recursive: true, force: true }),
     };
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+/** Every file git would commit (tracked, or new and not ignored), copied into `dir`. */
+export async function copyCommittable(dir: string): Promise<void> {
+  const { stdout } = await run("git", ["ls-files", "--cached", "--others", "--exclude-standard", "-z"], {
+    cwd: ROOT,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  for (const file of stdout.split("\0").filter(Boolean)) {
+    mkdirSync(join(dir, dirname(file)), { recursive: true });
+    // A tracked file deleted in the work tree is not part of what would be committed.
+    try {
+      cpSync(join(ROOT, file), join(dir, file));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+    }
+  }
+}
+
+/**
+ * A working copy of the repository for a test that changes it (the docs run edits wrangler.toml and signs the
+ * models): the committable files, and this checkout's node_modules linked in.
+ */
+export async function workingCopy(): Promise<{ dir: string; remove(): void }> {
+  const dir = mkdtempSync(join(tmpdir(), "edgecascade-copy-"));
+  try {
+    await copyCommittable(dir);
+    symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
+    return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
     throw err;

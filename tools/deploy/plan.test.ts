@@ -10,7 +10,6 @@ import {
   secretsOnWorker,
   shellLine,
   uploadedVersionId,
-  withoutRequiredSecrets,
   wranglerCommand,
 } from "./plan.ts";
 
@@ -25,18 +24,67 @@ describe("deploy arguments", () => {
   });
 
   it.each([
-    [["--env", "eu"], { mode: "deploy", env: "eu", dryRun: false, wranglerArgs: [], allowOpen: false }],
+    [
+      ["--env", "eu"],
+      {
+        mode: "deploy",
+        env: "eu",
+        dryRun: false,
+        rehearse: false,
+        wranglerArgs: [],
+        allowOpen: false,
+        takeOverDns: false,
+      },
+    ],
     [
       ["--env=ap", "--dry-run", "--outdir", "x"],
-      { mode: "deploy", env: "ap", dryRun: true, wranglerArgs: ["--dry-run", "--outdir", "x"], allowOpen: false },
+      {
+        mode: "deploy",
+        env: "ap",
+        dryRun: true,
+        rehearse: false,
+        wranglerArgs: ["--dry-run", "--outdir", "x"],
+        allowOpen: false,
+        takeOverDns: false,
+      },
     ],
     [
       ["--dry-run", "-e", "us"],
-      { mode: "deploy", env: "us", dryRun: true, wranglerArgs: ["--dry-run"], allowOpen: false },
+      {
+        mode: "deploy",
+        env: "us",
+        dryRun: true,
+        rehearse: false,
+        wranglerArgs: ["--dry-run"],
+        allowOpen: false,
+        takeOverDns: false,
+      },
     ],
     [
-      ["--env", "us", "--secrets-file", "s.env", "--allow-open"],
-      { mode: "deploy", env: "us", dryRun: false, wranglerArgs: [], secretsFile: "s.env", allowOpen: true },
+      ["--env", "us", "--secrets-file", "s.env", "--allow-open", "--take-over-dns"],
+      {
+        mode: "deploy",
+        env: "us",
+        dryRun: false,
+        rehearse: false,
+        wranglerArgs: [],
+        secretsFile: "s.env",
+        allowOpen: true,
+        takeOverDns: true,
+      },
+    ],
+    [
+      ["--env", "us", "--rehearse", "--secrets-file", "s.env"],
+      {
+        mode: "deploy",
+        env: "us",
+        dryRun: false,
+        rehearse: true,
+        wranglerArgs: [],
+        secretsFile: "s.env",
+        allowOpen: false,
+        takeOverDns: false,
+      },
     ],
     [
       ["--env", "eu", "--percent", "10", "--secrets-file=s.json"],
@@ -49,6 +97,7 @@ describe("deploy arguments", () => {
         wranglerArgs: [],
         secretsFile: "s.json",
         allowOpen: false,
+        takeOverDns: false,
       },
     ],
     [
@@ -62,12 +111,16 @@ describe("deploy arguments", () => {
         dryRun: true,
         wranglerArgs: [],
         allowOpen: false,
+        takeOverDns: false,
       },
     ],
-    [["--env", "us", "--rollback"], { mode: "rollback", env: "us", message: "rollback of us", dryRun: false }],
     [
-      ["--rollback", "--env", "us", "--version-id", OLD, "--dry-run"],
-      { mode: "rollback", env: "us", versionId: OLD, message: "rollback of us", dryRun: true },
+      ["--env", "us", "--rollback"],
+      { mode: "rollback", env: "us", message: "rollback of us", dryRun: false, restoreOldSecrets: false },
+    ],
+    [
+      ["--rollback", "--env", "us", "--version-id", OLD, "--dry-run", "--restore-old-secrets"],
+      { mode: "rollback", env: "us", versionId: OLD, message: "rollback of us", dryRun: true, restoreOldSecrets: true },
     ],
   ])("%j", (argv, expected) => {
     expect(parseDeployArgs(argv, envs)).toEqual(expected);
@@ -84,7 +137,17 @@ describe("deploy arguments", () => {
     [["--env", "eu", "--rollback", "--outdir", "x"], /--rollback takes no other arguments/],
     [["--env", "eu", "--version-id", NEW], /--version-id needs --percent or --rollback/],
     [["--env", "eu", "--percent", "5", "--version-id", "latest; rm -rf"], /--version-id must be a Worker version ID/],
-    [["--env", "eu", "--rollback", "--allow-open"], /--rollback takes no --secrets-file or --allow-open/],
+    [
+      ["--env", "eu", "--rollback", "--allow-open"],
+      /--rollback takes no --secrets-file, --allow-open or --take-over-dns/,
+    ],
+    [
+      ["--env", "eu", "--rollback", "--take-over-dns"],
+      /--rollback takes no --secrets-file, --allow-open or --take-over-dns/,
+    ],
+    [["--env", "eu", "--restore-old-secrets"], /--restore-old-secrets goes with --rollback/],
+    [["--env", "eu", "--rehearse", "--percent", "10"], /--rehearse walks a first deploy/],
+    [["--env", "eu", "--rehearse", "--dry-run"], /--rehearse walks a first deploy/],
     [["--env", "eu", "--percent", "5", "--version-id", NEW, "--secrets-file", "s"], /not with --version-id/],
     [["--env", "eu", "--secrets-file"], /--secrets-file needs a value/],
   ])("refuses %j", (argv, message) => {
@@ -140,6 +203,7 @@ describe("wrangler's answers", () => {
       "",
     ].join("\n");
     expect(uploadedVersionId(file)).toBe(NEW);
+    expect(uploadedVersionId(JSON.stringify({ version: 1, type: "deploy", version_id: OLD }))).toBe(OLD);
     expect(() => uploadedVersionId(file.split("\n")[0]!)).toThrow(/no version ID/);
   });
 });
@@ -178,6 +242,16 @@ describe("secrets before a deploy", () => {
     });
   });
 
+  it("lets the shell override a name the .env file has, as wrangler does, and adds none it lacks", () => {
+    const shell = { MODEL_PUBLIC_KEY: "from-shell", ADMIN_TOKEN: "not-a-worker-secret" };
+    expect(parseSecretsFile("API_KEYS=k1\nMODEL_PUBLIC_KEY=from-file\n", shell)).toEqual({
+      API_KEYS: "k1",
+      MODEL_PUBLIC_KEY: "from-shell",
+    });
+    // A JSON file is taken as written.
+    expect(parseSecretsFile('{"MODEL_PUBLIC_KEY": "from-file"}', shell)).toEqual({ MODEL_PUBLIC_KEY: "from-file" });
+  });
+
   const required = ["API_KEYS", "REGIONAL_SHARED_SECRET", "MODEL_PUBLIC_KEY"];
   it("counts a secret set on the Worker, given in the file, or a var of the environment", () => {
     expect(missingSecrets(required, { onWorker: [], inFile: [], vars: [] })).toEqual(required);
@@ -202,26 +276,6 @@ describe("secrets before a deploy", () => {
     const warning = secretsMessage("production", ["API_KEYS"], true);
     expect(warning).toContain("!!! --allow-open: deploying production WITHOUT API_KEYS:");
     expect(warning).not.toContain("refusing");
-  });
-
-  it("drops only the allowed-open secrets from the environment's own secrets.required", () => {
-    const toml = [
-      "[env.production]",
-      'secrets = { required = ["API_KEYS", "REGIONAL_SHARED_SECRET", "MODEL_PUBLIC_KEY"] }',
-      "[env.production.vars]",
-      "[env.staging]",
-      'secrets = { required = ["API_KEYS", "REGIONAL_SHARED_SECRET"] }',
-      "",
-    ].join("\n");
-    const open = withoutRequiredSecrets(`# generated\n${toml}`, "production", ["API_KEYS", "MODEL_PUBLIC_KEY"]);
-    expect(open).toBe(
-      `# generated\n${toml.replace('["API_KEYS", "REGIONAL_SHARED_SECRET", "MODEL_PUBLIC_KEY"]', '["REGIONAL_SHARED_SECRET"]')}`,
-    );
-    expect(withoutRequiredSecrets(`\n${toml}`, "staging", ["API_KEYS"])).toContain(
-      'secrets = { required = ["REGIONAL_SHARED_SECRET"] }\n',
-    );
-    expect(() => withoutRequiredSecrets(`\n${toml}`, "eu-only", ["API_KEYS"])).toThrow(/no \[env\.eu-only\] table/);
-    expect(() => withoutRequiredSecrets("\n[env.x]\nname = 1\n", "x", ["API_KEYS"])).toThrow(/has no "secrets/);
   });
 });
 
@@ -251,22 +305,21 @@ describe("wrangler commands", () => {
       "m",
       "--yes",
     ]);
-    expect(wranglerCommand.rollback("eu", undefined, "m")).toEqual([
-      "rollback",
+    expect(wranglerCommand.kvCreate("eu", "REGION_STATUS")).toEqual([
+      "kv",
+      "namespace",
+      "create",
+      "REGION_STATUS",
       "--env",
       "eu",
-      "--message",
-      "m",
-      "--yes",
     ]);
-    expect(wranglerCommand.rollback("eu", OLD, "m")).toEqual([
-      "rollback",
-      OLD,
+    expect(wranglerCommand.triggers("eu", "c.toml")).toEqual([
+      "triggers",
+      "deploy",
       "--env",
       "eu",
-      "--message",
-      "m",
-      "--yes",
+      "--config",
+      "c.toml",
     ]);
   });
 

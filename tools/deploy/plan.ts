@@ -10,7 +10,8 @@
  * A gradual deploy uploads the Worker as a new version (`wrangler versions upload`) and splits traffic between
  * it and the version serving now (`wrangler versions deploy new@P% old@(100-P)%`); running it again with
  * `--version-id <new> --percent Q` moves the split, and `--percent 100` finishes it. `--rollback` returns
- * to the last version that served 100% (`wrangler rollback`), or to `--version-id`.
+ * to the last version that served 100% (`wrangler rollback`'s choice), or to `--version-id`, but never to one
+ * whose secrets differ from today's unless told (rollback.ts).
  */
 
 import { UsageError } from "../cli/errors.ts";
@@ -52,15 +53,34 @@ export const DEPLOY_FLAGS = {
       "deploy even though required secrets are missing: the Worker answers anyone (no\n" +
       "API_KEYS), sends unsigned calls the pools refuse, or loads unsigned models",
   },
+  "take-over-dns": {
+    type: "boolean",
+    help:
+      "let the environment's Custom Domains replace a DNS record, or another Worker's Custom\n" +
+      "Domain, that is on their hostname now (without it the deploy refuses and names them)",
+  },
+  "restore-old-secrets": {
+    type: "boolean",
+    help:
+      "with --rollback: return even to a version whose secrets differ from today's (their old\n" +
+      "values come back: a rotated REGIONAL_SHARED_SECRET makes the pools refuse every forward)",
+  },
+  rehearse: {
+    type: "boolean",
+    help:
+      "walk the environment's first deploy against a stand-in for Cloudflare's API on this\n" +
+      "machine (secrets, Worker, KV, Custom Domains, cron), then probe npm start's local stack\n" +
+      "with its secrets and the probe's key (EDGECASCADE_API_KEY); nothing leaves the machine",
+  },
   "dry-run": {
     type: "boolean",
     help:
-      "with --percent or --rollback: print the wrangler commands, run nothing;\n" +
+      "with --percent or --rollback: print the commands and API calls, run nothing;\n" +
       "alone: wrangler deploy --dry-run (bundle only: prints size and bindings)",
   },
 } as const satisfies FlagTable;
 
-export const DEPLOY_USAGE = "npm run deploy -- --env <region> [options]";
+export const DEPLOY_USAGE = "npm run deploy -- --env <environment> [options]";
 export const DEPLOY_DESCRIPTION =
   "Without --percent or --rollback: wrangler deploy, the new Worker serves 100% at once; other options pass to wrangler.";
 
@@ -75,11 +95,13 @@ interface SecretsOptions {
   secretsFile?: string;
   /** `--allow-open`: deploy even though required secrets are missing. */
   allowOpen: boolean;
+  /** `--take-over-dns`: Custom Domains may replace what is on their hostnames now. */
+  takeOverDns: boolean;
 }
 
 export type DeployRequest =
-  /** `wrangler deploy --env`, with the remaining arguments passed through. */
-  | ({ mode: "deploy"; env: string; dryRun: boolean; wranglerArgs: string[] } & SecretsOptions)
+  /** `wrangler deploy --env`, with the remaining arguments passed through; `rehearse`: against stand-ins. */
+  | ({ mode: "deploy"; env: string; dryRun: boolean; rehearse: boolean; wranglerArgs: string[] } & SecretsOptions)
   | ({
       mode: "gradual";
       env: string;
@@ -91,7 +113,15 @@ export type DeployRequest =
       /** Passed to `wrangler versions upload` (e.g. `--var`, `--outdir`). */
       wranglerArgs: string[];
     } & SecretsOptions)
-  | { mode: "rollback"; env: string; versionId?: string; message: string; dryRun: boolean };
+  | {
+      mode: "rollback";
+      env: string;
+      versionId?: string;
+      message: string;
+      dryRun: boolean;
+      /** `--restore-old-secrets`: deploy the version even though its secrets differ from today's. */
+      restoreOldSecrets: boolean;
+    };
 
 /** Our arguments, validated; errors name the flag. */
 export function parseDeployArgs(argv: readonly string[], envs: readonly string[]): DeployRequest {
@@ -112,6 +142,9 @@ export function deployRequest(
     message,
     "secrets-file": secretsFile,
     "allow-open": allowOpen,
+    "take-over-dns": takeOverDns,
+    "restore-old-secrets": restoreOldSecrets,
+    rehearse,
     rollback,
     "dry-run": dryRun,
   } = values;
@@ -123,14 +156,29 @@ export function deployRequest(
     );
   }
   const wranglerArgs = [...rest];
-  const secrets: SecretsOptions = { ...(secretsFile !== undefined ? { secretsFile } : {}), allowOpen };
+  const secrets: SecretsOptions = {
+    ...(secretsFile !== undefined ? { secretsFile } : {}),
+    allowOpen,
+    takeOverDns,
+  };
+  if (restoreOldSecrets && !rollback) throw new UsageError("--restore-old-secrets goes with --rollback");
+  if (rehearse && (rollback || percent !== undefined || dryRun)) {
+    throw new UsageError("--rehearse walks a first deploy: not with --rollback, --percent or --dry-run");
+  }
   if (rollback) {
     if (percent !== undefined) throw new UsageError("--rollback and --percent exclude each other");
     // A rollback returns to a version that was deployed with its own secrets; it uploads none.
-    if (secretsFile !== undefined || allowOpen)
-      throw new UsageError("--rollback takes no --secrets-file or --allow-open");
+    if (secretsFile !== undefined || allowOpen || takeOverDns)
+      throw new UsageError("--rollback takes no --secrets-file, --allow-open or --take-over-dns");
     if (wranglerArgs.length) throw new UsageError(`--rollback takes no other arguments, got ${wranglerArgs.join(" ")}`);
-    return { mode: "rollback", env, versionId, message: message ?? `rollback of ${env}`, dryRun };
+    return {
+      mode: "rollback",
+      env,
+      ...(versionId ? { versionId } : {}),
+      message: message ?? `rollback of ${env}`,
+      dryRun,
+      restoreOldSecrets,
+    };
   }
   if (percent !== undefined) {
     if (versionId !== undefined && secretsFile !== undefined) {
@@ -154,6 +202,7 @@ export function deployRequest(
     mode: "deploy",
     env,
     dryRun,
+    rehearse,
     // wrangler deploy --dry-run bundles only.
     wranglerArgs: [...(dryRun ? ["--dry-run"] : []), ...rest, ...(message === undefined ? [] : ["--message", message])],
     ...secrets,
@@ -179,10 +228,14 @@ export function secretsOnWorker(result: { code: number; stdout: string; stderr: 
 
 /**
  * A secrets file as wrangler's `--secrets-file` reads it: a JSON object, or .env lines `NAME=value`
- * (`export ` allowed, `#` comments, values optionally quoted). Values are returned for MODEL_PUBLIC_KEY, which
- * the deploy checks the edge models against; nothing prints them.
+ * (`export ` allowed, `#` comments, values optionally quoted), in which, as wrangler 4.164 does
+ * (`parseAndExpandDotEnv`), a variable of the deploying shell (`shell`) overrides a name the file has. Values
+ * are returned for MODEL_PUBLIC_KEY, which the deploy checks the edge models against; nothing prints them.
  */
-export function parseSecretsFile(text: string): Record<string, string> {
+export function parseSecretsFile(
+  text: string,
+  shell: Readonly<Record<string, string | undefined>> = {},
+): Record<string, string> {
   const trimmed = text.trim();
   if (trimmed.startsWith("{")) {
     const data = JSON.parse(trimmed) as Record<string, unknown>;
@@ -194,7 +247,7 @@ export function parseSecretsFile(text: string): Record<string, string> {
   for (const line of text.split("\n")) {
     const m = line.match(/^\s*(?:export\s+)?([A-Za-z_][\w.-]*)\s*=\s*(.*?)\s*$/);
     if (!m) continue;
-    const value = m[2]!.replace(/^(["'])(.*)\1$/, "$2");
+    const value = shell[m[1]!] ?? m[2]!.replace(/^(["'])(.*)\1$/, "$2");
     if (value !== "") secrets[m[1]!] = value;
   }
   return secrets;
@@ -236,24 +289,6 @@ export function secretsMessage(env: string, missing: readonly string[], allowOpe
   ].join("\n");
 }
 
-/**
- * The generated wrangler config with `names` dropped from the environment's `secrets.required`, for an
- * --allow-open deploy: wrangler itself refuses to upload a version that lacks a required secret. Expects the
- * environment's line as wrangler.toml writes it: `secrets = { required = [...] }` right in `[env.<env>]`.
- */
-export function withoutRequiredSecrets(toml: string, env: string, names: readonly string[]): string {
-  const table = toml.indexOf(`\n[env.${env}]\n`);
-  if (table < 0) throw new Error(`no [env.${env}] table in the wrangler config`);
-  const next = toml.indexOf("\n[", table + 1);
-  const end = next < 0 ? toml.length : next;
-  const section = toml.slice(table, end);
-  const line = section.match(/^secrets = \{ required = (\[[^\]]*\]) \}$/m);
-  if (!line) throw new Error(`[env.${env}] has no "secrets = { required = [...] }" line`);
-  const kept = (JSON.parse(line[1]!) as string[]).filter((n) => !names.includes(n));
-  const replaced = section.replace(line[0], `secrets = { required = ${JSON.stringify(kept).replace(/","/g, '", "')} }`);
-  return toml.slice(0, table) + replaced + toml.slice(end);
-}
-
 /** One entry of `wrangler deployments status --json`: which versions serve, with their share of traffic. */
 export interface LiveDeployment {
   versions: { version_id: string; percentage: number }[];
@@ -273,14 +308,17 @@ export function parseDeploymentStatus(json: string): LiveDeployment {
   return { versions };
 }
 
-/** The version ID `wrangler versions upload` reported in its output file (WRANGLER_OUTPUT_FILE_PATH, ND-JSON). */
+/**
+ * The version ID `wrangler versions upload` or `wrangler deploy` reported in its output file
+ * (WRANGLER_OUTPUT_FILE_PATH, ND-JSON: a "version-upload" or "deploy" entry).
+ */
 export function uploadedVersionId(outputFile: string): string {
   for (const line of outputFile.split("\n")) {
     if (!line.trim()) continue;
     const entry = JSON.parse(line) as { type?: string; version_id?: string };
-    if (entry.type === "version-upload" && entry.version_id) return entry.version_id;
+    if ((entry.type === "version-upload" || entry.type === "deploy") && entry.version_id) return entry.version_id;
   }
-  throw new Error("wrangler versions upload reported no version ID");
+  throw new Error("wrangler reported no version ID");
 }
 
 /**
@@ -304,9 +342,16 @@ export function gradualSplit(live: LiveDeployment, candidate: string, percent: n
 /** wrangler argument lists, one per command. */
 export const wranglerCommand = {
   deploy: (env: string, args: readonly string[]) => ["deploy", "--env", env, ...args],
+  kvCreate: (env: string, binding: string) => ["kv", "namespace", "create", binding, "--env", env],
   secretList: (env: string) => ["secret", "list", "--env", env, "--format", "json"],
   /** Routes, Custom Domains and crons: `wrangler versions deploy` does not apply them, `wrangler deploy` does. */
-  triggers: (env: string) => ["triggers", "deploy", "--env", env],
+  triggers: (env: string, config?: string) => [
+    "triggers",
+    "deploy",
+    "--env",
+    env,
+    ...(config ? ["--config", config] : []),
+  ],
   status: (env: string) => ["deployments", "status", "--env", env, "--json"],
   upload: (env: string, message: string, args: readonly string[]) => [
     "versions",
@@ -321,15 +366,6 @@ export const wranglerCommand = {
     "versions",
     "deploy",
     ...specs,
-    "--env",
-    env,
-    "--message",
-    message,
-    "--yes",
-  ],
-  rollback: (env: string, versionId: string | undefined, message: string) => [
-    "rollback",
-    ...(versionId ? [versionId] : []),
     "--env",
     env,
     "--message",
