@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Gateway } from "@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/Gateway";
 import { GatewayClass } from "@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/GatewayClass";
+import { GRPCRoute } from "@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/GRPCRoute";
 import { HTTPRoute } from "@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/HTTPRoute";
 import { ScaledObject } from "@kubernetes-models/keda/keda.sh/v1alpha1/ScaledObject";
 import { Deployment } from "kubernetes-models/apps/v1/Deployment";
@@ -17,6 +18,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { parseAllDocuments, parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { createMetrics } from "../../regional/metrics.ts";
 import { parseCommandLine, type RegionalOptions } from "../../regional/options.ts";
+import { universalSslCovers } from "../../tools/deploy/hostnames.ts";
 import { ROOT } from "../../tools/edge-bundle/build-edge.ts";
 
 const K8S = join(ROOT, "deploy/k8s");
@@ -43,6 +45,7 @@ const MODELS: Record<string, new (data: never) => { validate(): void }> = {
   "apps/v1/Deployment": Deployment,
   "gateway.networking.k8s.io/v1/Gateway": Gateway,
   "gateway.networking.k8s.io/v1/HTTPRoute": HTTPRoute,
+  "gateway.networking.k8s.io/v1/GRPCRoute": GRPCRoute,
   "networking.k8s.io/v1/NetworkPolicy": NetworkPolicy,
   "policy/v1/PodDisruptionBudget": PodDisruptionBudget,
   "keda.sh/v1alpha1/ScaledObject": ScaledObject,
@@ -79,6 +82,53 @@ const byKind = (objects: Obj[], kind: string) => {
   return found[0];
 };
 
+const ZONE = "edgecascade.example.com";
+
+/** `package.Service` of every service the pool's .proto files define (the pool serves both). */
+function protoServices(): string[] {
+  return ["grpc_predict_v2.proto", "grpc_health_v1.proto"].map((file) => {
+    const proto = readFileSync(join(ROOT, "protocol", file), "utf8");
+    return `${proto.match(/^package ([\w.]+);/m)![1]}.${proto.match(/^service (\w+)/m)![1]}`;
+  });
+}
+
+/** docs/deploy.md's table of who reaches the pods: each row's namespace labels and the port names it gives. */
+function reachTable(): { from: Record<string, string>; ports: string[] }[] {
+  const doc = readFileSync(join(ROOT, "docs/deploy.md"), "utf8");
+  const table = doc.slice(doc.indexOf("Who reaches the pods"));
+  const rows = [
+    ...table.matchAll(/^\| (namespace `[\w-]+`|namespaces labelled `[\w./-]+=\w+`|anything else) \| ([^|]*) \|/gm),
+  ];
+  return rows.map(([, from, ports]) => {
+    const labelled = from!.match(/labelled `([\w./-]+)=(\w+)`/);
+    const named = from!.match(/namespace `([\w-]+)`/);
+    return {
+      from: labelled
+        ? { [labelled[1]!]: labelled[2]! }
+        : { "kubernetes.io/metadata.name": named ? named[1]! : "default" },
+      ports: [...ports!.matchAll(/`(\w+)` \d+/g)].map((m) => m[1]!),
+    };
+  });
+}
+
+/** Whether a NetworkPolicy admits traffic from a pod of a namespace with these labels to this container port. */
+function admits(policy: Obj, namespaceLabels: Record<string, string>, port: Obj): boolean {
+  const matches = (selector: Obj) =>
+    Object.entries(selector?.matchLabels ?? {}).every(([k, v]) => namespaceLabels[k] === v) &&
+    !selector?.matchExpressions;
+  return (policy.spec.ingress ?? []).some((rule: Obj) => {
+    const fromOk =
+      !rule.from ||
+      rule.from.some((peer: Obj) => peer.namespaceSelector && !peer.podSelector && matches(peer.namespaceSelector));
+    const portOk =
+      !rule.ports ||
+      rule.ports.some(
+        (p: Obj) => (p.protocol ?? "TCP") === port.protocol && (p.port === port.name || p.port === port.containerPort),
+      );
+    return fromOk && portOk;
+  });
+}
+
 const tmp = mkdtempSync(join(tmpdir(), "edgecascade-k8s-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
@@ -97,6 +147,7 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
   it("renders only valid objects of known kinds, all in the edgecascade namespace", () => {
     expect(objects.map((o) => o.kind).sort()).toEqual([
       "Deployment",
+      "GRPCRoute",
       "Gateway",
       "HTTPRoute",
       "Namespace",
@@ -191,19 +242,24 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
     });
   });
 
-  it("lets only the Gateway's Envoy proxies and Prometheus reach the pool's ports", () => {
+  it("admits to the pool's ports exactly whom docs/deploy.md says, step 5", () => {
     const policy = byKind(objects, "NetworkPolicy");
     expect(policy.spec.podSelector.matchLabels).toEqual(deployment.spec.selector.matchLabels);
     expect(policy.spec.policyTypes).toEqual(["Ingress"]);
-    const [rule] = policy.spec.ingress;
-    expect(rule.ports).toEqual([
-      { port: "http", protocol: "TCP" },
-      { port: "grpc", protocol: "TCP" },
+    const rows = reachTable();
+    expect(rows.map((r) => r.from)).toEqual([
+      { "kubernetes.io/metadata.name": "envoy-gateway-system" },
+      { "kubernetes.io/metadata.name": "monitoring" },
+      { "edgecascade.example.com/inference-client": "true" },
+      { "kubernetes.io/metadata.name": "default" },
     ]);
-    expect(rule.from.map((f: Obj) => f.namespaceSelector.matchLabels["kubernetes.io/metadata.name"])).toEqual([
-      "envoy-gateway-system",
-      "monitoring",
-    ]);
+    for (const row of rows) {
+      const admitted = container.ports.filter((p: Obj) => admits(policy, row.from, p));
+      expect(
+        admitted.map((p: Obj) => p.name),
+        JSON.stringify(row.from),
+      ).toEqual(row.ports);
+    }
   });
 
   it("keeps a region serving through voluntary disruptions", () => {
@@ -216,6 +272,11 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
     const scaled = byKind(objects, "ScaledObject");
     expect(scaled.spec.scaleTargetRef).toEqual({ name: deployment.metadata.name });
     expect(scaled.spec.minReplicaCount).toBeGreaterThanOrEqual(2);
+    // KEDA's cooldownPeriod applies only to scaling to zero: with a minimum above it, it would do nothing.
+    expect(scaled.spec.cooldownPeriod).toBeUndefined();
+    expect(
+      scaled.spec.advanced.horizontalPodAutoscalerConfig.behavior.scaleDown.stabilizationWindowSeconds,
+    ).toBeGreaterThan(0);
     const [queue, latency, cpu] = scaled.spec.triggers;
     const families = await createMetrics().text();
     for (const trigger of [queue, latency]) {
@@ -285,25 +346,39 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
 
   it(
     region === undefined
-      ? "publishes the pool on the base's placeholder host (region overlays set the real one)"
-      : "publishes the pool on the URL the edge's wrangler.toml names for its region",
+      ? "publishes the pool on the base's placeholder hosts (region overlays set the real ones)"
+      : "publishes the pool on the URL the edge's wrangler.toml names for its region, and gRPC beside it",
     () => {
       const host = region === undefined ? "pool.edgecascade.example.com" : new URL(wranglerRegions().get(region)!).host;
+      const grpcHost = host.replace(/^([\w-]+)\./, "$1-grpc.");
       if (region !== undefined) expect(wranglerRegions().get(region)!).toMatch(/^https:/);
-      // Gateway API: an HTTPS listener for the host, on Envoy Gateway's class, with the Origin CA certificate.
+      // Both names are one level below the zone: Cloudflare's Universal SSL certificate covers them.
+      for (const h of [host, grpcHost]) expect(universalSslCovers(ZONE, h), h).toBe(true);
+      // Gateway API: two HTTPS listeners on Envoy Gateway's class with the Origin CA certificate, one route kind each.
       const gateway = byKind(objects, "Gateway");
       expect(gateway.spec.gatewayClassName).toBe("eg");
+      const tls = { mode: "Terminate", certificateRefs: [{ kind: "Secret", name: "regional-tls" }] };
       expect(gateway.spec.listeners).toEqual([
         {
           name: "https",
           protocol: "HTTPS",
           port: 443,
           hostname: host,
-          tls: { mode: "Terminate", certificateRefs: [{ kind: "Secret", name: "regional-tls" }] },
-          allowedRoutes: { namespaces: { from: "Same" } },
+          tls,
+          allowedRoutes: { namespaces: { from: "Same" }, kinds: [{ kind: "HTTPRoute" }] },
+        },
+        {
+          name: "grpc",
+          protocol: "HTTPS",
+          port: 443,
+          hostname: grpcHost,
+          tls,
+          allowedRoutes: { namespaces: { from: "Same" }, kinds: [{ kind: "GRPCRoute" }] },
         },
       ]);
-      // The route attaches to that listener and sends the inference and v2 paths, nothing else, to the Service.
+      // The HTTP route attaches to its listener and sends the inference and v2 paths, nothing else, to the Service.
+      const service = byKind(objects, "Service");
+      const port = (name: string) => service.spec.ports.find((p: Obj) => p.name === name).port;
       const route = byKind(objects, "HTTPRoute");
       expect(route.spec.parentRefs).toEqual([{ name: gateway.metadata.name, sectionName: "https" }]);
       expect(route.spec.hostnames).toEqual([host]);
@@ -312,9 +387,18 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
         { path: { type: "Exact", value: "/v1/classify" } },
         { path: { type: "PathPrefix", value: "/v2" } },
       ]);
-      const service = byKind(objects, "Service");
-      const http = service.spec.ports.find((p: Obj) => p.name === "http");
-      expect(route.spec.rules[0].backendRefs).toEqual([{ name: service.metadata.name, port: http.port }]);
+      expect(route.spec.rules[0].backendRefs).toEqual([{ name: service.metadata.name, port: port("http") }]);
+      // The gRPC route: the pool's two services as their .proto files name them, to the Service's h2c port,
+      // on a hostname the HTTP route does not share (the Gateway API accepts only one of two such routes).
+      const grpc = byKind(objects, "GRPCRoute");
+      expect(grpc.spec.parentRefs).toEqual([{ name: gateway.metadata.name, sectionName: "grpc" }]);
+      expect(grpc.spec.hostnames).toEqual([grpcHost]);
+      expect(grpc.spec.hostnames.filter((h: string) => route.spec.hostnames.includes(h))).toEqual([]);
+      expect(grpc.spec.rules).toHaveLength(1);
+      const services = grpc.spec.rules[0].matches.map((m: Obj) => m.method);
+      expect(services).toEqual(protoServices().map((service) => ({ type: "Exact", service })));
+      expect(grpc.spec.rules[0].backendRefs).toEqual([{ name: service.metadata.name, port: port("grpc") }]);
+      expect(service.spec.ports.find((p: Obj) => p.name === "grpc").appProtocol).toBe("kubernetes.io/h2c");
       expect(deployment.spec.template.metadata.labels["edgecascade.example.com/region"]).toBe(region);
     },
   );
