@@ -18,6 +18,11 @@ export const PREREQUISITES = {
     // The image test builds and runs the image with buildah and namespaces: as root only.
     { command: "buildah", debianPackage: "buildah", usedBy: "the container image test", rootOnly: true },
     { command: "debootstrap", debianPackage: "debootstrap", usedBy: "the image test's local base", rootOnly: true },
+    {
+      command: "amtool",
+      debianPackage: "prometheus-alertmanager",
+      usedBy: "the Alertmanager config test and the docs run (amtool check-config)",
+    },
   ],
   bench: [{ command: "wrk", debianPackage: "wrk", usedBy: "npm run bench:regional" }],
   probe: [{ command: "hey", debianPackage: "hey", usedBy: "npm run validate:probe (the reference client)" }],

@@ -8,10 +8,13 @@ import { createMetrics } from "../../regional/metrics.ts";
 import { ROOT } from "../../tools/edge-bundle/build-edge.ts";
 import { probeExposition } from "../../tools/probe/prometheus.ts";
 import { summarize } from "../../tools/probe/summary.ts";
+import { anchorOf } from "./docs/doc-references.ts";
 
 const DIR = join(ROOT, "deploy/prometheus");
 const RULE_FILES = readdirSync(DIR).filter((f) => f.endsWith(".rules.yml"));
 const TEST_FILES = readdirSync(join(DIR, "tests")).filter((f) => f.endsWith(".test.yml"));
+/** Where every alert's runbook_url points (docs/deploy.md, step 6, says to replace it with your copy's). */
+const RUNBOOK = "https://git.example.com/edgecascade/blob/main/docs/runbook.md";
 /** Series the model rollout controller (issue 10) exports; not in regional/metrics.ts yet. */
 const ROLLOUT_SERIES = ["edgecascade_rollout_rollbacks_total", "edgecascade_rollout_percent"];
 
@@ -19,6 +22,7 @@ interface Rule {
   alert?: string;
   record?: string;
   expr: string;
+  labels?: Record<string, string>;
   annotations?: Record<string, string>;
 }
 interface RuleTest {
@@ -110,7 +114,8 @@ describe("Prometheus rules", () => {
         .map((s) => [s.slice(0, s.indexOf("\n")).trim(), s] as const),
     );
     for (const { alert, annotations } of alerts) {
-      expect(annotations?.runbook_url).toBe(`docs/runbook.md#${alert!.toLowerCase()}`);
+      // Absolute: an alert is read in a pager or a chat, where a repository path opens nothing.
+      expect(annotations?.runbook_url).toBe(`${RUNBOOK}#${anchorOf(alert!)}`);
       const section = sections.get(alert!);
       expect(section, `docs/runbook.md has no "## ${alert}"`).toBeDefined();
       for (const part of ["Meaning", "Confirm", "Mitigate", "Escalate"]) {
@@ -144,8 +149,95 @@ describe("Prometheus rules", () => {
     // Every cluster runs cluster.yml: a probe alert there would fire once per cluster.
     expect([...cluster.rule_files, ...probes.rule_files].sort()).toEqual(RULE_FILES.sort());
     expect(cluster.scrape_configs.some((s) => s.job_name === "edgecascade-probe")).toBe(false);
-    expect(cluster.alerting).toEqual(probes.alerting);
+    // The same Alertmanager, over HTTPS, as the user its web config knows; each host reads the password from
+    // its own file (a cluster's from the Secret the chart mounts).
+    const [fromCluster] = cluster.alerting.alertmanagers as Alertmanager[];
+    const [fromProbes] = probes.alerting.alertmanagers as Alertmanager[];
     expect(probes.alerting.alertmanagers).toHaveLength(1);
+    expect(cluster.alerting.alertmanagers).toHaveLength(1);
+    expect(fromCluster!.static_configs).toEqual(fromProbes!.static_configs);
+    for (const am of [fromCluster!, fromProbes!]) {
+      expect(am.scheme).toBe("https");
+      expect(Object.keys(webConfig().basic_auth_users)).toContain(am.basic_auth.username);
+      expect(am.basic_auth.password_file).toMatch(/^\/etc\/prometheus\//);
+    }
+    expect(fromCluster!.basic_auth.password_file).toBe("/etc/prometheus/secrets/edgecascade-alertmanager/password");
+  });
+});
+
+interface Alertmanager {
+  scheme: string;
+  basic_auth: { username: string; password_file: string };
+  static_configs: unknown[];
+}
+
+const AM = join(ROOT, "deploy/alertmanager");
+const webConfig = () =>
+  parse(readFileSync(join(AM, "web.yml"), "utf8")) as {
+    tls_server_config: { cert_file: string; key_file: string };
+    basic_auth_users: Record<string, string>;
+  };
+
+describe("the Alertmanager", () => {
+  it("routes by the runbook's severities and passes amtool check-config", () => {
+    const run = spawnSync("amtool", ["check-config", join(AM, "alertmanager.yml")], { encoding: "utf8" });
+    expect(run.error, "amtool must be installed (Debian package prometheus-alertmanager)").toBeUndefined();
+    expect(run.status, run.stdout + run.stderr).toBe(0);
+    const config = parse(readFileSync(join(AM, "alertmanager.yml"), "utf8"));
+    const severities = new Set(alerts.map((a) => a.labels?.severity));
+    expect([...severities].sort()).toEqual(["page", "ticket", "warning"]);
+    expect(
+      config.route.routes.map((r: { matchers: string[]; receiver: string }) => [r.matchers[0], r.receiver]),
+    ).toEqual([
+      ['severity="page"', "pager"],
+      ['severity=~"warning|ticket"', "chat"],
+    ]);
+  });
+
+  it("takes alerts over HTTPS with a bcrypt password only (promtool check web-config, with a certificate made here)", () => {
+    const cert = join(tmp, "am.crt");
+    const key = join(tmp, "am.key");
+    const made = spawnSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+        "-keyout",
+        key,
+        "-out",
+        cert,
+        "-days",
+        "1",
+        "-subj",
+        "/CN=alertmanager.test",
+      ],
+      { encoding: "utf8" },
+    );
+    expect(made.status, made.stderr).toBe(0);
+    const web = webConfig();
+    expect(web.tls_server_config).toEqual({
+      cert_file: "/etc/prometheus/alertmanager.crt",
+      key_file: "/etc/prometheus/alertmanager.key",
+    });
+    const file = join(tmp, "web.yml");
+    writeFileSync(file, stringify({ ...web, tls_server_config: { cert_file: cert, key_file: key } }));
+    const { status, output } = promtool("check", "web-config", file);
+    expect(status, output).toBe(0);
+    // Without a valid bcrypt hash the check fails: the test can tell.
+    writeFileSync(
+      file,
+      stringify({
+        ...web,
+        tls_server_config: { cert_file: cert, key_file: key },
+        basic_auth_users: { prometheus: "secret" },
+      }),
+    );
+    expect(promtool("check", "web-config", file).status).not.toBe(0);
   });
 });
 
