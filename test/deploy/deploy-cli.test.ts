@@ -272,6 +272,39 @@ describe("npm run deploy against a stand-in for Cloudflare's API", () => {
   });
 });
 
+describe("npm run deploy -- --rehearse, where the real deploy would stop", () => {
+  it("stops at the probe's key when it is not one of API_KEYS, before anything runs", async () => {
+    const file = join(tmp, "rehearse.env");
+    writeFileSync(file, "API_KEYS=client-key\nREGIONAL_SHARED_SECRET=s\n");
+    const { code, stderr } = await deployIn(
+      ROOT,
+      { EDGECASCADE_API_KEY: "k1" },
+      "--env",
+      "staging",
+      "--rehearse",
+      "--secrets-file",
+      file,
+    );
+    expect(code).toBe(1);
+    expect(stderr).toContain("REHEARSAL of staging's first deploy");
+    expect(stderr).toContain(
+      "the scheduled probe's key: EDGECASCADE_API_KEY is not one of API_KEYS: the scheduled probe would get 401 on every request",
+    );
+    expect(stderr).not.toContain("==> ");
+  });
+
+  it("stops at the secrets, as the first deploy without them would", async () => {
+    const { code, stderr } = await deployIn(ROOT, {}, "--env", "production", "--rehearse");
+    expect(code).toBe(1);
+    expect(stderr).toMatch(
+      /==> kv namespaces: REGION_STATUS: created \w+ \(wrangler\.toml has the placeholder <production REGION_STATUS namespace id>\)/,
+    );
+    expect(stderr).toContain("refusing to deploy production: required secrets are not set");
+    expect(stderr).not.toContain("==> secrets:");
+    expect(stderr).not.toContain("npm start");
+  });
+});
+
 describe("npm run deploy -- --rollback, after a rotated secret", () => {
   it("refuses to bring the old secret back, names it and the way back; --restore-old-secrets does it", async () => {
     const api = await startCloudflareApi({

@@ -16,7 +16,8 @@ import { type CloudflareApi, startCloudflareApi } from "../../tools/deploy/rehea
 import { ROOT } from "../../tools/edge-bundle/build-edge.ts";
 import { codeBlocks } from "../support/markdown-blocks.ts";
 import { workingCopy } from "../support/production-copy.ts";
-import { type DocFile, docProblems, SHELL_LANGS } from "./docs/doc-references.ts";
+import { type DocFile, SHELL_LANGS } from "./docs/doc-items.ts";
+import { docProblems } from "./docs/doc-references.ts";
 import { CANNOT_RUN, type DocBlock, runBlocks, type ShellRun } from "./docs/doc-shell.ts";
 
 const DOCS = ["docs/deploy.md", "docs/runbook.md"];
@@ -183,7 +184,9 @@ describe("docs/deploy.md and docs/runbook.md, run", () => {
     console.log(
       `docs run: ${blocks.runnable.length} shell blocks run, ${blocks.marked.length} cannot run here, ${blocks.other} not shell:\n  ${reasons.join("\n  ")}`,
     );
-    console.log(`docs run, seconds per block:\n  ${run.blocks.map((b) => `${b.seconds.toFixed(1)}  ${b.where}`).join("\n  ")}`);
+    console.log(
+      `docs run, seconds per block:\n  ${run.blocks.map((b) => `${b.seconds.toFixed(1)}  ${b.where}`).join("\n  ")}`,
+    );
     for (const b of blocks.marked) expect(b.reason, `${b.file}:${b.block.line}`).toMatch(/\w{3,}/);
     // The deploy's own steps run: KV, secrets, rehearsal, first deploys, gradual deploy, monitoring files, checks.
     expect(blocks.runnable.length).toBeGreaterThanOrEqual(10);
@@ -231,8 +234,18 @@ describe("docs/deploy.md and docs/runbook.md, run", () => {
     expect(api.account.regionalHostnames.map((r) => [r.hostname, r.region_key])).toEqual([[`eu.${ZONE}`, "eu"]]);
     const secret = (script: string, name: string) =>
       bound(script).find((b) => b.name === name && b.type === "secret_text")?.text;
-    // Staging serves unsigned builds: no MODEL_PUBLIC_KEY; the others hold the key the models were signed with.
+    // Staging serves unsigned builds: no MODEL_PUBLIC_KEY, and its deploy checks sha256 only although the shell
+    // exports the release key (step 3); the others hold the key the models were signed with.
     expect(secret("edgecascade-staging", "MODEL_PUBLIC_KEY")).toBeUndefined();
+    const firstDeploys = run.blocks.find((b) => b.output.includes("$ wrangler deploy --env eu-only"))?.output ?? "";
+    expect(firstDeploys).toContain(
+      "==> edge models: MODEL SIGNATURES NOT VERIFIED for staging (staging's Worker gets no MODEL_PUBLIC_KEY)",
+    );
+    expect(firstDeploys).toContain("(the shell's MODEL_PUBLIC_KEY is not staging's: its Worker holds none)");
+    expect(firstDeploys).toMatch(
+      /==> edge models: signed and intact: breast-cancer-edge\/1, digits-edge\/1 \(key from --secrets-file\)/,
+    );
+    expect(firstDeploys).toContain(`==> residency: eu.${ZONE} → region eu`);
     const publicKey = readFileSync(join(scratch, "home/.config/edgecascade/model-signing.pub"), "utf8").trim();
     expect(secret("edgecascade-production", "MODEL_PUBLIC_KEY")).toBe(publicKey);
     // One client key and the probes' key, the same in every environment.

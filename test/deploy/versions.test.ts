@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 import { ROOT } from "../../tools/edge-bundle/build-edge.ts";
-import { helmInstalls, readVersions } from "./docs/doc-references.ts";
+import { helmInstalls, readVersions } from "./docs/versions.ts";
 
 const versions = readVersions(ROOT);
 const docs = ["docs/deploy.md", "docs/runbook.md", "docs/regional.md", "README.md"].map((path) => ({

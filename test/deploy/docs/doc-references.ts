@@ -10,24 +10,16 @@ import { execFile } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
-import { parse as parseYaml } from "yaml";
-import { codeBlocks } from "../../support/markdown-blocks.ts";
-import { inlineCode, type SimpleCommand, simpleCommands } from "./shell-words.ts";
+import { commandsOf, type DocFile, itemsOf } from "./doc-items.ts";
+import { helmInstalls, readVersions } from "./versions.ts";
+import { wranglerCommands } from "./wrangler-commands.ts";
 
 const run = promisify(execFile);
-
-export interface DocFile {
-  /** Relative to the repository root, e.g. docs/deploy.md. */
-  path: string;
-  markdown: string;
-}
 
 export interface Problem {
   where: string;
   what: string;
 }
-
-export const SHELL_LANGS = new Set(["sh", "bash", "shell", "console"]);
 
 /** Environment variables the docs may name that are read by a dependency, not by this repository's code. */
 export const DEPENDENCY_VARIABLES: Readonly<Record<string, string>> = {
@@ -37,62 +29,6 @@ export const DEPENDENCY_VARIABLES: Readonly<Record<string, string>> = {
 
 // biome-ignore lint/suspicious/noExplicitAny: rendered YAML
 type Obj = any;
-
-export interface Versions {
-  kubernetes: { supported: { min: string; max: string }; apis: string[] };
-  components: {
-    name: string;
-    release: string;
-    chart: string;
-    repository?: string;
-    version: string;
-    kubernetes: { min: string; max?: string };
-    apis?: string[];
-  }[];
-}
-
-export const readVersions = (root: string): Versions =>
-  parseYaml(readFileSync(join(root, "deploy/versions.yaml"), "utf8")) as Versions;
-
-/** `helm install|upgrade <release> <chart> ...` commands of the docs, with their --version. */
-export function helmInstalls(
-  docs: readonly DocFile[],
-): { where: string; release: string; chart: string; version?: string }[] {
-  const found: { where: string; release: string; chart: string; version?: string }[] = [];
-  for (const { where, command } of commandsOf(docs)) {
-    const [program, verb, release, chart] = command.words;
-    if (program !== "helm" || (verb !== "install" && verb !== "upgrade") || !release || !chart) continue;
-    const i = command.words.indexOf("--version");
-    found.push({ where, release, chart, ...(i > 0 ? { version: command.words[i + 1]! } : {}) });
-  }
-  return found;
-}
-
-interface Item {
-  where: string;
-  text: string;
-  /** A fenced block (commands) or an inline span (a command, a name or a path). */
-  kind: "block" | "inline";
-}
-
-function itemsOf(docs: readonly DocFile[]): Item[] {
-  const items: Item[] = [];
-  for (const doc of docs) {
-    for (const block of codeBlocks(doc.markdown)) {
-      if (SHELL_LANGS.has(block.lang))
-        items.push({ where: `${doc.path}:${block.line}`, text: block.text, kind: "block" });
-    }
-    for (const span of inlineCode(doc.markdown))
-      items.push({ where: `${doc.path} \`${span}\``, text: span, kind: "inline" });
-  }
-  return items;
-}
-
-function commandsOf(docs: readonly DocFile[]): { where: string; command: SimpleCommand; kind: Item["kind"] }[] {
-  return itemsOf(docs).flatMap((item) =>
-    simpleCommands(item.text).map((command) => ({ where: item.where, command, kind: item.kind })),
-  );
-}
 
 const placeholder = (word: string) => /[<>…$*{}]|^\.\.\.$/.test(word);
 const flagName = (word: string) => word.replace(/=.*$/s, "");
@@ -447,53 +383,4 @@ export async function docProblems(docs: readonly DocFile[], root: string, manife
     const path = m[1]!;
     if (!existsSync(join(root, path))) problem(where, `${path}: no such file in the repository`);
   }
-}
-
-interface WranglerCommand {
-  path: string[];
-  positionals: number;
-  flags: Set<string>;
-}
-
-/**
- * wrangler's own command tree (`experimental_getWranglerCommands`, what its shell completions are made from),
- * read in this process: the command a list of words names (the longest path of subcommands), how many
- * positional arguments it takes, and its flags with their aliases and wrangler's global flags.
- */
-async function wranglerCommands(
-  root: string,
-): Promise<{ find(words: readonly string[]): WranglerCommand | undefined }> {
-  type Node = {
-    subtree: Map<string, Node>;
-    definition?: { type: string; args?: Record<string, { alias?: string | string[] }>; positionalArgs?: string[] };
-  };
-  const { experimental_getWranglerCommands } = (await import(
-    join(root, "node_modules/wrangler/wrangler-dist/cli.js")
-  )) as {
-    experimental_getWranglerCommands(): { registry: Node; globalFlags: Record<string, { alias?: string | string[] }> };
-  };
-  const { registry, globalFlags } = experimental_getWranglerCommands();
-  const names = (args: Record<string, { alias?: string | string[] }>) =>
-    Object.entries(args).flatMap(([name, def]) =>
-      [name, ...[def.alias ?? []].flat()].map((n) => (n.length === 1 ? `-${n}` : `--${n}`)),
-    );
-  return {
-    find(words) {
-      let node = registry;
-      const path: string[] = [];
-      for (const word of words) {
-        const next = node.subtree.get(word);
-        if (!next) break;
-        node = next;
-        path.push(word);
-      }
-      const def = node.definition;
-      if (def?.type !== "command") return undefined;
-      return {
-        path,
-        positionals: def.positionalArgs?.length ?? 0,
-        flags: new Set([...names(def.args ?? {}), ...names(globalFlags), "--help"]),
-      };
-    },
-  };
 }

@@ -72,7 +72,13 @@ export async function runBlocks(
     const last = runs.at(-1);
     if (last) last.seconds = Number(at) - last.at;
     if (index === "end") ended = true;
-    else runs.push({ where: where[Number(index)]!, output: newline < 0 ? "" : part.slice(newline + 1), at: Number(at), seconds: NaN });
+    else
+      runs.push({
+        where: where[Number(index)]!,
+        output: newline < 0 ? "" : part.slice(newline + 1),
+        at: Number(at),
+        seconds: NaN,
+      });
   }
   const ok = code === 0 && ended;
   return {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { deploy, Ids, newAccount, type Script, uploadVersion } from "./cloudflare-account.ts";
+import { probeKeyProblem } from "./local-probe.ts";
 import { accountProblems, createdNamespaceId } from "./rehearse.ts";
 
 describe("the rehearsal's checks of the account", () => {
@@ -44,5 +45,20 @@ describe("the rehearsal's checks of the account", () => {
       "staging.example.com has no Regional Services region eu",
       'cron schedules [], expected ["* * * * *"]',
     ]);
+  });
+});
+
+describe("the probe's key", () => {
+  it("must be one of API_KEYS, allowed to call the model it probes", () => {
+    expect(probeKeyProblem("client,probe", "probe")).toBeUndefined();
+    expect(probeKeyProblem(undefined, undefined)).toBeUndefined();
+    expect(probeKeyProblem("client,probe", "k1")).toMatch(/^EDGECASCADE_API_KEY is not one of API_KEYS: .*401/);
+    expect(probeKeyProblem("client,probe", undefined)).toMatch(/^EDGECASCADE_API_KEY, the probe's key, is not set/);
+    const scoped = JSON.stringify([
+      { key: "probe", models: ["breast-cancer"] },
+      { key: "ops", tenant: "ops" },
+    ]);
+    expect(probeKeyProblem(scoped, "probe")).toMatch(/may not call digits, the model the probe sends: .*403/);
+    expect(probeKeyProblem(scoped, "ops")).toBeUndefined();
   });
 });
