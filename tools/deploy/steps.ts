@@ -294,7 +294,11 @@ export async function runDeploy(request: DeployRequest, options: DeployOptions =
     step("worker", `${cfg.name} version ${version} serves 100%${exists ? "" : " (a new Worker)"}`);
     if (!exists) {
       // A new Worker: only now can Cloudflare say what its Custom Domains would take over.
-      await checkCustomDomains(request, cfg, api);
+      await checkCustomDomains(request, cfg, api).catch((err: Error) => {
+        throw new Error(
+          `${err.message}\n(${cfg.name} is uploaded and serves no hostname yet: deploy again once the hostname is free.)`,
+        );
+      });
       const { config } = await bundling(request, { open, kvIds: options.kvIds });
       await wrangler.run(wranglerCommand.triggers(env, config));
       step("triggers", `Custom Domains ${cfg.routes.map((r) => r.pattern).join(", ")} and the cron attached`);
