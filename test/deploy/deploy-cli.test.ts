@@ -209,27 +209,37 @@ describe("npm run deploy against a stand-in for Cloudflare's API", () => {
   });
 
   it("refuses a Custom Domain that would take over a DNS record, unless told --take-over-dns", async () => {
-    const api = await standIn({
-      secrets: { "edgecascade-staging": { API_KEYS: "k1", REGIONAL_SHARED_SECRET: "s" } },
-      dnsRecords: { [`staging.${ZONE}`]: "A 192.0.2.1" },
-    });
+    const api = await standIn({ dnsRecords: { [`staging.${ZONE}`]: "A 192.0.2.1" } });
+    const file = join(tmp, "takeover.env");
+    writeFileSync(file, "API_KEYS=k1\nREGIONAL_SHARED_SECRET=s\n");
+    const versions = () => api.account.scripts.get("edgecascade-staging")?.versions.length ?? 0;
     try {
-      const refused = await deployTo(api, {}, "--env", "staging");
-      expect(refused.code).toBe(1);
-      expect(refused.stderr).toContain(
+      // A first deploy: the Worker is uploaded first (only then can Cloudflare be asked), its domain held back.
+      const first = await deployTo(api, {}, "--env", "staging", "--secrets-file", file);
+      expect(first.code).toBe(1);
+      expect(first.stderr).toContain(
         "refusing to deploy staging: its Custom Domains would take over what is there now:",
       );
-      expect(refused.stderr).toContain(`  staging.${ZONE}: a DNS record of its own (not a Custom Domain)`);
-      // Refused before anything was uploaded: the Worker still has its one version, the record is untouched.
-      expect(uploads(api.calls)).toEqual([]);
-      expect(api.account.scripts.get("edgecascade-staging")!.versions).toHaveLength(1);
+      expect(first.stderr).toContain(`  staging.${ZONE}: a DNS record of its own (not a Custom Domain)`);
+      expect(first.stderr).toContain(
+        "(edgecascade-staging is uploaded and serves no hostname yet: deploy again once the hostname is free.)",
+      );
+      expect(versions()).toBe(1);
+      expect(api.account.customDomains).toEqual([]);
       expect(api.account.dnsRecords.get(`staging.${ZONE}`)).toBe("A 192.0.2.1");
+
+      // The Worker exists now: refused before anything is uploaded.
+      const again = await deployTo(api, {}, "--env", "staging");
+      expect(again.code).toBe(1);
+      expect(again.stderr).toContain(`  staging.${ZONE}: a DNS record of its own (not a Custom Domain)`);
+      expect(versions()).toBe(1);
 
       const taken = await deployTo(api, {}, "--env", "staging", "--take-over-dns");
       expect(taken.code, taken.stderr).toBe(0);
       expect(taken.stderr).toContain(
         `(--take-over-dns: replacing staging.${ZONE}'s a DNS record of its own (not a Custom Domain))`,
       );
+      expect(versions()).toBe(2);
       expect(api.account.dnsRecords.has(`staging.${ZONE}`)).toBe(false);
       expect(api.account.customDomains.map((d) => [d.hostname, d.service])).toEqual([
         [`staging.${ZONE}`, "edgecascade-staging"],
