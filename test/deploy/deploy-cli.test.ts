@@ -69,9 +69,9 @@ describe("npm run deploy --percent / --rollback --dry-run", () => {
     );
     expect(code).toBe(0);
     expect(stdout.trim().split("\n")).toEqual([
-      "wrangler deployments status --env eu-only --json",
+      "cloudflare-api GET /accounts/<account>/workers/scripts/edgecascade-eu-only/deployments",
       // The secrets are checked before anything is uploaded.
-      "wrangler secret list --env eu-only --format json",
+      "cloudflare-api GET /accounts/<account>/workers/scripts/edgecascade-eu-only/secrets",
       // The generated config: wrangler.toml plus the alias of the Worker's model module (models/).
       "wrangler versions upload --env eu-only --message 'canary 10%' --config .wrangler-models-repository.toml",
       "wrangler versions deploy '<uploaded-version-id>@10%' '<serving-version-id>@90%' --env eu-only --message 'canary 10%' --yes",
@@ -83,7 +83,7 @@ describe("npm run deploy --percent / --rollback --dry-run", () => {
   it("moves an uploaded version without uploading, and finishes at 100%", async () => {
     const step = await deploy("--env", "staging", "--percent", "100", "--version-id", NEW, "--dry-run");
     expect(step.stdout.trim().split("\n")).toEqual([
-      "wrangler deployments status --env staging --json",
+      "cloudflare-api GET /accounts/<account>/workers/scripts/edgecascade-staging/deployments",
       `wrangler versions deploy ${NEW}@100% --env staging --message 'staging: move version to 100%' --yes`,
       "wrangler triggers deploy --env staging",
     ]);

@@ -5,6 +5,7 @@
 import { CloudflareApiError, type CloudflareClient } from "./cloudflare-client.ts";
 import { isPlaceholderId } from "./config-edits.ts";
 import { type DomainChangeset, type Takeover, takeovers } from "./custom-domains.ts";
+import { type LiveDeployment, parseDeployment } from "./plan.ts";
 import { type Residency, regionalServicesRefusal } from "./residency.ts";
 import {
   changedSecrets,
@@ -14,6 +15,9 @@ import {
   SECRETS_CHANGED_CODE,
 } from "./rollback.ts";
 
+/** The API's "script not found". */
+const SCRIPT_NOT_FOUND = 10007;
+
 export interface Route {
   pattern: string;
   custom_domain?: boolean;
@@ -21,6 +25,31 @@ export interface Route {
 }
 
 const scripts = (api: CloudflareClient, name: string) => `/accounts/${api.accountId}/workers/scripts/${name}`;
+
+/** The secret names set on the Worker (its latest version), or `exists: false` for a Worker not deployed yet. */
+export async function workerSecrets(
+  api: CloudflareClient,
+  script: string,
+): Promise<{ exists: boolean; names: string[] }> {
+  try {
+    const list = await api.call<{ name: string }[]>("GET", `${scripts(api, script)}/secrets`);
+    return { exists: true, names: list.map((s) => s.name) };
+  } catch (err) {
+    if (err instanceof CloudflareApiError && err.code === SCRIPT_NOT_FOUND) return { exists: false, names: [] };
+    throw new Error(
+      `Cloudflare did not list ${script}'s secrets, so they cannot be checked: ${(err as Error).message}`,
+    );
+  }
+}
+
+/** The deployment serving now: which versions, with their shares of traffic. */
+export async function liveDeployment(api: CloudflareClient, script: string): Promise<LiveDeployment> {
+  const { deployments } = await api.call<{ deployments: DeploymentRecord[] }>(
+    "GET",
+    `${scripts(api, script)}/deployments`,
+  );
+  return parseDeployment(deployments[0]);
+}
 
 /** Every KV namespace the environment binds exists in the account; a placeholder or unknown id is refused. */
 export async function checkKvNamespaces(

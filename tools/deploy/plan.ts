@@ -3,7 +3,7 @@
  * for a plain deploy, a gradual deploy with Worker versions, and a rollback. tools/deploy.ts runs them.
  *
  * Never open, never unsigned: before anything is uploaded, the environment's required secrets
- * (`[env.<name>.secrets] required` in wrangler.toml) must be set on the Worker (`wrangler secret list`), given
+ * (`[env.<name>.secrets] required` in wrangler.toml) must be set on the Worker (Cloudflare lists them), given
  * in `--secrets-file` (uploaded with the version, so a first deploy is never served without them), or be a
  * var of the environment. `--allow-open` is the only way past, and says so loudly.
  *
@@ -210,23 +210,6 @@ export function deployRequest(
 }
 
 /**
- * The secret names set on the environment's Worker, from `wrangler secret list --format json`: its stdout
- * when it succeeded, or [] when it failed because the Worker does not exist yet (a first deploy; wrangler says
- * `Worker "<name>" (env: <env>) not found.`, the API's code 10007). Any other failure is no answer: throws.
- */
-export function secretsOnWorker(result: { code: number; stdout: string; stderr: string }): string[] {
-  if (result.code !== 0) {
-    if (/Worker "[^"]+"(?: \(env: [^)]+\))? not found\./.test(result.stderr + result.stdout)) return [];
-    throw new UsageError(`wrangler secret list failed, so the secrets cannot be checked:\n${result.stderr.trim()}`);
-  }
-  const list = JSON.parse(result.stdout) as unknown;
-  if (!Array.isArray(list) || !list.every((s) => typeof s?.name === "string")) {
-    throw new UsageError(`unexpected answer from wrangler secret list: ${result.stdout.slice(0, 200)}`);
-  }
-  return list.map((s: { name: string }) => s.name);
-}
-
-/**
  * A secrets file as wrangler's `--secrets-file` reads it: a JSON object, or .env lines `NAME=value`
  * (`export ` allowed, `#` comments, values optionally quoted), in which, as wrangler 4.164 does
  * (`parseAndExpandDotEnv`), a variable of the deploying shell (`shell`) overrides a name the file has. Values
@@ -289,21 +272,20 @@ export function secretsMessage(env: string, missing: readonly string[], allowOpe
   ].join("\n");
 }
 
-/** One entry of `wrangler deployments status --json`: which versions serve, with their share of traffic. */
+/** A deployment: which versions serve, with their share of traffic. */
 export interface LiveDeployment {
   versions: { version_id: string; percentage: number }[];
 }
 
-/** `wrangler deployments status --json`, checked. */
-export function parseDeploymentStatus(json: string): LiveDeployment {
-  const data = JSON.parse(json) as Partial<LiveDeployment>;
-  const versions = data.versions;
+/** The deployment serving now (the newest of `GET .../deployments`), checked. */
+export function parseDeployment(deployment: unknown): LiveDeployment {
+  const versions = (deployment as Partial<LiveDeployment> | undefined)?.versions;
   if (
     !Array.isArray(versions) ||
     versions.length === 0 ||
     !versions.every((v) => typeof v?.version_id === "string" && typeof v.percentage === "number")
   ) {
-    throw new Error(`unexpected answer from wrangler deployments status: ${json.slice(0, 200)}`);
+    throw new Error(`unexpected deployment from Cloudflare: ${JSON.stringify(deployment)?.slice(0, 200)}`);
   }
   return { versions };
 }
@@ -343,7 +325,6 @@ export function gradualSplit(live: LiveDeployment, candidate: string, percent: n
 export const wranglerCommand = {
   deploy: (env: string, args: readonly string[]) => ["deploy", "--env", env, ...args],
   kvCreate: (env: string, binding: string) => ["kv", "namespace", "create", binding, "--env", env],
-  secretList: (env: string) => ["secret", "list", "--env", env, "--format", "json"],
   /** Routes, Custom Domains and crons: `wrangler versions deploy` does not apply them, `wrangler deploy` does. */
   triggers: (env: string, config?: string) => [
     "triggers",
@@ -352,7 +333,6 @@ export const wranglerCommand = {
     env,
     ...(config ? ["--config", config] : []),
   ],
-  status: (env: string) => ["deployments", "status", "--env", env, "--json"],
   upload: (env: string, message: string, args: readonly string[]) => [
     "versions",
     "upload",

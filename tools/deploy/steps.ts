@@ -13,9 +13,11 @@ import {
   checkKvNamespaces,
   customDomainTakeovers,
   ensureRegionalHostnames,
+  liveDeployment,
   type Route,
   rollBack,
   rollbackPlan,
+  workerSecrets,
 } from "./account-checks.ts";
 import { type CloudflareClient, cloudflareClient } from "./cloudflare-client.ts";
 import { withKvNamespaceIds, withoutRequiredSecrets, withoutRoutes } from "./config-edits.ts";
@@ -27,10 +29,8 @@ import {
   gradualSplit,
   type LiveDeployment,
   missingSecrets,
-  parseDeploymentStatus,
   parseSecretsFile,
   secretsMessage,
-  secretsOnWorker,
   shellLine,
   uploadedVersionId,
   wranglerCommand,
@@ -123,11 +123,10 @@ function versionTag(): string | undefined {
 async function checkSecrets(
   request: Uploading,
   cfg: EnvConfig,
+  api: CloudflareClient,
 ): Promise<{ open: string[]; onWorker: string[]; exists: boolean }> {
   const inFile = Object.keys(secretsIn(request));
-  const listed = await wrangler.capture(wranglerCommand.secretList(request.env));
-  const onWorker = secretsOnWorker(listed);
-  const exists = listed.code === 0;
+  const { exists, names: onWorker } = await workerSecrets(api, cfg.name);
   const missing = missingSecrets(cfg.required, { onWorker, inFile, vars: Object.keys(cfg.vars) });
   if (missing.length === 0) {
     const where = [
@@ -262,8 +261,8 @@ export async function runDeploy(request: DeployRequest, options: DeployOptions =
   const print = (args: string[]) => printed.push(`wrangler ${shellLine(args)}`);
   const cfg = await envConfig(env, options.kvIds);
 
+  const scriptPath = `/accounts/<account>/workers/scripts/${cfg.name}`;
   if (request.mode === "rollback") {
-    const scriptPath = `/accounts/<account>/workers/scripts/${cfg.name}`;
     if (request.dryRun) {
       return [
         `cloudflare-api GET ${scriptPath}/deployments`,
@@ -285,9 +284,9 @@ export async function runDeploy(request: DeployRequest, options: DeployOptions =
       await wrangler.run(wranglerCommand.deploy(env, (await bundling(request)).args));
       return [];
     }
-    const { open, onWorker, exists } = await checkSecrets(request, cfg);
-    await checkEdgeModels(request, cfg, onWorker);
     const api = apiFor(cfg);
+    const { open, onWorker, exists } = await checkSecrets(request, cfg, api);
+    await checkEdgeModels(request, cfg, onWorker);
     await checkAccount(request, cfg, api, exists);
     const { args } = await bundling(request, { open, kvIds: options.kvIds, withoutRoutes: !exists });
     const version = await runReportingVersion(wranglerCommand.deploy(env, args));
@@ -307,9 +306,9 @@ export async function runDeploy(request: DeployRequest, options: DeployOptions =
   }
 
   if (request.dryRun) {
-    print(wranglerCommand.status(env));
+    printed.push(`cloudflare-api GET ${scriptPath}/deployments`);
     if (!request.versionId) {
-      print(wranglerCommand.secretList(env));
+      printed.push(`cloudflare-api GET ${scriptPath}/secrets`);
       await checkEdgeModels(request, cfg, undefined);
       print(wranglerCommand.upload(env, request.message, (await bundling(request)).args));
     }
@@ -323,12 +322,13 @@ export async function runDeploy(request: DeployRequest, options: DeployOptions =
     return printed;
   }
   // Check the split before uploading anything: a refused split should not leave a stray version behind.
-  const live = parseDeploymentStatus(await wrangler.read(wranglerCommand.status(env)));
+  const api = apiFor(cfg);
+  const live = await liveDeployment(api, cfg.name);
+  step("serving", live.versions.map((v) => `${v.version_id}@${v.percentage}%`).join(", "));
   gradualSplit(live, request.versionId ?? UPLOADED, request.percent);
   let candidate = request.versionId;
-  const api = apiFor(cfg);
   if (!candidate) {
-    const { open, onWorker } = await checkSecrets(request, cfg);
+    const { open, onWorker } = await checkSecrets(request, cfg, api);
     await checkEdgeModels(request, cfg, onWorker);
     await checkAccount(request, cfg, api, true);
     candidate = await runReportingVersion(
