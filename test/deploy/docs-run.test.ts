@@ -54,33 +54,6 @@ function shellBlocks(docs: readonly DocFile[]): {
   return { runnable, marked, other };
 }
 
-describe("codeBlocks", () => {
-  it("reads fences as CommonMark does: info strings, indentation inside list items, the heading above", () => {
-    const markdown = [
-      "# Title",
-      "```sh cannot-run-here: needs a cluster",
-      "kubectl get pods",
-      "```",
-      "## Step",
-      "1. In each cluster:",
-      "   ````bash",
-      "   echo ```",
-      "     indented",
-      "   ````",
-      "~~~",
-      "plain",
-      "",
-      "```not a fence``` in a line",
-    ].join("\n");
-    expect(codeBlocks(markdown)).toEqual([
-      { lang: "sh", info: "cannot-run-here: needs a cluster", text: "kubectl get pods\n", line: 2, heading: "Title" },
-      { lang: "bash", info: "", text: "echo ```\n  indented\n", line: 7, heading: "Step" },
-      // An unclosed fence runs to the end of the document.
-      { lang: "", info: "", text: "plain\n\n```not a fence``` in a line\n", line: 11, heading: "Step" },
-    ]);
-  });
-});
-
 describe("what the docs name", () => {
   it("is known to the code: scripts, flags, files, environments, variables, objects, chart versions", async () => {
     const problems = await docProblems(readDocs(ROOT), ROOT, render(ROOT, "us-east"));
