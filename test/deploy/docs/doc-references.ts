@@ -157,7 +157,8 @@ export async function docProblems(docs: readonly DocFile[], root: string, manife
     if (!script || placeholder(script)) return;
     if (!(script in pkg.scripts)) return problem(where, `npm run ${script}: package.json has no such script`);
     const args = rest[0] === "--" ? rest.slice(1) : [];
-    const program = pkg.scripts[script]!.match(/node ([\w./-]+\.ts)(?!.*node [\w./-]+\.ts)/)?.[1];
+    // The script's program: the last .ts file it runs (`node --import ./scripts/require-node.mjs tools/deploy.ts`).
+    const program = [...pkg.scripts[script]!.matchAll(/(?<=\s)([\w./-]+\.ts)(?=\s|$)/g)].at(-1)?.[1];
     if (!program || args.length === 0) return;
     checkEnv(where, args, script === "rollout" ? [...envs, "local"] : envs);
     const sub = args[0] && !args[0].startsWith("-") && !placeholder(args[0]) ? [args[0]] : [];
