@@ -19,3 +19,13 @@ export const ROLLOUT_HEADER = "x-edgecascade-rollout";
  * its region calls' times out of what it expects of the regions.
  */
 export const WARM_UP_HEADER = "x-edgecascade-warm-up";
+/**
+ * On a forward: the edge tenant whose request it is (`acme`, `key:<digest>`, `anonymous`), covered by the call's
+ * signature (signing.ts). Pools serve and count by it (regional/tenants/); calls without it are `direct`.
+ */
+export const TENANT_HEADER = "x-edgecascade-tenant";
+/**
+ * On an edge answer served while the tenant's global quota could not be checked (its Durable Object unreachable:
+ * the edge fails open): `unmetered`. Absent otherwise. The synthetic probe counts these (tools/probe/).
+ */
+export const QUOTA_HEADER = "x-edgecascade-quota";

@@ -1,5 +1,5 @@
 import { toHex } from "./digest.ts";
-import { SIGNATURE_HEADER, TIMESTAMP_HEADER } from "./headers.ts";
+import { SIGNATURE_HEADER, TENANT_HEADER, TIMESTAMP_HEADER } from "./headers.ts";
 
 /** What an edge->regional signature covers. `path` includes the query string. */
 export interface SignedCall {
@@ -8,7 +8,15 @@ export interface SignedCall {
   body: string | Uint8Array;
   /** Unix seconds. */
   timestamp: number;
+  /** The edge tenant the call is for (`x-edgecascade-tenant`); none for the edge's own calls (warm probes). */
+  tenant?: string;
 }
+
+/**
+ * A tenant name as the forward carries it: the edge's tenant names (`[\w.-]`), its key digests (`key:<hex>`) and
+ * `anonymous`. No newline or `;` can appear, so the signed line that carries it reads one way only.
+ */
+export const TENANT_NAME = /^[\w.:-]{1,80}$/;
 
 export interface VerifyOptions {
   /** Now, in Unix milliseconds. Default `Date.now()`. */
@@ -32,9 +40,14 @@ function hmacKey(secret: string): Promise<HmacKey> {
   return key;
 }
 
-/** What is signed: `METHOD \n path \n timestamp \n` followed by the body bytes. */
+/**
+ * What is signed: `METHOD \n path \n timestamp \n` followed by the body bytes; with a tenant, its line is
+ * `timestamp;tenant=<name>`. A timestamp is digits only, so no call without a tenant signs the same bytes as one
+ * with, and a signature made for one tenant never verifies for another (or for none).
+ */
 export function signedMessage(call: SignedCall): Uint8Array {
-  const head = encoder.encode(`${call.method.toUpperCase()}\n${call.path}\n${call.timestamp}\n`);
+  const stamp = call.tenant === undefined ? String(call.timestamp) : `${call.timestamp};tenant=${call.tenant}`;
+  const head = encoder.encode(`${call.method.toUpperCase()}\n${call.path}\n${stamp}\n`);
   const body = typeof call.body === "string" ? encoder.encode(call.body) : call.body;
   const out = new Uint8Array(head.length + body.length);
   out.set(head, 0);
@@ -47,7 +60,7 @@ export async function signCall(secret: string, call: SignedCall): Promise<string
   return toHex(await crypto.subtle.sign("HMAC", await hmacKey(secret), signedMessage(call)));
 }
 
-/** The headers that carry a call's signature. */
+/** The headers that carry a call's signature, and its tenant when it has one. */
 export async function signatureHeaders(
   secret: string,
   call: Omit<SignedCall, "timestamp">,
@@ -57,6 +70,7 @@ export async function signatureHeaders(
   return {
     [TIMESTAMP_HEADER]: String(timestamp),
     [SIGNATURE_HEADER]: await signCall(secret, { ...call, timestamp }),
+    ...(call.tenant === undefined ? {} : { [TENANT_HEADER]: call.tenant }),
   };
 }
 

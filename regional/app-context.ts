@@ -1,16 +1,17 @@
 import type { RequestLimits } from "../protocol/limits.ts";
 import type { ExecutionProvider } from "./execution-provider.ts";
 import type { Logger } from "./log.ts";
-import type { InferenceAdmission } from "./middleware/admit-in-time.ts";
+import type { Admitted, InferenceAdmission } from "./middleware/admit-in-time.ts";
 import type { DeadlineVariables } from "./middleware/request-deadline.ts";
 import type { ModelControl } from "./model-control.ts";
 import type { ModelStatistics } from "./model-stats.ts";
 import type { Recorder } from "./recorder.ts";
 import type { ModelRepository } from "./repository.ts";
 import type { Rollouts } from "./rollout/rollouts.ts";
+import type { TenantScheduler } from "./tenants/tenant-scheduler.ts";
 
-/** Hono environment of the regional app: the per-request clock. */
-export type RegionalEnv = { Variables: DeadlineVariables };
+/** Hono environment of the regional app: the per-request clock, and the request as admission admitted it. */
+export type RegionalEnv = { Variables: DeadlineVariables & { admitted: Admitted } };
 
 /** What the routes are built from. */
 export interface AppDeps {
@@ -41,6 +42,8 @@ export interface AppDeps {
   simulatedDelayMs: number;
   /** Admission by deadline, one per pool: the Hono routes and the fast path share it. */
   admission: InferenceAdmission;
+  /** The pool's tenants (`--tenants`): flows, reservations, per-tenant counts; shared by admission and batchers. */
+  tenants: TenantScheduler;
   sharedSecret?: string;
   adminToken?: string;
 }

@@ -64,3 +64,27 @@ describe("nextBatch", () => {
     expect(nextBatch(queue, limits(8, 500), 100, "busy")).toEqual({ expire: [0], run: [], wakeAtUs: 560 });
   });
 });
+
+describe("nextBatch with tenants", () => {
+  const tagged = (rows: number, startTag: number, reserved = false): QueuedCall => ({
+    ...call(rows),
+    startTag,
+    reserved,
+  });
+
+  it("takes calls within a reservation first, then best-effort calls by start tag", () => {
+    // A flood's calls (tags 0, 8, 16) queued before a reserved call and another tenant's call (tag 0).
+    const queue = [tagged(8, 0), tagged(8, 8), tagged(8, 16), tagged(1, 0, true), tagged(4, 0)];
+    expect(nextBatch(queue, limits(16), 0, "busy").run).toEqual([3, 0, 4]);
+  });
+
+  it("keeps arrival order when everything waiting fits in one batch", () => {
+    const queue = [tagged(2, 9), tagged(1, 0, true), tagged(2, 0)];
+    expect(nextBatch(queue, limits(8), 0, "busy").run).toEqual([0, 1, 2]);
+  });
+
+  it("keeps arrival order among equal tags and without tags", () => {
+    expect(nextBatch([call(5), call(5), call(5)], limits(8), 0, "busy").run).toEqual([0]);
+    expect(nextBatch([tagged(5, 1), tagged(5, 1)], limits(8), 0, "busy").run).toEqual([0]);
+  });
+});

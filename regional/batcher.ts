@@ -3,6 +3,9 @@ import type { InputRows } from "../protocol/tensor.ts";
 import { type BatcherState, nextBatch } from "./batch-policy.ts";
 import { nowUs } from "./clock.ts";
 import type { Executed, Executor, ExecutorContext } from "./executor.ts";
+import { fairTags, virtualTimeAfter } from "./tenants/fair-order.ts";
+import type { TenantScheduler } from "./tenants/tenant-scheduler.ts";
+import { DIRECT_FLOW } from "./tenants/tenant-table.ts";
 
 interface Waiting {
   input: InputRows;
@@ -10,6 +13,12 @@ interface Waiting {
   rows: number;
   enqueuedUs: number;
   deadlineUs: number;
+  /** The request's tenant flow. */
+  flow: number;
+  /** Within its tenant's reservation (runs first). */
+  reserved: boolean;
+  /** Best-effort: its start tag in the tenants' fair order (tenants/fair-order.ts). */
+  startTag: number | undefined;
   resolve: (result: Executed) => void;
   reject: (err: unknown) => void;
 }
@@ -22,10 +31,20 @@ interface Waiting {
  * phase: every request parsed from the sockets in that phase joins the batch without any timer wait.
  * onnxruntime-node runs its kernels synchronously, so requests that arrive during a run wait in the sockets
  * and join the next batch the same way.
+ *
+ * With the pool's tenants, each call takes its rows from its tenant's reservation when it can (then it runs
+ * first, and a full queue does not refuse it while reserved calls alone do not fill it); the others are tagged
+ * for weighted fair queueing over rows, which decides the order whenever more rows wait than one run takes.
  */
 export class DynamicBatcher implements Executor {
   readonly #context: ExecutorContext;
+  readonly #tenants: TenantScheduler | undefined;
   #queue: Waiting[] = [];
+  /** Fair queueing: the virtual time, and each flow's latest finish tag. */
+  #virtualTime = 0;
+  readonly #lastFinish: number[];
+  /** Reserved calls in the queue. */
+  #reservedQueued = 0;
   #state: BatcherState = "idle";
   #running = false;
   /** Requests of the run in progress (0 between runs). */
@@ -33,20 +52,44 @@ export class DynamicBatcher implements Executor {
   #scheduled = false;
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(context: ExecutorContext) {
+  constructor(context: ExecutorContext, tenants?: TenantScheduler) {
     this.#context = context;
+    this.#tenants = tenants;
+    this.#lastFinish = tenants ? tenants.table.flows.map(() => 0) : [];
   }
 
   get pending(): number {
     return this.#queue.length + this.#inRun;
   }
 
-  submit(rows: InputRows, deadlineUs: number): Promise<Executed> {
+  submit(rows: InputRows, deadlineUs: number, flow = DIRECT_FLOW): Promise<Executed> {
     const enqueuedUs = nowUs();
     if (deadlineUs <= enqueuedUs) return Promise.reject(new DeadlineExceeded());
-    if (this.#queue.length >= this.#context.maxQueue) return Promise.reject(this.#context.queueFull());
+    const tenants = this.#tenants;
+    const reserved = tenants?.reserve(flow, rows.batch, enqueuedUs) === true;
+    const { maxQueue } = this.#context;
+    if (reserved ? this.#reservedQueued >= maxQueue : this.#queue.length >= maxQueue) {
+      return Promise.reject(this.#context.queueFull());
+    }
+    let startTag: number | undefined;
+    if (tenants !== undefined && !reserved) {
+      const tags = fairTags(this.#virtualTime, this.#lastFinish[flow]!, rows.batch, tenants.weight(flow));
+      this.#lastFinish[flow] = tags.finish;
+      startTag = tags.start;
+    }
+    if (reserved) this.#reservedQueued++;
     return new Promise<Executed>((resolve, reject) => {
-      this.#queue.push({ input: rows, rows: rows.batch, enqueuedUs, deadlineUs, resolve, reject });
+      this.#queue.push({
+        input: rows,
+        rows: rows.batch,
+        enqueuedUs,
+        deadlineUs,
+        flow,
+        reserved,
+        startTag,
+        resolve,
+        reject,
+      });
       this.#context.recorder.queueDepth(this.#queue.length);
       this.#schedule();
     });
@@ -77,6 +120,11 @@ export class DynamicBatcher implements Executor {
     }
     const expired = plan.expire.map((i) => this.#queue[i]!);
     const batch = plan.run.map((i) => this.#queue[i]!);
+    if (this.#tenants) {
+      this.#virtualTime = virtualTimeAfter(this.#virtualTime, this.#queue, plan.run);
+      for (const w of expired) if (w.reserved) this.#reservedQueued--;
+      for (const w of batch) if (w.reserved) this.#reservedQueued--;
+    }
     if (expired.length + batch.length === this.#queue.length) {
       // Under load nearly every look takes the whole queue: no set of the taken and no filtering then.
       this.#queue = [];
@@ -111,6 +159,8 @@ export class DynamicBatcher implements Executor {
       const probs = await this.#context.run(data, total);
       const computeUs = nowUs() - startUs;
       recorder.executed(total, computeUs / 1e6, batch.length);
+      const tenants = this.#tenants;
+      if (tenants) for (const w of batch) tenants.recorder(w.flow).rows(w.rows, w.reserved);
       const classes = probs.length / total;
       let row = 0;
       for (const w of batch) {

@@ -19,8 +19,11 @@ export interface Executed {
 
 /** How requests reach a model version's session. The pool uses the dynamic batcher; benchmarks swap it. */
 export interface Executor {
-  /** Run `rows` unless `deadlineUs` (on the `nowUs` clock; `Infinity` for none) passes first. */
-  submit(rows: InputRows, deadlineUs: number): Promise<Executed>;
+  /**
+   * Run `rows` unless `deadlineUs` (on the `nowUs` clock; `Infinity` for none) passes first. `flow` is the
+   * request's tenant (regional/tenants/), which the dynamic batcher serves fairly; other executors may ignore it.
+   */
+  submit(rows: InputRows, deadlineUs: number, flow: number): Promise<Executed>;
   /** Requests submitted and not yet answered: queued or in the run now (a shadow run waits while any are). */
   readonly pending: number;
 }

@@ -15,6 +15,7 @@ import type { AppDeps } from "./app-context.ts";
 import { nowUs } from "./clock.ts";
 import type { Executed } from "./executor.ts";
 import { float32Slab } from "./float32-slab.ts";
+import type { Admitted } from "./middleware/admit-in-time.ts";
 import type { Lease } from "./model-version.ts";
 import type { InferenceOutcome } from "./recorder.ts";
 import { regionalServerTiming, simulatedDelayTiming } from "./server-timing.ts";
@@ -32,10 +33,15 @@ export interface InferenceInput {
   receivedUs: number;
   /** When its caller stops waiting, on the same clock; `Infinity` for none. */
   deadlineUs: number;
+  /** The request as admission admitted it: its tenant's flow (regional/tenants/), where its rows are told. */
+  admitted: Pick<Admitted, "flow" | "rowsKnown">;
 }
 
-/** When a request arrived and when its caller stops waiting: all the answering code needs of its transport. */
-export type InferenceClock = Pick<InferenceInput, "receivedUs" | "deadlineUs">;
+/**
+ * When a request arrived, when its caller stops waiting, and whose it is: all the answering code needs of its
+ * transport.
+ */
+export type InferenceClock = Pick<InferenceInput, "receivedUs" | "deadlineUs" | "admitted">;
 
 /** A v2 call's answer before encoding: the output `outputName` is `probs`, `[batch, classes]` row-major. */
 export interface InferResult<T = undefined> {
@@ -70,7 +76,7 @@ function outcomeOf(err: unknown): InferenceOutcome {
  * regional/fast-path/), so they cannot drift apart.
  */
 export function inferenceAnswers(deps: AppDeps) {
-  const { repository, rollouts, limits } = deps;
+  const { repository, rollouts, limits, tenants } = deps;
   const servedBy: ServedBy = `regional:${deps.region}`;
   const delayTiming = simulatedDelayTiming(deps.simulatedDelayMs);
   /** Where requests' rows are written: views of shared buffers rather than a buffer per request. */
@@ -85,9 +91,9 @@ export function inferenceAnswers(deps: AppDeps) {
     lease.model.recorder.pending(1);
     try {
       if (deps.simulatedDelayMs > 0) {
-        return sleep(deps.simulatedDelayMs).then(() => lease.model.infer(rows, input.deadlineUs));
+        return sleep(deps.simulatedDelayMs).then(() => lease.model.infer(rows, input.deadlineUs, input.admitted.flow));
       }
-      return lease.model.infer(rows, input.deadlineUs);
+      return lease.model.infer(rows, input.deadlineUs, input.admitted.flow);
     } catch (err) {
       return Promise.reject(err);
     }
@@ -98,7 +104,9 @@ export function inferenceAnswers(deps: AppDeps) {
     const outcome = outcomeOf(err);
     if (outcome === "failed") rollouts.afterAnswer(lease.model, rows, false);
     lease.model.recorder.pending(-1);
-    lease.model.recorder.request(outcome, (nowUs() - input.receivedUs) / 1e6);
+    const seconds = (nowUs() - input.receivedUs) / 1e6;
+    lease.model.recorder.request(outcome, seconds);
+    tenants.recorder(input.admitted.flow).request(outcome, seconds);
     throw err;
   }
 
@@ -132,7 +140,9 @@ export function inferenceAnswers(deps: AppDeps) {
       return failed(input, lease, rows, err);
     }
     recorder.pending(-1);
-    recorder.request("success", (endUs - input.receivedUs) / 1e6);
+    const seconds = (endUs - input.receivedUs) / 1e6;
+    recorder.request("success", seconds);
+    tenants.recorder(input.admitted.flow).request("success", seconds);
     return headers;
   }
 
@@ -164,6 +174,7 @@ export function inferenceAnswers(deps: AppDeps) {
     let lease = acquired;
     try {
       const rows = readInferInputs(call, acquired.model.io, limits, binary, rowArrays);
+      clock.admitted.rowsKnown(rows.batch);
       lease = rollouts.route(acquired, rows, version !== undefined);
       const { io } = lease.model;
       const prepared = prepare(io);
@@ -206,6 +217,7 @@ export function inferenceAnswers(deps: AppDeps) {
     let rows: InputRows;
     try {
       rows = readClassifyInputs(call.inputs, acquired.model.io, limits, rowArrays);
+      input.admitted.rowsKnown(rows.batch);
       // The rollout's seam: during a canary the input's hash may pick the candidate.
       lease = rollouts.route(acquired, rows, call.version !== undefined);
     } catch (err) {

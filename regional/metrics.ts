@@ -1,7 +1,14 @@
 import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import { type Cell, collectedGauge, DeferredHistogram, deferredCounter, getOrMake } from "./deferred-metrics.ts";
 import { type ModelStatistics, sumStatistics, VersionStatistics } from "./model-stats.ts";
-import type { InferenceOutcome, ModelRecorder, Recorder, RolloutRecorder } from "./recorder.ts";
+import type {
+  InferenceOutcome,
+  ModelRecorder,
+  Recorder,
+  RolloutRecorder,
+  TenantOutcome,
+  TenantRecorder,
+} from "./recorder.ts";
 
 /** One process's metrics as `Registry.getMetricsAsJSON()` returns them. */
 export type MetricsJson = Awaited<ReturnType<Registry["getMetricsAsJSON"]>>;
@@ -162,6 +169,34 @@ export function createMetrics(): Metrics {
     ...common,
   });
 
+  // Per tenant: the configuration's tenants plus `direct` and `other`, so the label set is as small as it is.
+  const tenantRequests = deferredCounter({
+    name: "edgecascade_tenant_requests_total",
+    help: "Inference requests per tenant (the edge's, signed on the forward; direct: no tenant, e.g. gRPC), by outcome: success, shed (best-effort refused first), overloaded, rejected, expired, failed.",
+    labelNames: ["tenant", "outcome"],
+    ...common,
+  });
+  const tenantRows = deferredCounter({
+    name: "edgecascade_tenant_rows_total",
+    help: "Rows run per tenant, within its reservation (reserved) or as best-effort.",
+    labelNames: ["tenant", "share"],
+    ...common,
+  });
+  const tenantDuration = new DeferredHistogram({
+    name: "edgecascade_tenant_request_duration_seconds",
+    help: "Time from receiving a tenant's inference request to its answer being ready (requests that reached a model).",
+    buckets: SECONDS,
+    labelNames: ["tenant"],
+    registers: [histograms],
+  });
+  // The configuration, per tenant: every worker has the same, so a cluster reports it once.
+  const tenantReservation = new Gauge({
+    name: "edgecascade_tenant_reserved_rows_per_second",
+    help: "Rows per second reserved for a tenant (0 for best-effort), by class: compare with rate(edgecascade_tenant_rows_total[1m]).",
+    labelNames: ["tenant", "class"],
+    ...oncePerPool,
+  });
+
   const httpCells = new Map<string, Cell>();
   // One per model version for the life of the process, like the counters: a reloaded version keeps counting.
   const statistics = new Map<string, VersionStatistics>();
@@ -211,6 +246,23 @@ export function createMetrics(): Metrics {
           depth.dispose();
           p.dispose();
           ready.dispose();
+        },
+      };
+    },
+    tenant(tenant, tenantClass, reservedRowsPerS): TenantRecorder {
+      tenantReservation.set({ tenant, class: tenantClass }, reservedRowsPerS);
+      const outcomes = new Map<TenantOutcome, Cell>();
+      const outcome = (o: TenantOutcome) => getOrMake(outcomes, o, () => tenantRequests({ tenant, outcome: o }));
+      const reserved = tenantRows({ tenant, share: "reserved" });
+      const bestEffort = tenantRows({ tenant, share: "best-effort" });
+      const duration = tenantDuration.cell({ tenant });
+      return {
+        request(o, seconds) {
+          outcome(o).value += 1;
+          if (seconds !== undefined) duration.observe(seconds);
+        },
+        rows(n, inReservation) {
+          (inReservation ? reserved : bestEffort).value += n;
         },
       };
     },

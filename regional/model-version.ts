@@ -93,13 +93,14 @@ export class ModelVersion {
     return this.#executor.pending;
   }
 
-  infer(rows: InputRows, deadlineUs: number): Promise<Executed> {
+  /** Run `rows` for the tenant `flow` (regional/tenants/) unless `deadlineUs` passes first. */
+  infer(rows: InputRows, deadlineUs: number, flow: number): Promise<Executed> {
     // The executor's own promise, not one more layer: on the pool's hot path each is an allocation and a
     // microtask per request (the executor counts what `submitted` reports).
     if (this.simulatedDelayMs > 0) {
-      return sleep(this.simulatedDelayMs).then(() => this.#executor.submit(rows, deadlineUs));
+      return sleep(this.simulatedDelayMs).then(() => this.#executor.submit(rows, deadlineUs, flow));
     }
-    return this.#executor.submit(rows, deadlineUs);
+    return this.#executor.submit(rows, deadlineUs, flow);
   }
 
   /**

@@ -30,8 +30,10 @@ describe("parseCommandLine", () => {
       maxQueueDelayUs: 0,
       maxQueue: 256,
       queueFullStatus: 429,
+      tenants: [],
+      bestEffortWaitPercent: 50,
       shutdownDelayMs: 0,
-      simulation: { delayMs: 0, versionDelayMs: [] },
+      simulation: { delayMs: 0, simulatedRunMs: 0, versionDelayMs: [] },
       sharedSecret: undefined,
       adminToken: undefined,
       modelPublicKey: undefined,
@@ -58,6 +60,9 @@ describe("parseCommandLine", () => {
       ADMIN_TOKEN: "t0ken",
       REGIONAL_VERSION_DELAY_MS: "digits@2=20,breast-cancer@3=5",
       MODEL_PUBLIC_KEY: PUBLIC_KEY,
+      REGIONAL_TENANTS: "acme=guaranteed:500",
+      REGIONAL_SIMULATED_RUN_MS: "4",
+      REGIONAL_BEST_EFFORT_WAIT_PERCENT: "40",
     };
     expect(options([], env)).toEqual({
       port: 9001,
@@ -71,9 +76,12 @@ describe("parseCommandLine", () => {
       maxQueueDelayUs: 500,
       maxQueue: 10,
       queueFullStatus: 503,
+      tenants: [{ name: "acme", class: "guaranteed", reservedRowsPerS: 500, weight: 1 }],
+      bestEffortWaitPercent: 40,
       shutdownDelayMs: 5000,
       simulation: {
         delayMs: 20,
+        simulatedRunMs: 4,
         versionDelayMs: [
           { model: "digits", version: "2", ms: 20 },
           { model: "breast-cancer", version: "3", ms: 5 },
@@ -201,5 +209,6 @@ describe("the simulation warning", () => {
     expect(simulating([], { REGIONAL_DELAY_MS: "5", REGIONAL_VERSION_DELAY_MS: "digits@2=20" })).toMatch(
       /^SIMULATION SETTINGS ON \(--delay-ms 5, --version-delay-ms digits@2=20\)/,
     );
+    expect(simulating(["--simulated-run-ms", "4"])).toMatch(/^SIMULATION SETTINGS ON \(--simulated-run-ms 4\)/);
   });
 });

@@ -4,6 +4,7 @@ import { isPublicKeyText } from "../protocol/model-signature.ts";
 import { wantsHelp } from "../tools/cli/command.ts";
 import { UsageError } from "../tools/cli/errors.ts";
 import { defineTable, type FlagValues, flagHelp, parseFlags, type SimulationKeys } from "../tools/cli/flags.ts";
+import { parseTenantSpecs, type TenantSpec } from "./tenants/tenant-table.ts";
 
 /** Execution provider request: `auto` tries CUDA and falls back to the CPU. */
 export const EXECUTION_PROVIDERS = ["auto", "cuda", "cpu"] as const;
@@ -164,6 +165,42 @@ export const REGIONAL_OPTIONS = defineTable({
     },
   },
   /**
+   * The pool's tenants (regional/tenants/): `NAME=guaranteed:ROWS_PER_S` reserves that many rows per second of the
+   * pool for the edge tenant NAME; `NAME=best-effort[:WEIGHT]` shares what reservations leave, by weight. `direct`
+   * (calls without a tenant: gRPC, direct API callers) and `other` (edge tenants not declared) are best-effort of
+   * weight 1 unless declared.
+   */
+  tenants: {
+    env: "REGIONAL_TENANTS",
+    type: "parsed",
+    placeholder: "T=CLASS[:N],...",
+    default: [],
+    defaultText: "none",
+    help: "tenants: NAME=guaranteed:ROWS_PER_S (reserved) or NAME=best-effort[:WEIGHT], comma-separated; direct and other name the callers without a tenant and the undeclared ones",
+    parse(raw): TenantSpec[] {
+      try {
+        return parseTenantSpecs(raw);
+      } catch (err) {
+        throw new UsageError((err as Error).message);
+      }
+    },
+  },
+  /**
+   * With tenants declared: the share of its deadline a best-effort request may expect to wait, in percent; the rest
+   * is kept for reservations, so under overload best-effort work is refused first.
+   */
+  bestEffortWaitPercent: {
+    flag: "best-effort-wait-percent",
+    env: "REGIONAL_BEST_EFFORT_WAIT_PERCENT",
+    type: "number",
+    integer: true,
+    min: 1,
+    max: 100,
+    default: 50,
+    placeholder: "PCT",
+    help: "with tenants: percent of its deadline a best-effort request may wait; the rest is kept for reservations",
+  },
+  /**
    * Ed25519 public key (base64 of its 32 raw bytes) every model file must be signed with; a file unsigned or
    * signed otherwise is refused. Unset: unsigned models are served, and the pool says so loudly.
    */
@@ -228,6 +265,23 @@ export const REGIONAL_OPTIONS = defineTable({
     simulation: true,
     help: "every inference request waits this long first: simulated network distance",
   },
+  /**
+   * Milliseconds every batch run waits before `session.run`, one run at a time: an accelerator whose batch latency
+   * is fixed, so the pool's capacity is `--max-batch` rows per this (set by the device, not the shared CPU).
+   */
+  simulatedRunMs: {
+    flag: "simulated-run-ms",
+    env: "REGIONAL_SIMULATED_RUN_MS",
+    type: "number",
+    integer: true,
+    min: 0,
+    max: 10_000,
+    default: 0,
+    placeholder: "MS",
+    unit: "ms",
+    simulation: true,
+    help: "every batch run waits this long first: a simulated accelerator whose capacity is --max-batch rows per MS",
+  },
   /** Extra milliseconds every run of one model version takes (live and shadow), to make a slower candidate. */
   versionDelayMs: {
     flag: "version-delay-ms",
@@ -291,8 +345,8 @@ export type ParsedCommandLine =
 export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv): ParsedCommandLine {
   if (wantsHelp(argv)) return { help: true };
   const { values, simulating } = parseFlags(REGIONAL_OPTIONS, argv, { env });
-  const { delayMs, versionDelayMs, ...serving } = values;
-  const options: RegionalOptions = { ...serving, simulation: { delayMs, versionDelayMs } };
+  const { delayMs, simulatedRunMs, versionDelayMs, ...serving } = values;
+  const options: RegionalOptions = { ...serving, simulation: { delayMs, simulatedRunMs, versionDelayMs } };
   if (options.grpcPort !== undefined && options.grpcPort !== 0 && options.grpcPort === options.port) {
     throw new UsageError(
       `--grpc-port (REGIONAL_GRPC_PORT) must differ from --port (REGIONAL_PORT): both are ${options.port}`,

@@ -27,8 +27,25 @@ export interface ModelRecorder {
   dispose(): void;
 }
 
+/**
+ * How a tenant's request ended at the pool: as a model's request did, or refused by admission before its body was
+ * read: `shed` (best-effort while reservations keep the rest of the deadline), `overloaded` (not even a request
+ * within a reservation could be answered in time).
+ */
+export type TenantOutcome = InferenceOutcome | "shed" | "overloaded";
+
+/** Reports for one tenant of the pool (regional/tenants/); its label is the tenant's name, `direct` or `other`. */
+export interface TenantRecorder {
+  /** A request ended; `seconds` after the pool received it, for those that reached a model. */
+  request(outcome: TenantOutcome, seconds?: number): void;
+  /** `rows` rows ran, within the tenant's reservation or as best-effort. */
+  rows(rows: number, reserved: boolean): void;
+}
+
 export interface Recorder {
   model(name: string, version: string): ModelRecorder;
+  /** A tenant's reporter, made once per tenant of the configuration; its class and reservation are reported as given. */
+  tenant(name: string, tenantClass: "guaranteed" | "best-effort", reservedRowsPerS: number): TenantRecorder;
   rollout(name: string): RolloutRecorder;
   /** A load attempt of a model ended. */
   modelLoad(name: string, outcome: "success" | "failure"): void;

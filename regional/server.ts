@@ -8,8 +8,10 @@ import { BadRequest, RateLimited, ServingError } from "../protocol/errors.ts";
 import { DEFAULT_LIMITS } from "../protocol/limits.ts";
 import { importModelPublicKey } from "../protocol/model-signature.ts";
 import { type AppDeps, createRegionalApp } from "./app.ts";
+import { DynamicBatcher } from "./batcher.ts";
+import { nowUs } from "./clock.ts";
 import { chooseProvider } from "./execution-provider.ts";
-import type { ExecutorFactory } from "./executor.ts";
+import type { ExecutorContext, ExecutorFactory } from "./executor.ts";
 import { inferenceFastPath } from "./fast-path/listener.ts";
 import { type GrpcListener, listenGrpc } from "./grpc/server.ts";
 import { inferenceAnswers } from "./inference-answers.ts";
@@ -22,6 +24,8 @@ import type { RegionalOptions } from "./options.ts";
 import { type LoadReport, ModelRepository, type RepositoryOptions } from "./repository.ts";
 import { Rollouts } from "./rollout/rollouts.ts";
 import { checkProvider } from "./session.ts";
+import { TenantScheduler } from "./tenants/tenant-scheduler.ts";
+import { tenantTable } from "./tenants/tenant-table.ts";
 
 /** Things an embedding process (the CLI, a cluster worker, a test, a benchmark) supplies. */
 export interface ServerHooks {
@@ -61,6 +65,16 @@ export interface RegionalServer {
   shutdown(): Promise<void>;
 }
 
+/**
+ * `--simulated-run-ms`: every batch run waits first, as on an accelerator whose batch latency is fixed (tests and
+ * validation runs: the pool's capacity is then the device's, not the shared CPU's).
+ */
+function simulatedDevice(context: ExecutorContext, options: RegionalOptions): ExecutorContext {
+  const ms = options.simulation.simulatedRunMs;
+  if (ms === 0) return context;
+  return { ...context, run: (data, batch) => sleep(ms).then(() => context.run(data, batch)) };
+}
+
 /** "Come back in a second", with the status --queue-full-status configures (429 by default, or 503). */
 function busyError(status: 429 | 503, code: string, message: string): ServingError {
   return status === 429
@@ -70,6 +84,19 @@ function busyError(status: 429 | 503, code: string, message: string): ServingErr
 
 function queueFullError(status: 429 | 503): () => ServingError {
   return () => busyError(status, "queue_full", "the model's queue is full; retry shortly");
+}
+
+/**
+ * A best-effort request refused while reservations keep the rest of the deadline: always 429 (the tenant sends
+ * more than the pool can take beside the reservations), with Retry-After; the edge answers it with its own model,
+ * degraded `tenant-shed`, and tries no other region.
+ */
+function tenantShedError(waitMs: number, deadlineMs: number, tenant: string): ServingError {
+  return new RateLimited(
+    `tenant "${tenant}" is best-effort and the pool is serving reservations first: about ${Math.round(waitMs)} ms of work ahead, the deadline is ${deadlineMs} ms; retry shortly`,
+    1,
+    "tenant_shed",
+  );
 }
 
 function overloadedError(status: 429 | 503): (waitMs: number, deadlineMs: number) => ServingError {
@@ -135,6 +162,13 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
   }
   metrics.recorder.executionProvider(decision.provider);
 
+  const tenants = new TenantScheduler(
+    tenantTable(options.tenants),
+    metrics.recorder,
+    DEFAULT_LIMITS.maxBatch,
+    nowUs(),
+    1 / options.workers,
+  );
   const publicKey = options.modelPublicKey ? await importModelPublicKey(options.modelPublicKey) : undefined;
   metrics.recorder.modelSignatures(!!publicKey);
   if (publicKey) {
@@ -155,7 +189,8 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
       maxQueue: options.maxQueue,
       maxQueueDelayUs: options.maxQueueDelayUs,
       queueFull: queueFullError(options.queueFullStatus),
-      executor: hooks.executor,
+      // The batcher serves the pool's tenants fairly; benchmarks' baselines take none.
+      executor: hooks.executor ?? ((context) => new DynamicBatcher(simulatedDevice(context, options), tenants)),
       onFirstReady: () => announceReady(),
       publicKey,
       simulatedVersionDelayMs: new Map(options.simulation.versionDelayMs.map((d) => [`${d.model}@${d.version}`, d.ms])),
@@ -187,7 +222,14 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
     limits: DEFAULT_LIMITS,
     maxQueueDelayUs: options.maxQueueDelayUs,
     simulatedDelayMs: options.simulation.delayMs,
-    admission: inferenceAdmission({ minInFlight: options.maxBatch, refuse: overloadedError(options.queueFullStatus) }),
+    admission: inferenceAdmission({
+      minInFlight: options.maxBatch,
+      refuse: overloadedError(options.queueFullStatus),
+      tenants,
+      shed: tenantShedError,
+      bestEffortWaitShare: options.bestEffortWaitPercent / 100,
+    }),
+    tenants,
     sharedSecret: options.sharedSecret,
     adminToken: options.adminToken,
   };

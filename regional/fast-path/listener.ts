@@ -4,11 +4,12 @@ import { INFERENCE_HEADER_LENGTH } from "../../protocol/binary-tensor.ts";
 import { bodyTooLarge } from "../../protocol/body-limit.ts";
 import { errorAnswer } from "../../protocol/error-answer.ts";
 import { BadRequest } from "../../protocol/errors.ts";
-import { DEADLINE_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER } from "../../protocol/headers.ts";
+import { DEADLINE_HEADER, SIGNATURE_HEADER, TENANT_HEADER, TIMESTAMP_HEADER } from "../../protocol/headers.ts";
 import type { AppDeps } from "../app-context.ts";
 import { nowUs } from "../clock.ts";
 import { deadlineAt, deadlineMs } from "../deadline-header.ts";
 import type { InferenceAnswer, InferenceAnswers, InferenceInput } from "../inference-answers.ts";
+import type { Admitted } from "../middleware/admit-in-time.ts";
 import { checkEdgeSignature } from "../middleware/signature-auth.ts";
 import { type FastRoute, fastRoute } from "./route.ts";
 
@@ -32,7 +33,8 @@ const header = (req: IncomingMessage, name: string) => req.headers[name] as stri
 /**
  * The pool's hot routes on plain node:http, in front of the Hono app: POST `/v1/classify` and v2 `infer`
  * (which requests it takes: `fastRoute`). It applies the same layers as the Hono route, in the same order
- * and with the same code (deadline header, admission by deadline, 413 from Content-Length, edge signature, then
+ * and with the same code (deadline header, admission by deadline and tenant, 413 from Content-Length, edge signature
+ * (over the tenant too), then
  * `InferenceAnswers`), counts the response under the same route pattern, marks answers `Connection: close`
  * while draining, and answers errors with the same `errorAnswer`.
  *
@@ -61,18 +63,19 @@ export function inferenceFastPath({ deps, answers, fallback }: FastPathOptions):
    */
   function serve(req: IncomingMessage, res: ServerResponse, route: FastRoute): void {
     const receivedUs = nowUs();
-    let answered: (status: number) => void;
+    let admitted: Admitted;
     let ms: number | undefined;
+    const tenant = header(req, TENANT_HEADER);
     try {
       ms = deadlineMs(header(req, DEADLINE_HEADER));
-      answered = admission.admit(ms);
+      admitted = admission.admit(ms, tenant);
     } catch (err) {
       write(res, route.pattern, errorAnswer(err));
       return;
     }
     let settled = false;
     const finish = (result: FastAnswer) => {
-      answered(result.status);
+      admitted.answered(result.status);
       write(res, route.pattern, result);
     };
     const fail = (err: unknown) => {
@@ -108,7 +111,7 @@ export function inferenceFastPath({ deps, answers, fallback }: FastPathOptions):
       let answering: Promise<InferenceAnswer> | undefined;
       try {
         if (signature) {
-          const call = { method: "POST", path: req.url!, body };
+          const call = { method: "POST", path: req.url!, body, tenant };
           checkEdgeSignature(signature, call, header(req, TIMESTAMP_HEADER), header(req, SIGNATURE_HEADER));
         }
         const input: InferenceInput = {
@@ -118,6 +121,7 @@ export function inferenceFastPath({ deps, answers, fallback }: FastPathOptions):
           contentEncoding: header(req, "content-encoding"),
           receivedUs,
           deadlineUs,
+          admitted,
         };
         if (route.kind === "classify") answers.classifyTo(input, succeed, fail);
         else answering = answers.infer(input, route.model, "version" in route ? route.version : undefined);

@@ -85,12 +85,13 @@ export function grpcServices({ deps, answers }: GrpcServiceOptions): {
   const modelInfer: Handler<GrpcModelInferRequest, GrpcModelInferResponse> = async (call) => {
     const receivedUs = nowUs();
     const leftMs = remainingMs(call.getDeadline(), Date.now());
-    const answered = admission.admit(Number.isFinite(leftMs) ? leftMs : undefined);
+    // No edge tenant: gRPC callers are the `direct` flow.
+    const admitted = admission.admit(Number.isFinite(leftMs) ? leftMs : undefined);
     let status = 500;
     try {
       authorize(call.metadata.get("authorization")[0] as string | undefined);
       const { model, version, call: inferCall, binary } = grpcInferCall(call.request);
-      const clock = { receivedUs, deadlineUs: receivedUs + leftMs * 1000 };
+      const clock = { receivedUs, deadlineUs: receivedUs + leftMs * 1000, admitted };
       const result = await answers.inferRows(clock, inferCall, binary, model, version, () => undefined);
       status = 200;
       const metadata = new Metadata();
@@ -108,7 +109,7 @@ export function grpcServices({ deps, answers }: GrpcServiceOptions): {
       status = errorStatus(err);
       throw err;
     } finally {
-      answered(status);
+      admitted.answered(status);
     }
   };
 

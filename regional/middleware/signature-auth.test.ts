@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { SIGNATURE_HEADER, TIMESTAMP_HEADER } from "../../protocol/headers.ts";
+import { SIGNATURE_HEADER, TENANT_HEADER, TIMESTAMP_HEADER } from "../../protocol/headers.ts";
 import { signatureHeaders } from "../../protocol/signing.ts";
 import { verifyCallNow } from "./signature-auth.ts";
 
@@ -65,5 +65,19 @@ describe("edge->regional signatures", () => {
     const { ts, sig } = await signed();
     const bytes = new TextEncoder().encode(call.body);
     expect(verifyCallNow(secret, { ...call, body: bytes }, ts, sig, { nowMs: now })).toEqual({ ok: true });
+  });
+
+  it("covers the tenant: a signature holds for its own tenant only, and a tenant's never verifies without it", async () => {
+    const acme = await signatureHeaders(secret, { ...call, tenant: "acme" }, now);
+    expect(acme[TENANT_HEADER]).toBe("acme");
+    const ts = acme[TIMESTAMP_HEADER]!;
+    const sig = acme[SIGNATURE_HEADER]!;
+    const at = { nowMs: now };
+    expect(verifyCallNow(secret, { ...call, tenant: "acme" }, ts, sig, at)).toEqual({ ok: true });
+    expect(verifyCallNow(secret, { ...call, tenant: "globex" }, ts, sig, at).ok).toBe(false);
+    expect(verifyCallNow(secret, call, ts, sig, at).ok).toBe(false);
+    const none = await signed();
+    expect(verifyCallNow(secret, { ...call, tenant: "acme" }, none.ts, none.sig, at).ok).toBe(false);
+    expect(Object.keys(await signatureHeaders(secret, call, now))).not.toContain(TENANT_HEADER);
   });
 });

@@ -40,6 +40,7 @@ export function inferenceRoutes(deps: AppDeps, answers: InferenceAnswers): Hono<
     // c.get, not c.var: Hono builds a fresh object of every variable on each c.var access.
     receivedUs: c.get("receivedUs"),
     deadlineUs: c.get("deadlineUs"),
+    admitted: c.get("admitted"),
   });
   const reply = (c: Context<RegionalEnv>, answer: InferenceAnswer) => c.body(answer.body, 200, answer.headers);
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEADLINE_HEADER } from "../../protocol/headers.ts";
+import { DEADLINE_HEADER, TENANT_HEADER } from "../../protocol/headers.ts";
 import {
   classifyRows,
   get,
@@ -167,6 +167,68 @@ describe("admission by deadline", () => {
       const malformed = await post(`${server.url}/v1/classify`, classifyRows(0), { [DEADLINE_HEADER]: "-50" });
       expect(malformed).toMatchObject({ status: 400, body: { code: "bad_request" } });
       await Promise.all(ahead);
+    } finally {
+      await server.shutdown();
+    }
+  });
+});
+
+describe("tenants at admission", () => {
+  it("sheds a flooding best-effort tenant first (429 tenant_shed), admits a reservation and a quiet tenant, counts each", async () => {
+    // As above: 200 ms per request, one row per run. Best-effort requests may wait 1% of their deadline.
+    const server = await startTestServer(
+      testOptions([
+        "--delay-ms",
+        "200",
+        "--max-batch",
+        "1",
+        "--tenants",
+        "acme=guaranteed:1000,globex=best-effort",
+        "--best-effort-wait-percent",
+        "1",
+      ]),
+    );
+    try {
+      await Promise.all(Array.from({ length: 10 }, (_, i) => post(`${server.url}/v1/classify`, classifyRows(i))));
+      // globex's flood: 30 requests without a deadline (always admitted), a few hundred ms of work ahead.
+      const flood = Array.from({ length: 30 }, (_, i) =>
+        post(`${server.url}/v1/classify`, classifyRows(i), { [TENANT_HEADER]: "globex" }),
+      );
+      await inFlight(server.url, 10);
+      const as = (tenant: string, row: number) =>
+        post(`${server.url}/v1/classify`, classifyRows(row), { [DEADLINE_HEADER]: "5000", [TENANT_HEADER]: tenant });
+      const [shed, reserved, quiet, malformed] = await Promise.all([
+        as("globex", 0),
+        as("acme", 5),
+        // Not declared: `other`, best-effort, with nothing in flight: under its share of the room globex filled.
+        as("initech", 6),
+        as("bad tenant", 7),
+      ]);
+      expect(shed).toMatchObject({ status: 429, body: { code: "tenant_shed" } });
+      expect(shed.body.error).toMatch(/^tenant "globex" is best-effort and the pool is serving reservations first/);
+      expect(shed.headers["retry-after"]).toBe("1");
+      expect(reserved.status).toBe(200);
+      expect(worstDifference(reserved.body.predictions, 5)).toBeLessThanOrEqual(TOLERANCE);
+      expect(quiet.status).toBe(200);
+      expect(malformed).toMatchObject({ status: 400, body: { error: expect.stringContaining(TENANT_HEADER) } });
+      expect((await Promise.all(flood)).every((r) => r.status === 200)).toBe(true);
+
+      const text = await metricsOf(server.url);
+      const count = (tenant: string, outcome: string) =>
+        metric(text, "edgecascade_tenant_requests_total", { tenant, outcome });
+      expect(count("globex", "shed")).toBe(1);
+      expect(count("globex", "success")).toBe(30);
+      expect(count("acme", "success")).toBe(1);
+      expect(count("other", "success")).toBe(1);
+      expect(count("direct", "success")).toBe(10);
+      expect(metric(text, "edgecascade_tenant_rows_total", { tenant: "acme", share: "reserved" })).toBe(1);
+      expect(metric(text, "edgecascade_tenant_rows_total", { tenant: "globex", share: "best-effort" })).toBe(30);
+      expect(metric(text, "edgecascade_tenant_request_duration_seconds_count", { tenant: "globex" })).toBe(30);
+      expect(metric(text, "edgecascade_tenant_reserved_rows_per_second", { tenant: "acme" })).toBe(1000);
+      const labels = new Set(
+        [...text.matchAll(/edgecascade_tenant_requests_total\{tenant="([^"]+)"/g)].map((m) => m[1]),
+      );
+      expect([...labels].sort()).toEqual(["acme", "direct", "globex", "other"]);
     } finally {
       await server.shutdown();
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEADLINE_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER } from "../../protocol/headers.ts";
+import { DEADLINE_HEADER, SIGNATURE_HEADER, TENANT_HEADER, TIMESTAMP_HEADER } from "../../protocol/headers.ts";
 import { signatureHeaders } from "../../protocol/signing.ts";
 import { binaryInferBody, postInfer } from "../support/binary-infer.ts";
 import {
@@ -28,6 +28,30 @@ describe("edge signature on inference endpoints", () => {
     });
     expect(res.status).toBe(200);
     expect(worstDifference(res.body.predictions, 4)).toBeLessThanOrEqual(TOLERANCE);
+  });
+
+  it("covers the tenant: the signed tenant is answered and counted as its own, another tenant or none is a 401", async () => {
+    const tenantCall = { method: "POST", path: "/v1/classify", body, tenant: "acme" };
+    const headers = await signatureHeaders(SECRET, tenantCall);
+    expect(headers[TENANT_HEADER]).toBe("acme");
+    const before = metric((await get(`${server.url}/metrics`)).body, "edgecascade_tenant_requests_total", {
+      tenant: "other",
+      outcome: "success",
+    });
+    expect((await post(`${server.url}/v1/classify`, body, headers)).status).toBe(200);
+    const after = (await get(`${server.url}/metrics`)).body;
+    // acme is not in this pool's --tenants: it is counted under `other`.
+    expect(metric(after, "edgecascade_tenant_requests_total", { tenant: "other", outcome: "success" })).toBe(
+      before + 1,
+    );
+    const swapped = await post(`${server.url}/v1/classify`, body, { ...headers, [TENANT_HEADER]: "globex" });
+    expect(swapped).toMatchObject({ status: 401, body: { error: expect.stringMatching(/signature does not match/) } });
+    const { [TENANT_HEADER]: _, ...withoutTenant } = headers;
+    expect((await post(`${server.url}/v1/classify`, body, withoutTenant)).status).toBe(401);
+    const untenanted = await signed("/v1/classify", body);
+    expect((await post(`${server.url}/v1/classify`, body, { ...untenanted, [TENANT_HEADER]: "acme" })).status).toBe(
+      401,
+    );
   });
 
   it("signed v2 infer, the query string included in what is signed", async () => {

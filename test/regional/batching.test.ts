@@ -5,8 +5,11 @@ import { modelIoOf } from "../../protocol/model-config.ts";
 import type { InputRows } from "../../protocol/tensor.ts";
 import { DynamicBatcher } from "../../regional/batcher.ts";
 import { nowUs } from "../../regional/clock.ts";
+import { createMetrics } from "../../regional/metrics.ts";
 import type { ModelRecorder } from "../../regional/recorder.ts";
 import { createOnnxModel, type OnnxModel } from "../../regional/session.ts";
+import { TenantScheduler } from "../../regional/tenants/tenant-scheduler.ts";
+import { DIRECT_FLOW, OTHER_FLOW, parseTenantSpecs, tenantTable } from "../../regional/tenants/tenant-table.ts";
 import { heldout, modelBytes, modelConfig } from "../support/heldout.ts";
 import {
   classifyRows,
@@ -71,6 +74,7 @@ describe("DynamicBatcher with a real onnxruntime session", () => {
     maxBatch = 64,
     maxQueueDelayUs = 0,
     queueFull = (): ServingError => new RateLimited("full", 1, "queue_full"),
+    tenants = undefined as TenantScheduler | undefined,
   } = {}) => {
     gate = {
       hold: false,
@@ -81,7 +85,10 @@ describe("DynamicBatcher with a real onnxruntime session", () => {
       },
     };
     const { seen, recorder } = countingRecorder();
-    const batcher = new DynamicBatcher({ run: heldRun, maxBatch, maxQueue, maxQueueDelayUs, queueFull, recorder });
+    const batcher = new DynamicBatcher(
+      { run: heldRun, maxBatch, maxQueue, maxQueueDelayUs, queueFull, recorder },
+      tenants,
+    );
     return { batcher, seen };
   };
 
@@ -216,6 +223,37 @@ describe("DynamicBatcher with a real onnxruntime session", () => {
     const { batcher, seen } = newBatcher();
     await expect(batcher.submit(rowsOf(0, 1), nowUs() - 1)).rejects.toMatchObject({ status: 504 });
     expect(seen.runs).toEqual([]);
+  });
+
+  it("with tenants, a reservation runs first and another tenant's rows interleave with a flood queued before them", async () => {
+    const metrics = createMetrics();
+    const table = tenantTable(parseTenantSpecs("a=guaranteed:100,b=best-effort"));
+    const tenants = new TenantScheduler(table, metrics.recorder, 64, nowUs());
+    const [a, b] = [table.byName.get("a")!, table.byName.get("b")!];
+    const { batcher, seen } = newBatcher({ maxBatch: 32, tenants });
+    gate.hold = true;
+    const first = batcher.submit(rowsOf(0, 1), Infinity, DIRECT_FLOW);
+    await new Promise((r) => setImmediate(r));
+    // While a run is in flight: b's flood of four 16-row calls, then a's one row (reserved) and other's 4 rows.
+    const flood = [1, 17, 33, 49].map((from) => batcher.submit(rowsOf(from, 16), Infinity, b));
+    const reserved = batcher.submit(rowsOf(70, 1), Infinity, a);
+    const quiet = batcher.submit(rowsOf(80, 4), Infinity, OTHER_FLOW);
+    gate.release();
+    const [floodAnswers, reservedAnswer, quietAnswer] = await Promise.all([Promise.all(flood), reserved, quiet, first]);
+    // First come first served would run b, b | b, b | a, other. Fair: a, b, other (21 rows) | b, b | b.
+    expect(seen.runs).toEqual([1, 21, 32, 16]);
+    expect(reservedAnswer.batchRows).toBe(21);
+    expect(quietAnswer.batchRows).toBe(21);
+    expect(floodAnswers.map((r) => r.batchRows)).toEqual([21, 32, 32, 16]);
+    expect(worstAgainstFixture(reservedAnswer.probs, 70)).toBeLessThanOrEqual(TOLERANCE);
+    expect(worstAgainstFixture(quietAnswer.probs, 80)).toBeLessThanOrEqual(TOLERANCE);
+    floodAnswers.forEach((r, i) => {
+      expect(worstAgainstFixture(r.probs, 1 + 16 * i)).toBeLessThanOrEqual(TOLERANCE);
+    });
+    const text = await metrics.text();
+    expect(metric(text, "edgecascade_tenant_rows_total", { tenant: "a", share: "reserved" })).toBe(1);
+    expect(metric(text, "edgecascade_tenant_rows_total", { tenant: "b", share: "best-effort" })).toBe(64);
+    expect(metric(text, "edgecascade_tenant_rows_total", { tenant: "other", share: "best-effort" })).toBe(4);
   });
 
   it("a full queue refuses the next call with the configured error, and recovers", async () => {

@@ -11,6 +11,8 @@ import { inferenceFastPath } from "../../regional/fast-path/listener.ts";
 import { inferenceAnswers } from "../../regional/inference-answers.ts";
 import { inferenceAdmission } from "../../regional/middleware/admit-in-time.ts";
 import { localControl } from "../../regional/model-control.ts";
+import { TenantScheduler } from "../../regional/tenants/tenant-scheduler.ts";
+import { tenantTable } from "../../regional/tenants/tenant-table.ts";
 import { heldout } from "../support/heldout.ts";
 import { classifyRows, get, metric, post, serverForFile, testOptions } from "../support/regional-server.ts";
 
@@ -103,6 +105,7 @@ describe("inferenceFastPath", () => {
   let url: string;
   const handedOver: string[] = [];
   beforeAll(async () => {
+    const tenants = new TenantScheduler(tenantTable([]), server.metrics.recorder, 64, 0);
     const deps: AppDeps = {
       region: "eu",
       repository: server.repository,
@@ -120,7 +123,13 @@ describe("inferenceFastPath", () => {
       limits: DEFAULT_LIMITS,
       maxQueueDelayUs: 0,
       simulatedDelayMs: 0,
-      admission: inferenceAdmission({ minInFlight: 64, refuse: () => new RateLimited("overloaded", 1) }),
+      admission: inferenceAdmission({
+        minInFlight: 64,
+        refuse: () => new RateLimited("overloaded", 1),
+        tenants,
+        shed: () => new RateLimited("shed", 1, "tenant_shed"),
+      }),
+      tenants,
     };
     http = createServer(
       inferenceFastPath({
