@@ -23,6 +23,8 @@ export interface ServeRequest {
   locate: () => RequestLocation;
   /** Unix ms when the request arrived; the budget counts from here. */
   startedAt: number;
+  /** Whose request it is (the API key's tenant): the forward carries it, signed, for the pools' fair share. */
+  tenant?: string;
   /**
    * A warm-up request (`x-edgecascade-warm-up: 1`, as `npm start` sends before it says ready): answered as any
    * other, but its region calls' times are no evidence of the regions (forward/types.ts `warmUp`). Default false.
@@ -205,6 +207,7 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
       classes,
       version: pinned,
       headers: {},
+      ...(request.tenant === undefined ? {} : { tenant: request.tenant }),
       deadlineAt: deadline.deadlineAt,
       location,
       anyDistance: mode === "regional" || !edgeVariant,

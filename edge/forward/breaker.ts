@@ -5,7 +5,8 @@ import type { Interceptor } from "./types.ts";
 /**
  * Codes that say nothing about the region's health: it lost a hedge, nothing was sent, it answered that it
  * does not serve the version the client pinned (a rollout in progress, not an outage) or this one model now
- * (its other models serve), or the request's own
+ * (its other models serve), it refused the request's tenant as best-effort (the pool works, for reservations first),
+ * or the request's own
  * budget ran out first. Slower than a budget is far, not failing: the cut-off's wait goes to the reach estimate
  * (observe.ts), which keeps the region out of requests' way until a warm probe finds it in reach again, so a
  * loaded machine or a client's short budget never ejects a region for the breaker's cool-down.
@@ -16,6 +17,7 @@ const NEUTRAL: ReadonlySet<RegionError["code"]> = new Set([
   "wrong_version",
   "model_unavailable",
   "timeout",
+  "tenant_shed",
 ]);
 
 /**

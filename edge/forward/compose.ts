@@ -6,6 +6,7 @@ import { postToRegion } from "./post-to-region.ts";
 import type { RegionBook } from "./region-book.ts";
 import type { RegionTransport } from "./region-transport.ts";
 import { signing } from "./sign.ts";
+import { tenantBackoff } from "./tenant-backoff.ts";
 import type { Interceptor, RegionDispatch } from "./types.ts";
 
 export interface ForwarderOptions {
@@ -20,7 +21,9 @@ export interface ForwarderOptions {
  *
  *   hedged   across regions: nearest first, one hedge after the hedge delay, failover on error, the loser aborted;
  *            a region expected to answer later than what is left of the budget is skipped, never charged
- *            (unless the call is for any distance: `cascade: "regional"`, a model without an edge variant)
+ *            (unless the call is for any distance: `cascade: "regional"`, a model without an edge variant);
+ *            a region that sheds the tenant ends the forward
+ *   backoff  per region and tenant: none of a shed tenant's calls until the region's Retry-After is over
  *   breaker  per region: refuse while open, record how each admitted call ended
  *   observe  per region: count outcomes, keep answer latencies (they set the hedge delay)
  *   deadline x-edgecascade-deadline-ms = what is left of the SLO budget; abort when it runs out
@@ -48,10 +51,10 @@ export function createForwarder({ book, sharedSecret, send }: ForwarderOptions) 
 export type Forwarder = ReturnType<typeof createForwarder>;
 
 /**
- * One region's call through the per-region layers (breaker, observe, deadline, signing, fetch), without the
+ * One region's call through the per-region layers (tenant backoff, breaker, observe, deadline, signing, fetch), without the
  * hedge: what the forwarder sends to each region, and what a warm probe sends (edge/forward/warm-probe.ts).
  */
 export function createRegionCall({ book, sharedSecret, send }: ForwarderOptions): RegionDispatch {
-  const layers: Interceptor[] = [breaker(book), observe(book), deadline, signing(sharedSecret)];
+  const layers: Interceptor[] = [tenantBackoff(book), breaker(book), observe(book), deadline, signing(sharedSecret)];
   return layers.reduceRight((next, layer) => layer(next), postToRegion(send));
 }

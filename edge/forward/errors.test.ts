@@ -6,6 +6,7 @@ import {
   NoRegionAnswered,
   RegionError,
   regionTimeout,
+  tenantShed,
   tooFar,
 } from "./errors.ts";
 
@@ -25,6 +26,8 @@ describe("degradedReason", () => {
     ["the reachable one failed, the rest too far", [status("us"), tooFar("ap", 240, 8)], "regions-failed"],
     ["the reachable one's breaker open", [tooFar("ap", 240, 8), breakerOpen("us")], "breakers-open"],
     ["the reachable one timed out", [regionTimeout("us", 8), tooFar("ap", 240, 2)], "deadline"],
+    ["a region shed the tenant", [tenantShed("us", "HTTP 429"), regionTimeout("eu", 8)], "tenant-shed"],
+    ["shed after a failure", [status("us"), tenantShed("eu", "HTTP 429")], "tenant-shed"],
   ] as const)("%s -> %s", (_, errors, reason) => {
     expect(degradedReason(errors)).toBe(reason);
   });

@@ -13,8 +13,11 @@ export class RegionError extends Error {
     | "status"
     | "model_unavailable"
     | "bad_answer"
-    | "wrong_version";
+    | "wrong_version"
+    | "tenant_shed";
   readonly region: string;
+  /** `tenant_shed`: how long to keep the tenant's requests from this region (regions/shed-backoff-policy.ts). */
+  backoffMs?: number;
 
   constructor(code: RegionError["code"], region: string, message: string, options?: { cause?: unknown }) {
     super(`region ${region}: ${message}`, options);
@@ -58,6 +61,13 @@ export const wrongVersion = (region: string, version: string, detail: string) =>
  */
 export const modelUnavailable = (region: string, detail: string) =>
   new RegionError("model_unavailable", region, `does not serve the model now: ${detail}`);
+/**
+ * The region refused the request's tenant as best-effort under overload (429 `tenant_shed`: it serves reservations
+ * first). The region is healthy, so its breaker ignores this, and no other region is asked: the tenant is over what
+ * the pools take from it beside the reservations, and failing over would carry its flood to every region.
+ */
+export const tenantShed = (region: string, detail: string, backoffMs?: number) =>
+  Object.assign(new RegionError("tenant_shed", region, `shed the request's tenant: ${detail}`), { backoffMs });
 /** Another region answered first; this call was aborted. */
 export const regionCancelled = (region: string) =>
   new RegionError("cancelled", region, "cancelled: another region answered first");
@@ -79,12 +89,13 @@ export class NoRegionAnswered extends Error {
 }
 
 /** The `x-edgecascade-degraded` value: why the answer is the edge model's although a region was wanted. */
-export type DegradedReason = "no-regions" | "too-far" | "breakers-open" | "deadline" | "regions-failed";
+export type DegradedReason = "no-regions" | "too-far" | "breakers-open" | "deadline" | "regions-failed" | "tenant-shed";
 
 /** Why no region answered: the regions that could have answered in time say why they did not. */
 export function degradedReason(errors: readonly RegionError[]): DegradedReason {
   const tried = errors.filter((e) => e.code !== "cancelled");
   if (tried.length === 0) return "no-regions";
+  if (tried.some((e) => e.code === "tenant_shed")) return "tenant-shed";
   const reachable = tried.filter((e) => e.code !== "too_far");
   if (reachable.length === 0) return "too-far";
   if (reachable.every((e) => e.code === "breaker_open")) return "breakers-open";

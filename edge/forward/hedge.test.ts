@@ -15,7 +15,7 @@ const call: Omit<RegionCall, "region"> = {
   deadlineAt: Date.now() + 60_000,
 };
 
-type Plan = Record<string, { ms: number; fail?: boolean }>;
+type Plan = Record<string, { ms: number; fail?: boolean; shed?: boolean }>;
 
 /**
  * A dispatch that answers (or fails) after a planned delay and honours aborts the way fetch does.
@@ -25,10 +25,11 @@ function planned(plan: Plan) {
   const log: { region: string; end: "answered" | "failed" | "aborted"; reason?: unknown }[] = [];
   const dispatch: RegionDispatch = (c) =>
     new Promise((resolve, reject) => {
-      const { ms, fail } = plan[c.region.name]!;
+      const { ms, fail, shed } = plan[c.region.name]!;
       const timer = setTimeout(() => {
-        log.push({ region: c.region.name, end: fail ? "failed" : "answered" });
-        if (fail) reject(new RegionError("status", c.region.name, "HTTP 503"));
+        log.push({ region: c.region.name, end: fail || shed ? "failed" : "answered" });
+        if (shed) reject(new RegionError("tenant_shed", c.region.name, "HTTP 429"));
+        else if (fail) reject(new RegionError("status", c.region.name, "HTTP 503"));
         else resolve({ region: c.region.name, version: "1", probs: new Float32Array(10), ms });
       }, ms);
       c.signal?.addEventListener("abort", () => {
@@ -43,6 +44,19 @@ function planned(plan: Plan) {
 const options = (spend = () => true) => ({ delayMs: () => 50, spendHedge: spend });
 
 describe("hedged", () => {
+  it("ends at a region that sheds the tenant: no failover, the hedge in flight aborted", async () => {
+    const { dispatch, log } = planned({ us: { ms: 100, shed: true }, eu: { ms: 5000 }, ap: { ms: 1 } });
+    const forward = hedged(dispatch, { ...options(), delayMs: () => 10 })([us, eu, ap], call);
+    const err = await forward.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(NoRegionAnswered);
+    expect((err as NoRegionAnswered).errors.map((e) => e.code)).toEqual(["tenant_shed"]);
+    expect(degradedReason((err as NoRegionAnswered).errors)).toBe("tenant-shed");
+    expect(log.map((l) => `${l.region} ${l.end}`)).toEqual(["us failed", "eu aborted"]);
+  });
+
   it("answers from the first region without a hedge when it is fast", async () => {
     const { dispatch, log } = planned({ us: { ms: 1 }, eu: { ms: 1 } });
     const result = await hedged(dispatch, options())([us, eu], call);

@@ -41,7 +41,8 @@ export interface Forwarded {
  * are skipped (`budget_spent`), not charged a timeout; a region expected to answer later than what is left
  * of the budget is skipped as well (`too_far`), unless the call is for `anyDistance`: then the regions in reach
  * go first and the others after them, none skipped (regions/reach.ts `reachFirst`), and the answer names those
- * passed over (`passedOver`, for their warm probes). When no region answered, reject with NoRegionAnswered.
+ * passed over (`passedOver`, for their warm probes). A region that sheds the request's tenant (`tenant_shed`) ends
+ * the forward at once: no failover, the other call aborted. When no region answered, reject with NoRegionAnswered.
  */
 export function hedged(dispatch: RegionDispatch, options: HedgeOptions) {
   return (given: readonly Region[], call: Omit<RegionCall, "region">): Promise<Forwarded> =>
@@ -120,6 +121,13 @@ export function hedged(dispatch: RegionDispatch, options: HedgeOptions) {
             inFlight.delete(region);
             if (settled) return;
             errors.push(err instanceof RegionError ? err : new RegionError("unavailable", region.name, String(err)));
+            if (err instanceof RegionError && err.code === "tenant_shed") {
+              // The tenant is shed: no failover or hedge would carry its request elsewhere (errors.ts, tenantShed).
+              finish();
+              for (const [other, c] of inFlight) c.abort(regionCancelled(other.name));
+              reject(new NoRegionAnswered(errors, passedOver));
+              return;
+            }
             launch();
           },
         );

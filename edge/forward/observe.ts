@@ -2,7 +2,7 @@ import { RegionError } from "./errors.ts";
 import type { RegionBook } from "./region-book.ts";
 import type { Interceptor, RegionCall } from "./types.ts";
 
-type Counter = "failed" | "timedOut" | "cancelled" | "wrongVersion" | "modelUnavailable";
+type Counter = "failed" | "timedOut" | "cancelled" | "wrongVersion" | "modelUnavailable" | "shed";
 
 /** The counter a failed call goes to; none for a call that was never sent. */
 function counterOf(err: unknown): Counter | undefined {
@@ -12,6 +12,7 @@ function counterOf(err: unknown): Counter | undefined {
   if (code === "timeout") return "timedOut";
   if (code === "wrong_version") return "wrongVersion";
   if (code === "model_unavailable") return "modelUnavailable";
+  if (code === "tenant_shed") return "shed";
   return "failed";
 }
 

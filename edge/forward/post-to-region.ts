@@ -1,7 +1,8 @@
-import { MODEL_VERSION_HEADER, ROLLOUT_HEADER } from "../../protocol/headers.ts";
+import { MODEL_VERSION_HEADER, ROLLOUT_HEADER, TENANT_HEADER } from "../../protocol/headers.ts";
 import { parseRolloutHeader } from "../../protocol/rollout/header.ts";
 import type { Prediction } from "../../protocol/types.ts";
-import { modelUnavailable, RegionError, regionCancelled, wrongVersion } from "./errors.ts";
+import { shedBackoffMs } from "../regions/shed-backoff-policy.ts";
+import { modelUnavailable, RegionError, regionCancelled, tenantShed, wrongVersion } from "./errors.ts";
 import type { RegionTransport } from "./region-transport.ts";
 import type { RegionDispatch } from "./types.ts";
 
@@ -42,8 +43,9 @@ function readProbs(region: string, body: unknown, batch: number, classes: number
  * reported with the reason the aborting layer gave (timeout, or cancelled by a hedge). With a pinned
  * version, a 404 (the pool's answer for a version it does not serve) or an answer of another version is
  * `wrong_version`: not a failure, another region may have it; so is a 503 `model_not_ready`
- * (`model_unavailable`: the pool serves its other models). `send` is how the region is reached (its
- * binding, or global fetch).
+ * (`model_unavailable`: the pool serves its other models). A 429 `tenant_shed` is `tenant_shed`: the pool
+ * refused the request's tenant as best-effort. The call carries its tenant (`x-edgecascade-tenant`), which the
+ * signing layer covers. `send` is how the region is reached (its binding, or global fetch).
  */
 export function postToRegion(send: RegionTransport = (_region, url, init) => fetch(url, init)): RegionDispatch {
   return async (call) => {
@@ -54,7 +56,11 @@ export function postToRegion(send: RegionTransport = (_region, url, init) => fet
     try {
       response = await send(region, `${region.url}${call.path}`, {
         method: "POST",
-        headers: { "content-type": "application/json", ...call.headers },
+        headers: {
+          "content-type": "application/json",
+          ...(call.tenant === undefined ? {} : { [TENANT_HEADER]: call.tenant }),
+          ...call.headers,
+        },
         body: call.body,
         signal,
       });
@@ -71,6 +77,9 @@ export function postToRegion(send: RegionTransport = (_region, url, init) => fet
           throw wrongVersion(region.name, call.version, detail);
         if (response.status === 503 && errorCode(text) === "model_not_ready")
           throw modelUnavailable(region.name, detail);
+        if (response.status === 429 && errorCode(text) === "tenant_shed") {
+          throw tenantShed(region.name, detail, shedBackoffMs(response.headers.get("retry-after")));
+        }
         throw new RegionError("status", region.name, detail);
       }
       body = JSON.parse(text);

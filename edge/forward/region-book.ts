@@ -21,6 +21,10 @@ export interface RegionCounters {
   wrongVersion: number;
   /** Answered that it does not serve the model now (503 `model_not_ready`) while it serves its others. */
   modelUnavailable: number;
+  /** Refused the request's tenant as best-effort under overload (429 `tenant_shed`): answered degraded, `tenant-shed`. */
+  shed: number;
+  /** Not sent: the region had shed the request's tenant within its Retry-After (forward/tenant-backoff.ts). */
+  shedBackoff: number;
   /** Refused by the open breaker, never sent. */
   refused: number;
   /** Not sent: expected to answer later than what was left of the budget (budget-aware routing). */
@@ -105,6 +109,8 @@ export class RegionBook {
           cancelled: 0,
           wrongVersion: 0,
           modelUnavailable: 0,
+          shed: 0,
+          shedBackoff: 0,
           refused: 0,
           tooFar: 0,
           hedges: 0,
@@ -168,7 +174,7 @@ export class RegionBook {
    */
   observe(
     name: string,
-    outcome: "answered" | "failed" | "timedOut" | "cancelled" | "wrongVersion" | "modelUnavailable",
+    outcome: "answered" | "failed" | "timedOut" | "cancelled" | "wrongVersion" | "modelUnavailable" | "shed",
     ms?: number,
     {
       warmProbe = false,
@@ -195,6 +201,27 @@ export class RegionBook {
 
   countTooFar(name: string): void {
     this.#entry(name).counters.tooFar++;
+  }
+
+  /** Tenants each region shed, and until when (Unix ms) this isolate keeps their requests from it. */
+  readonly #shed = new Map<string, Map<string, number>>();
+
+  /** The region shed `tenant`: keep its requests away until `untilMs`. */
+  shedTenant(name: string, tenant: string, untilMs: number): void {
+    let tenants = this.#shed.get(name);
+    if (!tenants) {
+      tenants = new Map();
+      this.#shed.set(name, tenants);
+    }
+    tenants.set(tenant, untilMs);
+  }
+
+  /** Whether the region shed `tenant` and its backoff lasts past `now` (counted when it does). */
+  keepsShed(name: string, tenant: string, now: number): boolean {
+    const until = this.#shed.get(name)?.get(tenant);
+    if (until === undefined || now >= until) return false;
+    this.#entry(name).counters.shedBackoff++;
+    return true;
   }
 
   /**

@@ -2,8 +2,8 @@ import { signatureHeaders } from "../../protocol/signing.ts";
 import type { Interceptor } from "./types.ts";
 
 /**
- * Sign the call with the shared secret (protocol/signing.ts: HMAC over method, path, timestamp and body).
- * Innermost but one, so it signs exactly the body that is sent. Without a secret calls pass unsigned.
+ * Sign the call with the shared secret (protocol/signing.ts: HMAC over method, path, timestamp, the call's tenant
+ * and body). Innermost but one, so it signs exactly the body that is sent. Without a secret calls pass unsigned.
  */
 export const signing =
   (secret: string | undefined): Interceptor =>
@@ -15,6 +15,11 @@ export const signing =
             ...call,
             headers: {
               ...call.headers,
-              ...(await signatureHeaders(secret, { method: "POST", path: call.path, body: call.body })),
+              ...(await signatureHeaders(secret, {
+                method: "POST",
+                path: call.path,
+                body: call.body,
+                ...(call.tenant === undefined ? {} : { tenant: call.tenant }),
+              })),
             },
           });

@@ -15,6 +15,11 @@ export interface RegionCall {
   /** Classes of the model; each answer row must have as many scores. */
   classes: number;
   headers: Record<string, string>;
+  /**
+   * The edge tenant the request is for (the API key's; `anonymous` without keys): sent as `x-edgecascade-tenant`,
+   * covered by the signature. None for the isolate's own calls (warm probes): the pool counts those `direct`.
+   */
+  tenant?: string;
   /** Unix ms at which the caller stops waiting: the request's start plus its budget. */
   deadlineAt: number;
   /** Where the request comes from: the reach estimate's distance prior (regions/prior.ts). */

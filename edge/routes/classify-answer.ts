@@ -54,6 +54,7 @@ export async function answerClassify(
     startedAt: request.startedAt,
     budgetMs,
     warmUp: request.warmUpHeader === "1",
+    tenant: request.tenant.name,
   });
   const predictions = served.predictionsJson ?? predictionsJson(served.probs, served.batch, model.io.labels);
   const fields = { model: model.name, version: served.version, id: call.id, servedBy: served.servedBy };

@@ -109,6 +109,7 @@ const infer = async (c: Context<AppEnv>) => {
     locate: () => contextLocation(c),
     startedAt: c.get("startedAt"),
     budgetMs: rt.budgetMs(c.req.header(BUDGET_HEADER)),
+    tenant: c.get("tenant").name,
   });
   applyServed(c, model, served);
   const response = toInferResponse({

@@ -125,6 +125,8 @@ export interface RegionStatus {
     | "cancelled"
     | "wrongVersion"
     | "modelUnavailable"
+    | "shed"
+    | "shedBackoff"
     | "refused"
     | "tooFar"
     | "hedges"

@@ -1,7 +1,29 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { signatureHeaders } from "../../protocol/signing.ts";
 import { type EdgeWorker, startEdgeWorker } from "../../scripts/stack/edge-worker.ts";
 import { heldoutOf } from "../support/heldout.ts";
-import { confidentRows, getJson, post } from "./support.ts";
+import { until } from "../support/regional-process.ts";
+import {
+  classifyRows,
+  metric,
+  get as poolGet,
+  post as poolPost,
+  startTestServer,
+  type TestServer,
+  testOptions,
+} from "../support/regional-server.ts";
+import {
+  confidentRows,
+  expectScores,
+  getJson,
+  NO_HEDGES,
+  post,
+  regionsVar,
+  type StatusBody,
+  US_EAST,
+  unsureRows,
+  warmEdge,
+} from "./support.ts";
 
 const NO_REGIONS = { REGIONS: "[]" };
 const KEYS = [
@@ -115,5 +137,84 @@ describe("API_KEYS that name a model the Worker does not serve", () => {
     } finally {
       await worker.dispose();
     }
+  });
+});
+
+describe("the tenant on the signed forward, and a pool that sheds it", () => {
+  const SECRET = "edge-to-region-secret";
+  let pool: TestServer;
+  let worker: EdgeWorker;
+  const keys = [
+    { key: "acme-key", tenant: "acme" },
+    { key: "globex-key", tenant: "globex" },
+  ];
+
+  beforeAll(async () => {
+    // As test/regional/admission.test.ts: 200 ms per request, one row per run, best-effort may wait 1% of a deadline.
+    const flags = ["--delay-ms", "200", "--max-batch", "1", "--best-effort-wait-percent", "1"];
+    const tenants = ["--tenants", "acme=guaranteed:1000,globex=best-effort"];
+    pool = await startTestServer(testOptions([...flags, ...tenants], { REGIONAL_SHARED_SECRET: SECRET }));
+    worker = await warmEdge(
+      await startEdgeWorker({
+        vars: {
+          REGIONS: regionsVar([{ name: "us", url: pool.url, at: US_EAST }]),
+          API_KEYS: JSON.stringify(keys),
+          REGIONAL_SHARED_SECRET: SECRET,
+          ...NO_HEDGES,
+        },
+        rateLimit: false,
+      }),
+    );
+  });
+  afterAll(async () => {
+    await worker?.dispose();
+    await pool?.shutdown();
+  });
+
+  it("answers a shed tenant's unsure row with its own model (degraded, tenant-shed), never a 5xx; the reserved tenant gets the region", async () => {
+    const signedCall = async (from: number, tenant?: string) => {
+      const text = JSON.stringify(classifyRows(from));
+      const call = { method: "POST", path: "/v1/classify", body: text, ...(tenant ? { tenant } : {}) };
+      return poolPost(`${pool.url}/v1/classify`, text, await signatureHeaders(SECRET, call));
+    };
+    await Promise.all(Array.from({ length: 10 }, (_, i) => signedCall(i)));
+    // globex's flood reaches the pool from other isolates: 30 requests without a deadline, signed as the edge signs.
+    const flood = Array.from({ length: 30 }, (_, i) => signedCall(i, "globex"));
+    await until("the flood in flight", async () => {
+      const text = (await poolGet(`${pool.url}/metrics`)).body as string;
+      return metric(text, "edgecascade_inference_pending_requests") >= 10;
+    });
+    const unsure = { model: "digits", inputs: unsureRows[0]!.input };
+    const budget = { "x-edgecascade-budget-ms": "5000" };
+    const [shed, reserved] = await Promise.all([
+      post(worker, "/v1/classify", unsure, { headers: { "x-api-key": "globex-key", ...budget } }),
+      post(worker, "/v1/classify", unsure, { headers: { "x-api-key": "acme-key", ...budget } }),
+    ]);
+    expect(shed.status).toBe(200);
+    expect(shed.body.servedBy).toBe("degraded");
+    expect(shed.headers.get("x-edgecascade-degraded")).toBe("tenant-shed");
+    expectScores(shed.body, [unsureRows[0]!], "digits-edge");
+    expect(reserved.status).toBe(200);
+    expect(reserved.body.servedBy).toBe("regional:us");
+    expectScores(reserved.body, [unsureRows[0]!], "digits");
+    // Within the pool's Retry-After (1 s) the isolate sends it none of globex's rows: answered degraded at once.
+    // (Another row: acme's regional answer to the first is in the cache now.)
+    const another = { model: "digits", inputs: unsureRows[1]!.input };
+    const again = await post(worker, "/v1/classify", another, { headers: { "x-api-key": "globex-key", ...budget } });
+    expect(again.headers.get("x-edgecascade-degraded")).toBe("tenant-shed");
+    await Promise.all(flood);
+
+    // The region is healthy: the shed call counts as shed, not as a failure of the region.
+    const regions = await getJson<StatusBody>(worker, "/status/regions", { "x-api-key": "acme-key" });
+    const us = regions.body.isolate.regions.find((r) => r.name === "us")!;
+    expect(us.breaker.state).toBe("closed");
+    expect(us.counters).toMatchObject({ failed: 0, shed: 1, shedBackoff: 1 });
+    // The pool counted each edge tenant as its own, from the signed header.
+    const text = (await poolGet(`${pool.url}/metrics`)).body as string;
+    const count = (tenant: string, outcome: string) =>
+      metric(text, "edgecascade_tenant_requests_total", { tenant, outcome });
+    expect(count("globex", "shed")).toBe(1);
+    expect(count("acme", "success")).toBe(1);
+    expect(metric(text, "edgecascade_tenant_rows_total", { tenant: "acme", share: "reserved" })).toBe(1);
   });
 });
