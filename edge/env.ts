@@ -6,6 +6,7 @@ import { defineTable, type FlagValues, readTable, type TableVariables } from "..
 import { missingBindings } from "./forward/region-transport.ts";
 import type { Region } from "./regions/region.ts";
 import { parseTenantKeys, type TenantKey } from "./tenants/keys.ts";
+import { parseTenantPolicies, type TenantPolicy } from "./tenants/policies.ts";
 
 const regionSchema = v.strictObject({
   name: v.pipe(v.string(), v.regex(/^[a-z0-9-]{1,32}$/, "must be 1-32 lowercase letters, digits or '-'")),
@@ -82,6 +83,12 @@ export const EDGE_SETTINGS = defineTable({
     type: "string",
     defaultText: "unset",
     help: "secret: API keys, comma-separated or tenants' scoped keys as JSON (tenants/keys.ts); unset = open",
+  },
+  tenants: {
+    env: "TENANTS",
+    type: "string",
+    defaultText: "`[]`",
+    help: 'JSON array of tenants\' location limits and global quotas: `[{"tenant","rateLimiter"?,"quota"?: {"requests","per"}}]`',
   },
   sloBudgetMs: {
     env: "SLO_BUDGET_MS",
@@ -206,6 +213,31 @@ export const EDGE_SETTINGS = defineTable({
     unit: "s",
     help: "the RATE_LIMITER binding's period (10 or 60), sent as Retry-After",
   },
+  quotaSlice: {
+    env: "QUOTA_SLICE",
+    type: "number",
+    integer: true,
+    min: 1,
+    default: 100,
+    unit: "requests",
+    help: "requests of a tenant's global quota an isolate leases at a time (the error bound: docs/edge.md, Quotas)",
+  },
+  quotaLeaseS: {
+    env: "QUOTA_LEASE_S",
+    type: "number",
+    min: 1,
+    default: 60,
+    unit: "s",
+    help: "after this long a lease's unused requests go back to the tenant's quota",
+  },
+  quotaTimeoutMs: {
+    env: "QUOTA_TIMEOUT_MS",
+    type: "number",
+    min: 1,
+    default: 1000,
+    unit: "ms",
+    help: "how long a call to the TENANT_QUOTA object may take before the isolate fails open (serves, counted)",
+  },
   corsOrigins: {
     env: "CORS_ORIGINS",
     type: "parsed",
@@ -302,11 +334,18 @@ export type Env = TableVariables<typeof EDGE_SETTINGS> & {
    * (edge/region-status/store.ts); absent = no report is shared (each isolate learns from its own calls alone).
    */
   REGION_STATUS?: KVNamespace;
+  /**
+   * The tenants' global quotas (`[[durable_objects.bindings]]`, class `TenantQuota`, edge/tenants/quota-object.ts):
+   * one object per tenant; absent = `TENANTS` may declare no quota.
+   */
+  TENANT_QUOTA?: DurableObjectNamespace;
 };
 
 /** Everything the Worker reads from its environment, parsed and checked once per isolate: the table's values, resolved. */
-export type EdgeOptions = Omit<Settings, "apiKeys" | "maxBudgetMs" | "breakerMaxCooldownMs"> & {
+export type EdgeOptions = Omit<Settings, "apiKeys" | "tenants" | "maxBudgetMs" | "breakerMaxCooldownMs"> & {
   apiKeys: readonly TenantKey[];
+  /** `TENANTS`, by tenant name (tenants/policies.ts). */
+  tenantPolicies: ReadonlyMap<string, TenantPolicy>;
   maxBudgetMs: number;
   breakerMaxCooldownMs: number;
 };
@@ -349,9 +388,17 @@ export function parseEnv(env: Env, servedModels: readonly string[]): { options: 
       );
     }
   }
+  const { tenants, ...rest } = values;
+  const apiKeys = parseTenantKeys(values.apiKeys, servedModels);
+  const bindings = env as Record<string, unknown>;
   const options: EdgeOptions = {
-    ...values,
-    apiKeys: parseTenantKeys(values.apiKeys, servedModels),
+    ...rest,
+    apiKeys,
+    tenantPolicies: parseTenantPolicies(tenants, {
+      tenants: [...new Set(apiKeys.flatMap((k) => (k.tenant ? [k.tenant] : [])))],
+      hasRateLimiter: (name) => typeof (bindings[name] as RateLimit | undefined)?.limit === "function",
+      hasQuotaObject: env.TENANT_QUOTA !== undefined,
+    }),
     maxBudgetMs: atLeast(
       "MAX_BUDGET_MS",
       values.maxBudgetMs ?? Math.max(1000, values.sloBudgetMs),

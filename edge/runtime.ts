@@ -11,6 +11,7 @@ import type { RegionDispatch } from "./forward/types.ts";
 import { warmProbe } from "./forward/warm-probe.ts";
 import { MemoryCache } from "./local/memory-cache.ts";
 import { MemoryRateLimit } from "./local/memory-rate-limit.ts";
+import type { TenantLimits } from "./middleware/rate-limit.ts";
 import { BUNDLED_NAMES, bundledModels } from "./models/bundled.ts";
 import { ModelCatalog } from "./models/catalog.ts";
 import type { ModelSource, ServedModel } from "./models/served-model.ts";
@@ -20,6 +21,7 @@ import { RegionStatusStore } from "./region-status/store.ts";
 import { requestBudgetMs } from "./regions/budget.ts";
 import type { RequestLocation } from "./regions/region.ts";
 import { RequestCounts } from "./request-counts/counts.ts";
+import { type QuotaObject, TenantQuotas } from "./tenants/tenant-quotas.ts";
 
 /**
  * Everything one isolate keeps between requests: parsed options, the served models (each with its edge
@@ -40,17 +42,39 @@ export class EdgeRuntime {
   readonly send: RegionTransport;
   /** Per-client rate limit: the RATE_LIMITER binding, or the in-isolate one of LOCAL_PLATFORM "memory". */
   readonly rateLimiter: RateLimit | undefined;
+  /** The tenants' own limits (`TENANTS`): per-location bindings keyed by tenant, and global quotas with leases. */
+  readonly tenantLimits: TenantLimits;
 
   constructor(
     options: EdgeOptions,
     sources: readonly ModelSource[],
-    platform: { shared: Pick<Cache, "match" | "put"> | undefined; regionStatus?: KVNamespace; rateLimiter?: RateLimit },
+    platform: {
+      shared: Pick<Cache, "match" | "put"> | undefined;
+      regionStatus?: KVNamespace;
+      rateLimiter?: RateLimit;
+      /** A binding by name (the tenants' rate limiters). */
+      binding?: (name: string) => unknown;
+      /** The tenant's quota object (TENANT_QUOTA). */
+      quotaObject?: (tenant: string) => QuotaObject;
+    },
     send: RegionTransport,
     publicKey?: Promise<ModelPublicKey>,
   ) {
     const { shared, regionStatus, rateLimiter } = platform;
     this.options = options;
     this.rateLimiter = rateLimiter;
+    const limiters = new Map<string, RateLimit>();
+    for (const policy of options.tenantPolicies.values()) {
+      if (policy.rateLimiter) limiters.set(policy.tenant, platform.binding?.(policy.rateLimiter) as RateLimit);
+    }
+    this.tenantLimits = {
+      limiters,
+      quotas: new TenantQuotas(options.tenantPolicies, platform.quotaObject, {
+        slice: options.quotaSlice,
+        leaseMs: options.quotaLeaseS * 1000,
+        timeoutMs: options.quotaTimeoutMs,
+      }),
+    };
     this.send = send;
     this.publicKey = publicKey;
     this.models = new ModelCatalog(sources);
@@ -218,7 +242,18 @@ export function runtimeFor(env: Env): EdgeRuntime {
     runtime = new EdgeRuntime(
       options,
       bundledModels(publicKey),
-      { shared, regionStatus: env.REGION_STATUS, rateLimiter },
+      {
+        shared,
+        regionStatus: env.REGION_STATUS,
+        rateLimiter,
+        binding: (name) => (env as unknown as Record<string, unknown>)[name],
+        quotaObject: env.TENANT_QUOTA
+          ? (tenant) => {
+              const namespace = env.TENANT_QUOTA!;
+              return namespace.get(namespace.idFromName(tenant)) as unknown as QuotaObject;
+            }
+          : undefined,
+      },
       regionTransport(options.regions, env),
       publicKey,
     );

@@ -4,6 +4,9 @@ import { fastClassify } from "./fast-path/classify.ts";
 import { takesFastClassify } from "./fast-path/route.ts";
 import { runtimeFor } from "./runtime.ts";
 
+/** The tenants' global quotas: a Durable Object class the Worker exports (bound as TENANT_QUOTA in wrangler.toml). */
+export { TenantQuota } from "./tenants/quota-object.ts";
+
 /**
  * The edge Worker: `fetch` serves the API, plain POST `/v1/classify` on the fast path (edge/fast-path/) and
  * everything else through the Hono app (app.ts); `scheduled` (cron in wrangler.toml) checks every region's status and

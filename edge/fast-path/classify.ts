@@ -1,13 +1,13 @@
 import { asServingError } from "../../hono-shared/hono-error.ts";
 import { bodyTooLarge } from "../../protocol/body-limit.ts";
 import { errorAnswer } from "../../protocol/error-answer.ts";
-import { WARM_UP_HEADER } from "../../protocol/headers.ts";
+import { QUOTA_HEADER, WARM_UP_HEADER } from "../../protocol/headers.ts";
 import { DEFAULT_LIMITS } from "../../protocol/limits.ts";
 import { API_CORS } from "../api-cors.ts";
 import type { Env } from "../env.ts";
 import { anonymousCaller, identifyCaller, type Tenant } from "../middleware/api-key.ts";
 import { corsAnswerHeaders } from "../middleware/cors.ts";
-import { checkRateLimits, hasRateLimits } from "../middleware/rate-limit.ts";
+import { checkRateLimits, checkTenantLimits, hasRateLimits, hasTenantLimits } from "../middleware/rate-limit.ts";
 import { BUDGET_HEADER } from "../regions/budget.ts";
 import { type CfLocation, requestLocation } from "../regions/request-location.ts";
 import { answerClassify } from "../routes/classify-answer.ts";
@@ -16,6 +16,12 @@ import { type EdgeRuntime, runtimeFor } from "../runtime.ts";
 import { AnswerHeaders } from "./answer-headers.ts";
 
 const corsHeaders = corsAnswerHeaders(API_CORS);
+
+function withHeader(response: Response, name: string, value: string): Response {
+  const headers = new Headers(response.headers);
+  headers.set(name, value);
+  return new Response(response.body, { status: response.status, headers });
+}
 const answerHeaders = new AnswerHeaders();
 
 /**
@@ -55,6 +61,13 @@ export async function fastClassify(request: Request, env: Env, ctx: ExecutionCon
     tenant = caller.tenant;
     if (hasRateLimits(rt.rateLimiter, caller))
       await checkRateLimits(rt.rateLimiter, caller, rt.options.rateLimitPeriodS);
+    const quota = hasTenantLimits(rt.tenantLimits, caller.tenant.name)
+      ? await checkTenantLimits(rt.tenantLimits, caller.tenant.name, {
+          periodS: rt.options.rateLimitPeriodS,
+          countsAgainstQuota: true,
+          defer: (work) => ctx.waitUntil(work),
+        })
+      : "metered";
     if (Number.parseInt(headers.get("content-length") ?? "0", 10) > DEFAULT_LIMITS.maxBodyBytes)
       throw bodyTooLarge(DEFAULT_LIMITS.maxBodyBytes);
     const answered = await answerClassify(
@@ -78,9 +91,12 @@ export async function fastClassify(request: Request, env: Env, ctx: ExecutionCon
       headers.get("content-type"),
     );
     settleServed(rt, answered.model, caller.tenant.name, answered.served, (work) => ctx.waitUntil(work));
-    return new Response(answered.body, {
+    const response = new Response(answered.body, {
       headers: answerHeaders.for(answered.model, answered.served, cors, origin !== ""),
     });
+    // Rare (the quota object unreachable): the answer headers are shared between answers, so this one gets a copy.
+    if (quota === "unmetered") return withHeader(response, QUOTA_HEADER, "unmetered");
+    return response;
   } catch (err) {
     const known = asServingError(err);
     if (!known) console.error("unhandled error on POST /v1/classify:", err);

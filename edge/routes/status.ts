@@ -5,8 +5,9 @@ import { mayCall } from "../tenants/keys.ts";
 import { contextLocation } from "./context-location.ts";
 
 /**
- * `GET /status`: this isolate's request counts per model (by the tier that answered) and per tenant, and each
- * model's served version and edge variant. A key scoped to some models sees only those and its own tenant;
+ * `GET /status`: this isolate's request counts per model (by the tier that answered) and per tenant, each
+ * model's served version and edge variant, and each tenant's global quota (the period's use across isolates, as
+ * its Durable Object holds it, and this isolate's lease and counts). A key scoped to some models sees only those and its own tenant;
  * an unscoped key (or an open Worker) sees everything.
  * `GET /status/regions`: the latest scheduled region status check (shared through Workers KV) and this isolate's own
  * view of each region: breaker state, hedge delay, call counts, the answer time it expects for a request from where
@@ -18,10 +19,8 @@ status.get("/", async (c) => {
   const rt = c.get("runtime");
   const tenant = c.get("tenant");
   const visible = (name: string) => mayCall(tenant.models, name);
-  const counts = rt.counts.snapshot({
-    model: visible,
-    tenant: (name) => tenant.models === "*" || name === tenant.name,
-  });
+  const visibleTenant = (name: string) => tenant.models === "*" || name === tenant.name;
+  const counts = rt.counts.snapshot({ model: visible, tenant: visibleTenant });
   const models = Object.fromEntries(
     rt.models
       .all()
@@ -52,6 +51,7 @@ status.get("/", async (c) => {
     modelSignatures: await rt.modelSignatures(),
     models,
     tenants: counts.tenants,
+    quotas: await rt.tenantLimits.quotas.snapshot(visibleTenant),
   });
 });
 

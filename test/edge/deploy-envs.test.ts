@@ -56,6 +56,11 @@ describe("deployed environments", () => {
         ...(signed ? ["MODEL_PUBLIC_KEY"] : []),
       ]);
       expect(config.vars.ALLOW_LOCATION_OVERRIDE).toBe("false");
+      // The tenants' global quotas: the Durable Object the Worker exports, bound and migrated in each environment
+      // (neither is inherited), and the per-tenant location limit TENANTS may name.
+      expect(config.durable_objects.bindings).toEqual([{ name: "TENANT_QUOTA", class_name: "TenantQuota" }]);
+      expect(config.migrations).toEqual([{ tag: "v1-tenant-quota", new_sqlite_classes: ["TenantQuota"] }]);
+      expect(config.ratelimits.map((r: { name: string }) => r.name)).toEqual(["RATE_LIMITER", "TENANT_RATE_LIMITER"]);
     }
     // Every environment has its own rate-limit namespace and its own REGION_STATUS namespace.
     const configs = Object.keys(REGIONS).map((env) => unstable_readConfig({ config: toml, env }));
@@ -85,6 +90,7 @@ describe("deployed environments", () => {
       expect(Number(raw) * 1024).toBeLessThan(SIZE_LIMIT / 4);
       expect(stdout).toMatch(/env\.RATE_LIMITER \(\d+ requests\/60s\)/);
       expect(stdout).toMatch(/env\.REGION_STATUS \(.*\)\s+KV Namespace/);
+      expect(stdout).toMatch(/env\.TENANT_QUOTA \(TenantQuota\)/);
       expect(stdout).toMatch(/env\.REGIONS/);
 
       const files = readdirSync(outdir);
