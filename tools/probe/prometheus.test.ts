@@ -32,7 +32,7 @@ describe("probe summary as Prometheus text", () => {
     ...Array.from({ length: 6 }, () => ok("edge", 4, { correct: true })),
     ok("edge", 5, { correct: false }),
     ok("regional", 30, { region: "eu-central" }),
-    ok("degraded", 12),
+    ok("degraded", 12, { unmetered: true }),
     { path: "error", latencyMs: 2, status: 503, error: "HTTP 503" } as ProbeResult,
   ];
   const floorMs = Array.from({ length: 100 }, (_, i) => (i < 50 ? 0.5 : 0.8));
@@ -57,6 +57,7 @@ describe("probe summary as Prometheus text", () => {
     expect(s.get(`edgecascade_probe_answers{${url},path="error"}`)).toBe(1);
     expect(s.get(`edgecascade_probe_error_ratio{${url}}`)).toBe(0.01);
     expect(s.get(`edgecascade_probe_label_mismatches{${url}}`)).toBe(1);
+    expect(s.get(`edgecascade_probe_quota_unmetered{${url}}`)).toBe(1);
     expect(s.get(`edgecascade_probe_region_answers{${url},region="eu-central"}`)).toBe(1);
     // 95 of 100 answered within 5 ms: the target holds.
     expect(s.get(`edgecascade_probe_target_met{${url}}`)).toBe(1);

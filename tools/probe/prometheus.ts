@@ -66,6 +66,12 @@ export function probeExposition(summary: ProbeSummary, finishedAt: number): stri
     "Answers of the last run whose label differs from what the answering model should say.",
     [[url, summary.mismatches]],
   );
+  out.metric(
+    "edgecascade_probe_quota_unmetered",
+    "gauge",
+    "Answers of the last run served while the edge could not check the probe tenant's global quota (its Durable Object unreachable: failing open).",
+    [[url, summary.unmetered]],
+  );
   const latency: [Labels, number, string?][] = [];
   const paths = [
     ...PROBE_PATHS.flatMap((p) => (summary.paths[p] ? [[p, summary.paths[p]!] as const] : [])),

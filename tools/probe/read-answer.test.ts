@@ -37,6 +37,15 @@ describe("readProbeAnswer", () => {
     expect(noEdge.correct).toBe(true);
   });
 
+  it("marks an answer the edge served without checking the tenant's quota", () => {
+    const unmetered = {
+      ...answer({ servedBy: "edge", predictions: [{ class: 0 }] }),
+      headers: { "x-edgecascade-quota": "unmetered" },
+    };
+    expect(read(unmetered)).toMatchObject({ path: "edge", unmetered: true });
+    expect(read(answer({ servedBy: "edge", predictions: [{ class: 0 }] }))).not.toHaveProperty("unmetered");
+  });
+
   it("reads failures, refusals, non-JSON and unknown tiers as errors that say what came", () => {
     expect(read({ ...answer(""), status: 0, error: "ECONNRESET socket hang up" })).toEqual({
       path: "error",

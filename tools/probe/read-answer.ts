@@ -1,10 +1,11 @@
+import { QUOTA_HEADER } from "../../protocol/headers.ts";
 import { argmax, type HeldoutRow } from "../../protocol/heldout.ts";
-import type { LoadResponse } from "./load-response.ts";
+import { headerValue, type LoadResponse } from "./load-response.ts";
 import { type ProbeResult, pathOf } from "./summary.ts";
 
 /**
- * Read one probe answer for `row`: which tier answered, the region of a regional answer, and whether the label is
- * the one the answering model gives for the row: the full model's (`model`) for regional answers, the edge
+ * Read one probe answer for `row`: which tier answered, the region of a regional answer, whether it was served
+ * unmetered (the tenant's quota not checked), and whether the label is the one the answering model gives for the row: the full model's (`model`) for regional answers, the edge
  * variant's (`edgeModel`) otherwise. A cache hit may hold either's; the hot rows are ones both agree on or the
  * edge answered. Pure.
  */
@@ -36,5 +37,6 @@ export function readProbeAnswer(
     status,
     region: path === "regional" ? body.servedBy!.slice("regional:".length) : undefined,
     correct: expected ? body.predictions?.[0]?.class === argmax(expected) : undefined,
+    ...(headerValue(response.headers, QUOTA_HEADER) === "unmetered" ? { unmetered: true } : {}),
   };
 }

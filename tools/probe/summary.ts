@@ -20,6 +20,11 @@ export interface ProbeResult {
   status: number;
   /** Whether the label matched what the answering model is expected to say for that row. */
   correct?: boolean;
+  /**
+   * The edge answered while it could not check the tenant's global quota (`x-edgecascade-quota: unmetered`: its
+   * Durable Object unreachable, the edge failing open).
+   */
+  unmetered?: boolean;
   error?: string;
 }
 
@@ -43,6 +48,8 @@ export interface ProbeSummary {
   errorRate: number;
   /** Answers whose label differed from the answering model's expected label. */
   mismatches: number;
+  /** Answers served while the probe's tenant's quota could not be checked (the edge failing open). */
+  unmetered: number;
   overall: LatencyStats;
   paths: Partial<Record<ProbePath, LatencyStats>>;
   regions: Record<string, number>;
@@ -99,12 +106,14 @@ export function summarize(
   const regions: Record<string, number> = {};
   const errorSamples = new Set<string>();
   let mismatches = 0;
+  let unmetered = 0;
   for (const r of results) {
     const list = byPath.get(r.path) ?? [];
     list.push(r.latencyMs);
     byPath.set(r.path, list);
     if (r.region) regions[r.region] = (regions[r.region] ?? 0) + 1;
     if (r.correct === false) mismatches++;
+    if (r.unmetered) unmetered++;
     if (r.error && errorSamples.size < 5) errorSamples.add(r.error);
   }
   const paths: Partial<Record<ProbePath, LatencyStats>> = {};
@@ -128,6 +137,7 @@ export function summarize(
     errors,
     errorRate: results.length ? Math.round((errors / results.length) * 1e4) / 1e4 : 0,
     mismatches,
+    unmetered,
     overall,
     paths,
     regions,
