@@ -3,8 +3,9 @@
  * same run (closed loop), then open-loop load at half of it, at twice it, and at half again; accepted requests
  * must keep their p99 within the SLO, the rest must be refused with 429 and Retry-After, the pool's peak RSS
  * stays bounded, and it recovers when the load drops. Then the same at the edge through its rate limiter (one
- * client offered twice its limit). Writes bench/overload.json and bench/overload.md. `--help` lists the flags;
- * the defaults take about 2 minutes.
+ * client offered twice its limit). Then two tenants at a pool (two-tenants.ts): A within its reservation beside B
+ * flooding at three times the pool's capacity. Writes bench/overload.json and bench/overload.md. `--help` lists the
+ * flags; the defaults take about 3 minutes.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -22,6 +23,7 @@ import { startRegionalPool } from "../stack/regional-pool.ts";
 import { validationModel } from "./model.ts";
 import { RssSampler } from "./rss.ts";
 import { ROOT, type RunInfo, runInfo, runLine } from "./run-info.ts";
+import { type TwoTenantReport, twoTenantMarkdown, twoTenants } from "./two-tenants.ts";
 
 const FLAGS = {
   model: MODEL_FLAG,
@@ -62,6 +64,59 @@ const FLAGS = {
     min: 1,
     integer: true,
     help: "the edge's rate limit, requests per 10 s for one client",
+  },
+  scenarios: {
+    type: "list",
+    placeholder: "S,...",
+    default: ["pool", "edge", "tenants"],
+    choices: ["pool", "edge", "tenants"],
+    help: "which scenarios run: a pool at twice its capacity, the edge's rate limiter, two tenants at a pool",
+  },
+  "b-rows": {
+    type: "number",
+    placeholder: "N",
+    default: 8,
+    min: 1,
+    max: 64,
+    integer: true,
+    help: "two tenants: rows in each of tenant B's requests",
+  },
+  "a-share": {
+    type: "number",
+    placeholder: "X",
+    default: 0.05,
+    min: 0.001,
+    max: 0.4,
+    help: "two tenants: A's rate as a share of the pool's capacity (its reservation is twice that)",
+  },
+  flood: {
+    type: "number",
+    placeholder: "X",
+    default: 3,
+    min: 1,
+    help: "two tenants: B's offered rows per second as a multiple of the pool's capacity",
+  },
+  "tenant-rounds": {
+    type: "number",
+    placeholder: "N",
+    default: 3,
+    min: 1,
+    integer: true,
+    help: "two tenants: rounds of A alone and A beside B's flood (each phase --tenant-phase-s)",
+  },
+  "tenant-phase-s": {
+    type: "number",
+    placeholder: "S",
+    default: 5,
+    min: 1,
+    help: "two tenants: seconds of each phase of a round",
+  },
+  pin: {
+    type: "string",
+    placeholder: "on|off",
+    default: "on",
+    choices: ["on", "off"],
+    help: "two tenants: the pool on one core, the generator on another (taskset; unpinned where absent)",
   },
   out: OUT_FLAG,
 } as const satisfies FlagTable;
@@ -138,22 +193,33 @@ function phaseTable(phases: PhaseResult[], sloMs: number): string[] {
 interface Report {
   info: RunInfo;
   settings: Record<string, unknown>;
-  pool: {
+  pool?: {
     capacityRps: number;
     capacity: { requests: number; ok: number; durationS: number; statuses: Record<number, number> };
     phases: PhaseResult[];
     peakRssMiB: number;
   };
-  edge: { limitPer10s: number; phases: PhaseResult[]; peakRssMiB: number };
+  edge?: { limitPer10s: number; phases: PhaseResult[]; peakRssMiB: number };
+  tenants?: TwoTenantReport;
 }
 
 function markdown(r: Report): string {
   const slo = r.settings.sloMs as number;
-  return `${[
-    "# Overload",
-    "",
-    runLine(r.info),
-    "",
+  const pool = r.pool
+    ? poolMarkdown(r.pool, r.settings, slo)
+    : ["## A regional pool at twice its capacity", "", "Not run (`--scenarios`)."];
+  const edge = r.edge
+    ? edgeMarkdown(r.edge, slo)
+    : ["## The edge through its rate limiter", "", "Not run (`--scenarios`)."];
+  const tenants = r.tenants
+    ? twoTenantMarkdown(r.tenants)
+    : ["## Two tenants at a pool: one within its reservation, one flooding", "", "Not run (`--scenarios`)."];
+  return `${["# Overload", "", runLine(r.info), "", ...pool, "", ...edge, "", ...tenants].join("\n")}\n`;
+}
+
+function poolMarkdown(p: NonNullable<Report["pool"]>, settings: Record<string, unknown>, slo: number): string[] {
+  const r = { pool: p, settings };
+  return [
     "## A regional pool at twice its capacity",
     "",
     `One pool (\`npm run regional\`, one process). Capacity measured first, closed loop with 32 connections:`,
@@ -168,7 +234,12 @@ function markdown(r: Report): string {
     ...phaseTable(r.pool.phases, slo),
     "",
     `Peak RSS of the pool: **${r.pool.peakRssMiB} MiB**.`,
-    "",
+  ];
+}
+
+function edgeMarkdown(e: NonNullable<Report["edge"]>, slo: number): string[] {
+  const r = { edge: e };
+  return [
     "## The edge through its rate limiter",
     "",
     `The edge Worker with \`RATE_LIMITER\` at ${r.edge.limitPer10s} requests per 10 s for one client, offered twice that, then`,
@@ -177,12 +248,13 @@ function markdown(r: Report): string {
     ...phaseTable(r.edge.phases, slo),
     "",
     `Peak RSS of workerd: **${r.edge.peakRssMiB} MiB**.`,
-  ].join("\n")}\n`;
+  ];
 }
 
 async function main(values: FlagValues<typeof FLAGS>): Promise<number> {
   const model = validationModel(values.model);
   const { "capacity-s": capacityS, "phase-s": phaseS, connections, "slo-ms": sloMs, "edge-limit": edgeLimit } = values;
+  const scenarios = new Set(values.scenarios);
   const out = resolve(ROOT, values.out);
   holdBenchLock();
   const info = runInfo(`npm run validate:overload -- ${process.argv.slice(2).join(" ")}`.trim());
@@ -195,82 +267,102 @@ async function main(values: FlagValues<typeof FLAGS>): Promise<number> {
     body: bodies[i % bodies.length],
   });
 
-  console.error("regional pool: measuring capacity...");
-  const pool = await startRegionalPool({ region: "overload" });
   let poolReport: Report["pool"];
-  try {
-    await closedLoop({ origin: pool.url, connections: 32, durationS: 1, next: poolRequest });
-    const { requests, ok, durationS, statuses } = (
-      await closedLoop({ origin: pool.url, connections: 32, durationS: capacityS, next: poolRequest })
-    ).summary;
-    const capacity = { requests, ok, durationS, statuses };
-    const capacityRps = Math.round(capacity.ok / capacity.durationS);
-    console.error(`  capacity ${capacityRps} req/s; offering half, twice, half...`);
-    const rss = new RssSampler([pool.pid, ...descendants(pool.pid)]);
-    const phases: PhaseResult[] = [];
-    for (const [name, factor] of [
-      ["half", 0.5],
-      ["twice", 2],
-      ["half again", 0.5],
-    ] as const) {
-      phases.push(await phase(name, pool.url, capacityRps * factor, phaseS, connections, poolRequest));
-      const p = phases.at(-1)!;
-      console.error(`  ${name}: accepted ${p.goodputRps} req/s, 429 ${p.refused}, p99 ${p.acceptedLatency.p99Ms} ms`);
+  if (scenarios.has("pool")) {
+    console.error("regional pool: measuring capacity...");
+    const pool = await startRegionalPool({ region: "overload" });
+    try {
+      await closedLoop({ origin: pool.url, connections: 32, durationS: 1, next: poolRequest });
+      const { requests, ok, durationS, statuses } = (
+        await closedLoop({ origin: pool.url, connections: 32, durationS: capacityS, next: poolRequest })
+      ).summary;
+      const capacity = { requests, ok, durationS, statuses };
+      const capacityRps = Math.round(capacity.ok / capacity.durationS);
+      console.error(`  capacity ${capacityRps} req/s; offering half, twice, half...`);
+      const rss = new RssSampler([pool.pid, ...descendants(pool.pid)]);
+      const phases: PhaseResult[] = [];
+      for (const [name, factor] of [
+        ["half", 0.5],
+        ["twice", 2],
+        ["half again", 0.5],
+      ] as const) {
+        phases.push(await phase(name, pool.url, capacityRps * factor, phaseS, connections, poolRequest));
+        const p = phases.at(-1)!;
+        console.error(`  ${name}: accepted ${p.goodputRps} req/s, 429 ${p.refused}, p99 ${p.acceptedLatency.p99Ms} ms`);
+      }
+      poolReport = { capacityRps, capacity, phases, peakRssMiB: mib(rss.stop()) };
+    } finally {
+      await pool.stop();
     }
-    poolReport = { capacityRps, capacity, phases, peakRssMiB: mib(rss.stop()) };
-  } finally {
-    await pool.stop();
   }
 
-  console.error(`edge: rate limit ${edgeLimit} per 10 s for one client...`);
-  const edge = await startEdgeWorker({
-    vars: { REGIONS: "[]", RATE_LIMIT_PERIOD_S: "10" },
-    rateLimit: { limit: edgeLimit, period: 10 },
-  });
   let edgeReport: Report["edge"];
-  try {
-    // Rows the edge model answers itself (no region here): what is measured is the edge and its limiter.
-    const confident = model.rows.filter((r) => Math.max(...r.expected[model.edgeModel]!) >= model.threshold);
-    const edgeRequest = (i: number): LoadRequest => ({
-      path: "/v1/classify",
-      headers: { "content-type": "application/json", "cf-connecting-ip": "203.0.113.7" },
-      body: JSON.stringify({
-        model: model.name,
-        inputs: confident[i % confident.length]!.input,
-        parameters: { cascade: "edge" },
-      }),
+  if (scenarios.has("edge")) {
+    console.error(`edge: rate limit ${edgeLimit} per 10 s for one client...`);
+    const edge = await startEdgeWorker({
+      vars: { REGIONS: "[]", RATE_LIMIT_PERIOD_S: "10" },
+      rateLimit: { limit: edgeLimit, period: 10 },
     });
-    // Warm: the edge model loads on the first request (from another client, so the limit is not touched).
-    const warm = await edge.dispatchFetch(`${edge.url}/v1/classify`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "cf-connecting-ip": "198.51.100.1" },
-      body: edgeRequest(0).body,
-    });
-    if (warm.status !== 200) throw new Error(`edge warm-up answered ${warm.status}`);
-    const workerd = descendants(process.pid);
-    const rss = new RssSampler(workerd);
-    const limitRps = edgeLimit / 10;
-    const phases: PhaseResult[] = [];
-    for (const [name, factor] of [
-      ["twice the limit", 2],
-      ["half the limit", 0.5],
-    ] as const) {
-      // Recovery is judged once the limiter's window (10 s) has passed since the overload ended.
-      if (phases.length > 0) await new Promise((r) => setTimeout(r, 10_000));
-      phases.push(await phase(name, edge.url, limitRps * factor, Math.max(phaseS, 10), 64, edgeRequest));
-      const p = phases.at(-1)!;
-      console.error(`  ${name}: accepted ${p.goodputRps} req/s, 429 ${p.refused}, p99 ${p.acceptedLatency.p99Ms} ms`);
+    try {
+      // Rows the edge model answers itself (no region here): what is measured is the edge and its limiter.
+      const confident = model.rows.filter((r) => Math.max(...r.expected[model.edgeModel]!) >= model.threshold);
+      const edgeRequest = (i: number): LoadRequest => ({
+        path: "/v1/classify",
+        headers: { "content-type": "application/json", "cf-connecting-ip": "203.0.113.7" },
+        body: JSON.stringify({
+          model: model.name,
+          inputs: confident[i % confident.length]!.input,
+          parameters: { cascade: "edge" },
+        }),
+      });
+      // Warm: the edge model loads on the first request (from another client, so the limit is not touched).
+      const warm = await edge.dispatchFetch(`${edge.url}/v1/classify`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "cf-connecting-ip": "198.51.100.1" },
+        body: edgeRequest(0).body,
+      });
+      if (warm.status !== 200) throw new Error(`edge warm-up answered ${warm.status}`);
+      const workerd = descendants(process.pid);
+      const rss = new RssSampler(workerd);
+      const limitRps = edgeLimit / 10;
+      const phases: PhaseResult[] = [];
+      for (const [name, factor] of [
+        ["twice the limit", 2],
+        ["half the limit", 0.5],
+      ] as const) {
+        // Recovery is judged once the limiter's window (10 s) has passed since the overload ended.
+        if (phases.length > 0) await new Promise((r) => setTimeout(r, 10_000));
+        phases.push(await phase(name, edge.url, limitRps * factor, Math.max(phaseS, 10), 64, edgeRequest));
+        const p = phases.at(-1)!;
+        console.error(`  ${name}: accepted ${p.goodputRps} req/s, 429 ${p.refused}, p99 ${p.acceptedLatency.p99Ms} ms`);
+      }
+      edgeReport = { limitPer10s: edgeLimit, phases, peakRssMiB: mib(rss.stop()) };
+    } finally {
+      await edge.dispose();
     }
-    edgeReport = { limitPer10s: edgeLimit, phases, peakRssMiB: mib(rss.stop()) };
-  } finally {
-    await edge.dispose();
   }
+
+  const tenants = scenarios.has("tenants")
+    ? await twoTenants({
+        model,
+        capacityS,
+        phaseS: values["tenant-phase-s"],
+        rounds: values["tenant-rounds"],
+        connections,
+        sloMs,
+        bRows: values["b-rows"],
+        aShare: values["a-share"],
+        flood: values.flood,
+        pin: values.pin === "on",
+      })
+    : undefined;
 
   const report: Report = {
     info,
-    settings: { model: model.name, capacityS, phaseS, connections, sloMs, edgeLimit },
+    settings: { model: model.name, capacityS, phaseS, connections, sloMs, edgeLimit, scenarios: [...scenarios] },
     pool: poolReport,
     edge: edgeReport,
+    tenants,
   };
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, "overload.json"), `${JSON.stringify(report, null, 2)}\n`);
