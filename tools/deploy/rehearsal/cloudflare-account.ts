@@ -45,6 +45,11 @@ export interface Script {
   deployments: Deployment[];
   schedules: { cron: string }[];
   workersDev: boolean;
+  /**
+   * The latest Durable Object migration applied (a plain deploy's `migrations.new_tag`); wrangler reads it back
+   * to know which of wrangler.toml's `[[migrations]]` are pending, and refuses `versions upload` while any is.
+   */
+  migrationTag?: string;
 }
 
 export interface CustomDomain {

@@ -181,7 +181,13 @@ function apiRoutes(account: Account, ids: Ids, now: () => string) {
       id: p.name,
       default_environment: {
         environment: "production",
-        script: { id: p.name, tag: `tag-${p.name}`, tags: [], last_deployed_from: "wrangler" },
+        script: {
+          id: p.name,
+          tag: `tag-${p.name}`,
+          tags: [],
+          last_deployed_from: "wrangler",
+          ...(of(p).migrationTag ? { migration_tag: of(p).migrationTag } : {}),
+        },
       },
     };
   });
@@ -208,7 +214,7 @@ function apiRoutes(account: Account, ids: Ids, now: () => string) {
   // A plain deploy: upload and deploy at once (creates the Worker).
   on("PUT", W, async (p, body) => {
     const s = account.scripts.get(p.name!) ?? newScript(account, p.name!);
-    const metadata = (await body()) as Parameters<typeof uploadVersion>[1];
+    const metadata = (await body()) as Parameters<typeof uploadVersion>[1] & { migrations?: { new_tag?: string } };
     let v: Version;
     try {
       v = uploadVersion(s, metadata, ids, now());
@@ -216,6 +222,8 @@ function apiRoutes(account: Account, ids: Ids, now: () => string) {
       if (s.versions.length === 0) account.scripts.delete(s.name);
       throw err;
     }
+    // Durable Object migrations are applied by a plain deploy only (edge/tenants/quota-object.ts's class).
+    if (metadata.migrations?.new_tag) s.migrationTag = metadata.migrations.new_tag;
     deploy(s, [{ version_id: v.id, percentage: 100 }], v.annotations, true, ids, now());
     return { id: s.name, etag: `etag-${v.id}`, deployment_id: v.id, startup_time_ms: 0, has_modules: true };
   });
