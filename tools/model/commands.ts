@@ -2,6 +2,7 @@ import type { Command } from "../cli/command.ts";
 import { checkCommand } from "./check/command.ts";
 import { importCommand } from "./import/command.ts";
 import { inspectCommand } from "./onnx/inspect-command.ts";
+import { publishCommand } from "./publish/command.ts";
 import { quantizeCommand } from "./quantize/command.ts";
 import { keygenCommand } from "./signing/keygen-command.ts";
 import { signCommand } from "./signing/sign-command.ts";
@@ -14,4 +15,5 @@ export const COMMANDS: readonly Command[] = [
   checkCommand,
   keygenCommand,
   signCommand,
+  publishCommand,
 ];
