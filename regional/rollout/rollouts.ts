@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { BadRequest, Conflict, ServingError } from "../../protocol/errors.ts";
 import { assignmentBytes, bucketOf, inCanary } from "../../protocol/rollout/assignment.ts";
 import type { StepEvidence } from "../../protocol/rollout/evidence.ts";
+import { gatesProblem } from "../../protocol/rollout/gates.ts";
 import {
   checkTransition,
   percentOf,
@@ -210,20 +211,8 @@ export class Rollouts {
 
   /** A rollout starts only for a file whose gates (`npm run model -- check`) passed, recorded for its sha256. */
   async #requirePassingGates(name: string, version: string): Promise<void> {
-    const config = await this.#repository.configOnDisk(name);
-    const entry = config.versions[version];
-    if (!entry) throw new BadRequest(`model "${name}" has no version ${version} in config.json`);
-    const gates = entry.gates;
-    const run = `run \`npm run model -- check --name ${name} --version ${version}\``;
-    if (!gates) throw new GatesNotPassed(`${name} version ${version} has no release gates record; ${run} first`);
-    if (gates.sha256 !== entry.sha256) {
-      throw new GatesNotPassed(
-        `${name} version ${version}'s gates were checked for another file (sha256 ${gates.sha256.slice(0, 12)}…, the file is ${entry.sha256.slice(0, 12)}…); ${run} again`,
-      );
-    }
-    if (!gates.passed)
-      throw new GatesNotPassed(
-        `${name} version ${version} failed its release gates (${gates.checkedAt}); ${run} for the table`,
-      );
+    const problem = gatesProblem(await this.#repository.configOnDisk(name), version);
+    if (problem?.missing) throw new BadRequest(`model "${name}" has no version ${version} in config.json`);
+    if (problem) throw new GatesNotPassed(problem.reason);
   }
 }

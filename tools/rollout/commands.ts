@@ -1,15 +1,18 @@
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import { DEFAULT_STEPS, type RolloutConfigOverrides, rolloutConfig } from "../../protocol/rollout/config.ts";
+import { REGISTRY_FLAGS, registryFrom } from "../../registry/tool-flags.ts";
 import { type Command, defineCommand } from "../cli/command.ts";
 import { RefusedError, UsageError } from "../cli/errors.ts";
 import { type PoolAnswer, PoolClient } from "./client.ts";
+import { CONFIG_FLAGS, configOf } from "./config-flags.ts";
 import { runController, syncPools } from "./controller.ts";
 import { nextState, startState } from "./decide.ts";
+import { type EvidenceSource, poolsEvidence, prometheusSource } from "./evidence-source.ts";
 import { fleetOf } from "./fleet.ts";
 import { type Pool, poolsFromFlag, poolsFromWrangler } from "./pools.ts";
+import { changeInRegistry, runRegistryController, startInRegistry } from "./registry-rollouts.ts";
 import { evidenceLines, promotionNote, rolloutLine } from "./report.ts";
-import { IDENTICAL, simulateMany } from "./simulate.ts";
+import { simulate } from "./simulate-command.ts";
 
 const WRANGLER_TOML = fileURLToPath(new URL("../../wrangler.toml", import.meta.url));
 
@@ -28,7 +31,8 @@ const POOL_FLAGS = {
   },
 } as const;
 
-const POOL_NOTE = "ADMIN_TOKEN (environment): the pools' admin token.";
+const POOL_NOTE =
+  "ADMIN_TOKEN (environment): the pools' admin token. With --registry the state is written to the registry, which every pod follows, and no pool is called (except to read evidence without --prometheus).";
 
 async function poolsOf(values: { pools?: string | undefined; env?: string | undefined }): Promise<Pool[]> {
   if (values.pools !== undefined) return poolsFromFlag(values.pools);
@@ -56,62 +60,6 @@ function allAnswered(answers: PoolAnswer[]): asserts answers is Extract<PoolAnsw
   }
 }
 
-/** The flags `configOf` reads, shared by `start` and `simulate` (`start` adds `--min-step-seconds`). */
-const CONFIG_FLAGS = {
-  shadow: { type: "boolean", help: "begin with a 0% step: the candidate runs on copies only" },
-  steps: {
-    type: "list",
-    placeholder: "P,P,...",
-    defaultText: DEFAULT_STEPS.join(","),
-    help: "percents of requests for the candidate, ending at 100",
-  },
-  config: {
-    type: "string",
-    placeholder: "FILE",
-    help: "JSON of rollout parameters (docs/rollouts.md), under the flags",
-  },
-  alpha: { type: "number", placeholder: "X", help: "the sequential tests' false rollback rate" },
-  beta: { type: "number", placeholder: "X", help: "the sequential tests' missed breach rate" },
-  "min-samples": { type: "number", placeholder: "N", help: "the sequential tests' least evidence per step" },
-} as const;
-
-interface ConfigValues {
-  shadow: boolean;
-  steps: string[];
-  config?: string | undefined;
-  alpha?: number | undefined;
-  beta?: number | undefined;
-  "min-samples"?: number | undefined;
-  "min-step-seconds"?: number | undefined;
-}
-
-async function configOf(values: ConfigValues): Promise<ReturnType<typeof rolloutConfig>> {
-  let overrides: RolloutConfigOverrides = {};
-  if (typeof values.config === "string") {
-    const text = await readFile(values.config, "utf8").catch((err: Error) => {
-      throw new UsageError(`--config: cannot read ${values.config}: ${err.message}`);
-    });
-    try {
-      overrides = JSON.parse(text);
-    } catch (err) {
-      throw new UsageError(`--config ${values.config}: invalid JSON: ${(err as Error).message}`);
-    }
-  }
-  const steps = values.steps.length > 0 ? values.steps.map(Number) : (overrides.steps ?? DEFAULT_STEPS);
-  const flags: RolloutConfigOverrides = {
-    steps: values.shadow && steps[0] !== 0 ? [0, ...steps] : steps,
-    ...(values.alpha !== undefined ? { alpha: values.alpha } : {}),
-    ...(values.beta !== undefined ? { beta: values.beta } : {}),
-    ...(values["min-samples"] !== undefined ? { minSamples: values["min-samples"] } : {}),
-    ...(values["min-step-seconds"] !== undefined ? { minStepSeconds: values["min-step-seconds"] } : {}),
-  };
-  try {
-    return rolloutConfig({ ...overrides, ...flags });
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
-}
-
 const start = defineCommand({
   name: "start",
   summary: "start a rollout of a candidate version in every pool (shadow and/or canary steps)",
@@ -131,10 +79,24 @@ waits for its controller (npm run rollout -- run).`,
     ...CONFIG_FLAGS,
     "min-step-seconds": { type: "number", placeholder: "S", help: "the least time a step runs" },
     ...POOL_FLAGS,
+    ...REGISTRY_FLAGS,
   },
   async run(values, _args, out) {
     const { model, candidate } = values;
     const config = await configOf(values);
+    const registry = registryFrom(values);
+    if (registry) {
+      try {
+        const state = await startInRegistry(registry, model, candidate, config);
+        out.log(rolloutLine(state));
+        out.log(
+          `written to ${registry.where}: every pod loads the candidate by itself; next: npm run rollout -- run --model ${model} --registry ...`,
+        );
+        return 0;
+      } finally {
+        registry.close();
+      }
+    }
     const pools = await poolsOf(values);
     const client = clientOf();
     const answers = await client.status(pools, model);
@@ -245,9 +207,24 @@ function byHand(action: "promote" | "rollback"): Command {
         help: "recorded with the state",
       },
       ...POOL_FLAGS,
+      ...REGISTRY_FLAGS,
     },
     async run(values, _args, out) {
       const { model } = values;
+      const registry = registryFrom(values);
+      if (registry) {
+        try {
+          const reason = values.reason ?? `${action === "promote" ? "promoted" : "rolled back"} by hand`;
+          const served = await changeInRegistry(registry, model, action, reason);
+          out.log(rolloutLine(served.rollout!));
+          out.log(
+            `${model} serves version ${served.version} (revision ${served.revision} in ${registry.where}): every pod and isolate follows`,
+          );
+          return 0;
+        } finally {
+          registry.close();
+        }
+      }
       const pools = await poolsOf(values);
       const client = clientOf();
       const fleet = fleetOf(await client.status(pools, model));
@@ -280,10 +257,29 @@ breach. Prints each decision with its evidence. Exits 0 when promoted, 3 when ro
   flags: {
     model: { type: "string", placeholder: "NAME", required: true, help: "the model" },
     "interval-ms": { type: "number", placeholder: "MS", default: 1000, min: 10, help: "time between two reads" },
+    prometheus: {
+      type: "list",
+      placeholder: "URL,...",
+      help: "with --registry: read the evidence from these Prometheus servers (one per cluster), not from the pools",
+    },
     ...POOL_FLAGS,
+    ...REGISTRY_FLAGS,
   },
   async run(values, _args, out) {
     const { model, "interval-ms": intervalMs } = values;
+    const registry = registryFrom(values);
+    if (registry) {
+      const evidence: EvidenceSource =
+        values.prometheus.length > 0
+          ? prometheusSource(values.prometheus)
+          : poolsEvidence(clientOf(), await poolsOf(values));
+      try {
+        const outcome = await runRegistryController({ registry, model, evidence, intervalMs, log: out.log });
+        return outcome === "promoted" ? 0 : 3;
+      } finally {
+        registry.close();
+      }
+    }
     const outcome = await runController({
       client: clientOf(),
       pools: await poolsOf(values),
@@ -310,52 +306,6 @@ const sync = defineCommand({
     if (fleet.behind.length === 0) out.log("  every pool that answered holds it");
     const failed = await syncPools(client, fleet, out.log);
     return failed.length === 0 && fleet.unreachable.length === 0 ? 0 : 1;
-  },
-});
-
-const simulate = defineCommand({
-  name: "simulate",
-  summary: "simulate whole rollouts (no pools): false rollback rate and requests per decision at given effects",
-  usage: "npm run rollout -- simulate [--runs 1000] [--seed 1] [--requests-per-tick 100] [rollout options]",
-  description: `Runs the controller's decisions on simulated counts for a candidate identical to the stable version, one
-that disagrees on 4% of rows, one whose runs are the slowest of every block of shadow pairs, and one
-failing 2% of runs.`,
-  flags: {
-    runs: { type: "number", placeholder: "N", default: 1000, help: "simulated rollouts per candidate" },
-    seed: { type: "number", placeholder: "N", default: 1, help: "seed of the simulation" },
-    "requests-per-tick": {
-      type: "number",
-      placeholder: "N",
-      default: 100,
-      help: "live requests between two reads of the controller",
-    },
-    "shadow-share": { type: "number", placeholder: "X", default: 1, help: "share of requests that get a shadow run" },
-    ...CONFIG_FLAGS,
-  },
-  async run(values, _args, out) {
-    const config = await configOf(values);
-    const { runs, seed } = values;
-    const traffic = { requestsPerTick: values["requests-per-tick"], shadowShare: values["shadow-share"] };
-    out.log(
-      `steps ${config.steps.join(" -> ")}%, alpha ${config.alpha}, beta ${config.beta}, min samples ${config.minSamples}; ${runs} rollouts each`,
-    );
-    out.log("candidate                           promoted  rolled back (by test)         mean requests  p95 requests");
-    const scenarios = [
-      ["identical to the stable version", IDENTICAL],
-      ["disagrees on 4% of rows", { ...IDENTICAL, disagreement: 0.04 }],
-      ["has every slowest run of its blocks", { ...IDENTICAL, slow: 1 }],
-      ["fails 2% of runs", { ...IDENTICAL, errors: { stable: 0, candidate: 0.02 } }],
-    ] as const;
-    for (const [name, effects] of scenarios) {
-      const s = simulateMany(config, effects, traffic, runs, seed);
-      const by = Object.entries(s.byTest)
-        .map(([t, n]) => `${t} ${n}`)
-        .join(", ");
-      out.log(
-        `${name.padEnd(34)}  ${String(s.promoted).padStart(8)}  ${`${s.rolledBack}${by ? ` (${by})` : ""}`.padEnd(28)}  ${s.meanRequests.toFixed(0).padStart(13)}  ${String(s.p95Requests).padStart(12)}`,
-      );
-    }
-    return 0;
   },
 });
 
