@@ -63,8 +63,16 @@ describe("parseCommandLine", () => {
       REGIONAL_TENANTS: "acme=guaranteed:500",
       REGIONAL_SIMULATED_RUN_MS: "4",
       REGIONAL_BEST_EFFORT_WAIT_PERCENT: "40",
+      REGIONAL_REGISTRY: "s3://edgecascade/models",
+      AWS_ENDPOINT_URL_S3: "https://account.r2.cloudflarestorage.com",
+      REGIONAL_REGISTRY_POLL_MS: "2000",
+      REGIONAL_REGISTRY_CACHE: "/tmp/registry",
     };
     expect(options([], env)).toEqual({
+      registry: "s3://edgecascade/models",
+      registryEndpoint: "https://account.r2.cloudflarestorage.com",
+      registryPollMs: 2000,
+      registryCache: "/tmp/registry",
       port: 9001,
       grpcPort: 9101,
       host: "127.0.0.1",

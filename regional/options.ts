@@ -1,6 +1,7 @@
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { isPublicKeyText } from "../protocol/model-signature.ts";
+import { parseRegistryUrl } from "../protocol/registry/layout.ts";
 import { wantsHelp } from "../tools/cli/command.ts";
 import { UsageError } from "../tools/cli/errors.ts";
 import { defineTable, type FlagValues, flagHelp, parseFlags, type SimulationKeys } from "../tools/cli/flags.ts";
@@ -251,6 +252,59 @@ export const REGIONAL_OPTIONS = defineTable({
     defaultText: "unset",
     help: 'model control requires "Authorization: Bearer <token>" (refused when unset)',
   },
+  /**
+   * The model registry this pool follows (regional/registry/): the served state of every model is read at start
+   * and polled, each version's files are checked (sha256, signature) and kept in `--registry-cache`, and served
+   * from there (`--models` is then unused). Needs `--model-public-key`: only signed files load from a registry.
+   */
+  registry: {
+    flag: "registry",
+    env: "REGIONAL_REGISTRY",
+    type: "parsed",
+    placeholder: "s3://BUCKET/PREFIX",
+    defaultText: "none: serve --models",
+    help: "follow this model registry (credentials: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, read-only); needs --model-public-key",
+    parse(raw): string {
+      try {
+        parseRegistryUrl(raw);
+      } catch (err) {
+        throw new UsageError((err as Error).message);
+      }
+      return raw.trim();
+    },
+  },
+  /** An S3-compatible endpoint for the registry: R2, MinIO, GCS's interoperability endpoint, a local server. */
+  registryEndpoint: {
+    flag: "registry-endpoint",
+    env: "AWS_ENDPOINT_URL_S3",
+    type: "parsed",
+    placeholder: "URL",
+    defaultText: "AWS S3's",
+    help: "the registry's S3-compatible endpoint (R2: https://<account>.r2.cloudflarestorage.com)",
+    parse: matching(/^https?:\/\/[^\s/]+\/?$/, "an http(s) URL with no path"),
+  },
+  /** How often the pool reads the registry's served states; SIGHUP reads them at once. */
+  registryPollMs: {
+    flag: "registry-poll-ms",
+    env: "REGIONAL_REGISTRY_POLL_MS",
+    type: "number",
+    integer: true,
+    min: 100,
+    max: 3_600_000,
+    default: 10_000,
+    placeholder: "MS",
+    unit: "ms",
+    help: "how often the served states are read from the registry (SIGHUP: at once)",
+  },
+  /** Where the files read from the registry are kept, checked, for the loads (an emptyDir in Kubernetes). */
+  registryCache: {
+    flag: "registry-cache",
+    env: "REGIONAL_REGISTRY_CACHE",
+    type: "string",
+    placeholder: "DIR",
+    defaultText: "a directory under the system's temporary one",
+    help: "where checked files from the registry are kept for loading (one subdirectory per process)",
+  },
   /** Milliseconds every inference request waits before it is handled: simulated network distance. */
   delayMs: {
     flag: "delay-ms",
@@ -350,6 +404,11 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   if (options.grpcPort !== undefined && options.grpcPort !== 0 && options.grpcPort === options.port) {
     throw new UsageError(
       `--grpc-port (REGIONAL_GRPC_PORT) must differ from --port (REGIONAL_PORT): both are ${options.port}`,
+    );
+  }
+  if (options.registry !== undefined && options.modelPublicKey === undefined) {
+    throw new UsageError(
+      "--registry (REGIONAL_REGISTRY) needs --model-public-key (MODEL_PUBLIC_KEY): only signed files load from a registry",
     );
   }
   return { help: false, options, simulating };
