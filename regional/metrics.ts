@@ -1,10 +1,13 @@
 import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
+import type { StepEvidence } from "../protocol/rollout/evidence.ts";
+import { evidenceCounts } from "../protocol/rollout/evidence-counts.ts";
 import { type Cell, collectedGauge, DeferredHistogram, deferredCounter, getOrMake } from "./deferred-metrics.ts";
 import { type ModelStatistics, sumStatistics, VersionStatistics } from "./model-stats.ts";
 import type {
   InferenceOutcome,
   ModelRecorder,
   Recorder,
+  RegistryRecorder,
   RolloutRecorder,
   TenantOutcome,
   TenantRecorder,
@@ -155,6 +158,58 @@ export function createMetrics(): Metrics {
     labelNames: ["model", "labels"],
     ...common,
   });
+  // The current step's counts of every running rollout, read at scrape time: the controller sums them over pods
+  // (Prometheus, `sum by (count)`), the cluster over workers.
+  const evidenceReaders = new Map<string, () => StepEvidence | null>();
+  new Gauge({
+    name: "edgecascade_rollout_step_evidence",
+    help: "The running rollout's current step, counted by this pool: live runs, errors, shadow comparisons and latency ranks (label count); the rollout controller sums it over pods.",
+    labelNames: ["model", "rollout", "step", "count"],
+    ...common,
+    collect() {
+      this.reset();
+      for (const [model, read] of evidenceReaders) {
+        const e = read();
+        if (!e) continue;
+        for (const [count, n] of Object.entries(evidenceCounts(e))) {
+          this.set({ model, rollout: String(e.id), step: String(e.step), count }, n);
+        }
+      }
+    },
+  });
+  const registryPolls = new Counter({
+    name: "edgecascade_registry_polls_total",
+    help: "Reads of the model registry's served states, by outcome: unchanged, changed (and applied), failed (the registry could not be read; the versions loaded keep serving).",
+    labelNames: ["outcome"],
+    ...common,
+  });
+  const registryRefusals = new Counter({
+    name: "edgecascade_registry_refusals_total",
+    help: "Registry objects refused before anything loaded them: a file whose checksum or signature fails, a config or served state that does not parse.",
+    labelNames: ["model", "reason"],
+    ...common,
+  });
+  const registryLastRead = new Gauge({
+    name: "edgecascade_registry_last_read_timestamp_seconds",
+    help: "When this pool last read the model registry successfully (Unix seconds).",
+    aggregator: "min",
+    ...common,
+  });
+  const registryRevision = new Gauge({
+    name: "edgecascade_registry_served_revision",
+    help: "The revision of each model's served state this pool follows.",
+    labelNames: ["model"],
+    aggregator: "min",
+    ...common,
+  });
+  const registryRecorder: RegistryRecorder = {
+    poll(outcome) {
+      registryPolls.inc({ outcome });
+      if (outcome !== "failed") registryLastRead.set(Date.now() / 1000);
+    },
+    refused: (model, reason) => registryRefusals.inc({ model, reason }),
+    following: (model, revision) => registryRevision.set({ model }, revision),
+  };
   const http = deferredCounter({
     name: "edgecascade_http_responses_total",
     help: "HTTP responses by method, route pattern and status.",
@@ -282,8 +337,10 @@ export function createMetrics(): Metrics {
           if (rows > disagreements) comparedRows.inc({ model, labels: "agree" }, rows - disagreements);
           if (disagreements > 0) comparedRows.inc({ model, labels: "disagree" }, disagreements);
         },
+        evidence: (read) => evidenceReaders.set(model, read),
       };
     },
+    registry: () => registryRecorder,
     modelLoad: (model, outcome) => loads.inc({ model, outcome }),
     modelSignatures: (required) => signatures.set(required ? 1 : 0),
     executionProvider(name) {

@@ -1,3 +1,5 @@
+import type { StepEvidence } from "../protocol/rollout/evidence.ts";
+
 /**
  * What the serving code reports about itself. Only metrics.ts knows these become Prometheus series; the
  * batcher, the repository and the routes call this interface.
@@ -47,6 +49,8 @@ export interface Recorder {
   /** A tenant's reporter, made once per tenant of the configuration; its class and reservation are reported as given. */
   tenant(name: string, tenantClass: "guaranteed" | "best-effort", reservedRowsPerS: number): TenantRecorder;
   rollout(name: string): RolloutRecorder;
+  /** Reports of the model registry this pool follows (regional/registry/). */
+  registry(): RegistryRecorder;
   /** A load attempt of a model ended. */
   modelLoad(name: string, outcome: "success" | "failure"): void;
   /** Whether model files must carry a valid signature (a public key is configured), or are served unsigned. */
@@ -71,4 +75,16 @@ export interface RolloutRecorder {
   shadow(outcome: "queued" | "dropped"): void;
   /** Rows compared in shadow, and how many of them the versions labelled differently. */
   compared(rows: number, disagreements: number): void;
+  /** Where the current step's evidence is read at scrape time (null without a running rollout), for Prometheus. */
+  evidence(read: () => StepEvidence | null): void;
+}
+
+/** Reports of the registry follower (only metrics.ts knows they become `edgecascade_registry_*` series). */
+export interface RegistryRecorder {
+  /** One poll of the registry: nothing changed, something did (and was applied), or the registry could not be read. */
+  poll(outcome: "unchanged" | "changed" | "failed"): void;
+  /** An object of `model` was refused: a file failing its checksum or signature, a config or served state that does not parse. */
+  refused(model: string, reason: "checksum" | "signature" | "config" | "served"): void;
+  /** The served state's revision this process follows for `model`. */
+  following(model: string, revision: number): void;
 }

@@ -1,5 +1,7 @@
 import { createServer, STATUS_CODES } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { getRequestListener, RequestError } from "@hono/node-server";
 import { asServingError } from "../hono-shared/hono-error.ts";
@@ -7,6 +9,7 @@ import { errorResponse } from "../protocol/error-answer.ts";
 import { BadRequest, RateLimited, ServingError } from "../protocol/errors.ts";
 import { DEFAULT_LIMITS } from "../protocol/limits.ts";
 import { importModelPublicKey } from "../protocol/model-signature.ts";
+import { S3Registry } from "../registry/s3-registry.ts";
 import { type AppDeps, createRegionalApp } from "./app.ts";
 import { DynamicBatcher } from "./batcher.ts";
 import { nowUs } from "./clock.ts";
@@ -21,6 +24,7 @@ import { inferenceAdmission } from "./middleware/admit-in-time.ts";
 import { localControl, type ModelControl } from "./model-control.ts";
 import type { ModelStatistics } from "./model-stats.ts";
 import type { RegionalOptions } from "./options.ts";
+import { RegistryFollower } from "./registry/follower.ts";
 import { type LoadReport, ModelRepository, type RepositoryOptions } from "./repository.ts";
 import { Rollouts } from "./rollout/rollouts.ts";
 import { checkProvider } from "./session.ts";
@@ -181,9 +185,23 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
     );
   }
 
+  // With --registry, the models are what the registry serves, fetched and checked into this process's directory.
+  let follower: RegistryFollower | undefined;
+  if (options.registry) {
+    follower = new RegistryFollower({
+      registry: new S3Registry({ url: options.registry, endpoint: options.registryEndpoint }),
+      dir: join(options.registryCache ?? join(tmpdir(), "edgecascade-registry"), String(process.pid)),
+      publicKey: publicKey!,
+      pollMs: options.registryPollMs,
+      log,
+      recorder: metrics.recorder.registry(),
+    });
+    await follower.initialSync();
+  }
+
   const repository = new ModelRepository(
     {
-      modelsDir: options.modelsDir,
+      modelsDir: follower?.dir ?? options.modelsDir,
       provider: decision.provider,
       maxBatch: options.maxBatch,
       maxQueue: options.maxQueue,
@@ -271,7 +289,7 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
   }
   log("info", "listening", { url, port, grpcPort: grpc?.port, region: options.region });
 
-  const loaded = repository.loadAll();
+  const loaded = repository.loadAll().then(() => follower?.follow(repository, rollouts));
   let stopping: Promise<void> | undefined;
 
   return {
@@ -283,7 +301,8 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
     metrics,
     loaded,
     firstReady,
-    reload: () => repository.reloadAll(),
+    // With a registry, SIGHUP reads it at once (and applies what changed); without, every model is read from disk.
+    reload: () => (follower ? follower.pollNow().then(() => []) : repository.reloadAll()),
     shutdown() {
       stopping ??= (async () => {
         draining = true;
@@ -296,7 +315,9 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
           }),
           grpc?.drain(),
         ]);
+        follower?.stop();
         await repository.close();
+        await follower?.remove();
         log("info", "drained: every accepted request was answered");
       })();
       return stopping;

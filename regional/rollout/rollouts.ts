@@ -85,6 +85,7 @@ export class Rollouts {
           }
         },
       });
+      recorder.evidence(() => (running() ? counters.snapshot() : null));
       entry = { counters, shadow, recorder, tail: Promise.resolve() };
       this.#models.set(name, entry);
     }

@@ -1,0 +1,71 @@
+import { describe, expect, it } from "vitest";
+import { firstServedState, rolledBackFromPromotion, withRollout } from "../../protocol/registry/served-state.ts";
+import { DEFAULT_ROLLOUT_CONFIG } from "../../protocol/rollout/config.ts";
+import type { RolloutState } from "../../protocol/rollout/state.ts";
+import { followSteps, versionsNeeded } from "./follow-policy.ts";
+
+const at = new Date("2026-12-01T10:00:00Z");
+const first = firstServedState("digits", "1", at);
+const start: RolloutState = {
+  model: "digits",
+  id: 2,
+  revision: 2,
+  stable: "1",
+  candidate: "2",
+  step: 0,
+  phase: "running",
+  config: DEFAULT_ROLLOUT_CONFIG,
+  startedAt: at.toISOString(),
+  stepStartedAt: at.toISOString(),
+};
+const started = withRollout(first, start, at);
+const stepped = withRollout(started, { ...start, revision: 3, step: 1 }, at);
+const promoted = withRollout(stepped, { ...start, revision: 4, step: 1, phase: "promoted" }, at);
+const back = rolledBackFromPromotion(promoted, "bad", at);
+
+describe("a pool process following the served state", () => {
+  it("does nothing when it serves the state already", () => {
+    expect(followSteps(first, { serving: "1", rollout: undefined })).toEqual([]);
+    expect(followSteps(stepped, { serving: "1", rollout: stepped.rollout })).toEqual([]);
+  });
+
+  it("starts, steps and promotes a rollout it holds, as the controller's calls did", () => {
+    expect(followSteps(started, { serving: "1", rollout: undefined })).toEqual([
+      { type: "rollout", state: started.rollout },
+    ]);
+    expect(followSteps(stepped, { serving: "1", rollout: started.rollout })).toEqual([
+      { type: "rollout", state: stepped.rollout },
+    ]);
+    expect(followSteps(promoted, { serving: "1", rollout: stepped.rollout })).toEqual([
+      { type: "rollout", state: promoted.rollout },
+    ]);
+  });
+
+  it("comes back from a restart serving what the registry says, before taking its rollout on", () => {
+    // A new pod from an old image (its models/ say 1) mid-canary, and after a promotion.
+    expect(followSteps(stepped, { serving: undefined, rollout: undefined })).toEqual([
+      { type: "load", version: "1" },
+      { type: "rollout", state: stepped.rollout },
+    ]);
+    expect(followSteps(promoted, { serving: "1", rollout: undefined })).toEqual([
+      { type: "load", version: "2" },
+      { type: "rollout", state: promoted.rollout },
+    ]);
+    expect(versionsNeeded(stepped)).toEqual(["1", "2"]);
+    expect(versionsNeeded(promoted)).toEqual(["2"]);
+  });
+
+  it("swaps the stable version back in when a promotion is rolled back", () => {
+    expect(followSteps(back, { serving: "2", rollout: promoted.rollout })).toEqual([
+      { type: "load", version: "1" },
+      { type: "rollout", state: back.rollout },
+    ]);
+  });
+
+  it("rolls back a candidate it runs before serving anything else", () => {
+    const rolledBack = withRollout(stepped, { ...start, revision: 4, step: 1, phase: "rolled-back" }, at);
+    expect(followSteps(rolledBack, { serving: "1", rollout: stepped.rollout })).toEqual([
+      { type: "rollout", state: rolledBack.rollout },
+    ]);
+  });
+});

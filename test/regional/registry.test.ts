@@ -1,0 +1,104 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RegionalPool, startRegionalPool } from "../../scripts/stack/regional-pool.ts";
+import { until } from "../support/regional-process.ts";
+import { type TestRegistry, tamper, testRegistry } from "../support/registry.ts";
+
+/**
+ * A pool following the model registry (regional/registry/): it serves what served.json says from start, takes a
+ * rollout written there with no call reaching it, refuses a tampered file (counted; the old version keeps
+ * serving), comes back from a restart serving the promoted version, and swaps back on a rollback of it.
+ */
+let reg: TestRegistry;
+let pool: RegionalPool | undefined;
+const logs: string[] = [];
+
+const start = () =>
+  startRegionalPool({
+    region: "registry",
+    env: { MODEL_PUBLIC_KEY: reg.signer.publicKey, ADMIN_TOKEN: "registry-test" },
+    extraArgs: ["--registry", reg.registry.url, "--registry-poll-ms", "150"],
+    onLog: (line) => logs.push(line),
+  });
+
+async function served(model: string): Promise<string[]> {
+  const res = await fetch(`${pool!.url}/v2/models/${model}`);
+  return ((await res.json()) as { versions: string[] }).versions;
+}
+
+interface IndexRow {
+  name: string;
+  version?: string;
+  candidate?: true;
+}
+
+async function index(): Promise<IndexRow[]> {
+  const res = await fetch(`${pool!.url}/v2/repository/index`, {
+    method: "POST",
+    headers: { authorization: "Bearer registry-test" },
+  });
+  return (await res.json()) as IndexRow[];
+}
+
+async function metric(pattern: RegExp): Promise<number> {
+  const text = await (await fetch(`${pool!.url}/metrics`)).text();
+  const line = text.split("\n").find((l) => pattern.test(l));
+  return line ? Number(line.split(" ").at(-1)) : 0;
+}
+
+beforeAll(async () => {
+  reg = await testRegistry();
+  pool = await start();
+}, 60_000);
+
+afterAll(async () => {
+  await pool?.stop();
+  await reg?.close();
+});
+
+describe("a pool following the registry", () => {
+  it("serves every published model at its served version, from files it checked", async () => {
+    expect(await served("digits")).toEqual(["1"]);
+    expect(await served("digits-edge")).toEqual(["1"]);
+    expect(await served("breast-cancer")).toEqual(["1"]);
+    expect(await metric(/^edgecascade_registry_served_revision\{model="digits"\}/)).toBe(1);
+  });
+
+  it("refuses a tampered candidate and counts it; version 1 keeps serving until the file is right", async () => {
+    expect((await reg.model("publish", "--name", "digits", "--version", "2")).code).toBe(0);
+    const file = join(reg.models.dir, "digits", "2", "model.onnx");
+    const good = readFileSync(file);
+    const bad = Uint8Array.from(good);
+    bad[bad.length - 9]! ^= 0x01;
+    await tamper(reg.registry, `${reg.registry.prefix}/digits/2/model.onnx`, bad);
+    const started = await reg.rollout("start", "--model", "digits", "--candidate", "2", "--steps", "50,100");
+    expect(started.code, started.lines.join("\n")).toBe(0);
+    await until(
+      "the refusal is counted",
+      async () => (await metric(/^edgecascade_registry_refusals_total\{model="digits",reason="checksum"\}/)) >= 1,
+    );
+    expect(logs.some((l) => l.includes("registry object refused") && l.includes("checksum mismatch"))).toBe(true);
+    expect(await served("digits")).toEqual(["1"]);
+    expect((await index()).filter((e) => e.name === "digits" && e.candidate)).toEqual([]);
+    // The publisher puts the right file back: the pool takes the rollout on at its next poll.
+    await tamper(reg.registry, `${reg.registry.prefix}/digits/2/model.onnx`, good);
+    await until("the candidate loads", async () =>
+      (await index()).some((e) => e.name === "digits" && e.version === "2" && e.candidate),
+    );
+  });
+
+  it("swaps in the promoted version, keeps it across a restart, and swaps back on its rollback", async () => {
+    expect((await reg.rollout("promote", "--model", "digits")).code).toBe(0);
+    await until("version 2 serves", async () => (await served("digits"))[0] === "2");
+    // The edge variant calibrated against it follows, in the same pass.
+    await until("digits-edge 2 serves", async () => (await served("digits-edge"))[0] === "2");
+    await pool!.stop();
+    pool = await start();
+    expect(await served("digits")).toEqual(["2"]);
+    const back = await reg.rollout("rollback", "--model", "digits", "--reason", "worse in production");
+    expect(back.code, back.lines.join("\n")).toBe(0);
+    await until("version 1 serves again", async () => (await served("digits"))[0] === "1");
+    await until("digits-edge 1 serves again", async () => (await served("digits-edge"))[0] === "1");
+  });
+});
