@@ -267,6 +267,20 @@ export const EDGE_SETTINGS = defineTable({
     unit: "ms",
     help: "how long a request isolate reuses the stored region status report",
   },
+  modelRegistryPrefix: {
+    env: "MODEL_REGISTRY_PREFIX",
+    type: "parsed",
+    default: "models",
+    defaultText: "`models`",
+    help: "with the MODEL_REGISTRY binding: where the model registry's tree starts in the R2 bucket (the pools' s3://BUCKET/PREFIX)",
+    parse(raw): string {
+      const prefix = raw.trim().replace(/^\/+|\/+$/g, "");
+      if (!/^[\w./-]*$/.test(prefix) || prefix.split("/").some((p) => p === "." || p === "..")) {
+        throw new UsageError(`must be a key prefix such as "models", got ${JSON.stringify(raw)}`);
+      }
+      return prefix;
+    },
+  },
   modelPublicKey: {
     env: "MODEL_PUBLIC_KEY",
     type: "parsed",
@@ -339,6 +353,11 @@ export type Env = TableVariables<typeof EDGE_SETTINGS> & {
    * one object per tenant; absent = `TENANTS` may declare no quota.
    */
   TENANT_QUOTA?: DurableObjectNamespace;
+  /**
+   * The model registry's R2 bucket (`[[r2_buckets]]`, read-only token): edge variants newer than the bundle's are
+   * loaded from it, and the cron copies its served states into REGION_STATUS (edge/registry/). Absent: the bundle's.
+   */
+  MODEL_REGISTRY?: R2Bucket;
 };
 
 /** Everything the Worker reads from its environment, parsed and checked once per isolate: the table's values, resolved. */

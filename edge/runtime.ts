@@ -9,6 +9,7 @@ import { RegionBook } from "./forward/region-book.ts";
 import { type RegionTransport, regionTransport } from "./forward/region-transport.ts";
 import type { RegionDispatch } from "./forward/types.ts";
 import { warmProbe } from "./forward/warm-probe.ts";
+import { createOrtRunner } from "./inference/ort-workerd.ts";
 import { MemoryCache } from "./local/memory-cache.ts";
 import { MemoryRateLimit } from "./local/memory-rate-limit.ts";
 import type { TenantLimits } from "./middleware/rate-limit.ts";
@@ -20,6 +21,8 @@ import { checkRegions } from "./region-status/check.ts";
 import { RegionStatusStore } from "./region-status/store.ts";
 import { requestBudgetMs } from "./regions/budget.ts";
 import type { RequestLocation } from "./regions/region.ts";
+import { EdgeRegistry } from "./registry/edge-registry.ts";
+import { ServedViewStore } from "./registry/served-view-store.ts";
 import { RequestCounts } from "./request-counts/counts.ts";
 import { type QuotaObject, TenantQuotas } from "./tenants/tenant-quotas.ts";
 
@@ -44,6 +47,8 @@ export class EdgeRuntime {
   readonly rateLimiter: RateLimit | undefined;
   /** The tenants' own limits (`TENANTS`): per-location bindings keyed by tenant, and global quotas with leases. */
   readonly tenantLimits: TenantLimits;
+  /** The model registry this isolate follows (MODEL_REGISTRY and REGION_STATUS bound), if any. */
+  readonly registry: EdgeRegistry | undefined;
 
   constructor(
     options: EdgeOptions,
@@ -56,6 +61,7 @@ export class EdgeRuntime {
       binding?: (name: string) => unknown;
       /** The tenant's quota object (TENANT_QUOTA). */
       quotaObject?: (tenant: string) => QuotaObject;
+      modelRegistry?: R2Bucket;
     },
     send: RegionTransport,
     publicKey?: Promise<ModelPublicKey>,
@@ -102,6 +108,17 @@ export class EdgeRuntime {
     this.forward = createForwarder({ book: this.book, sharedSecret: options.sharedSecret, send });
     this.#regionCall = createRegionCall({ book: this.book, sharedSecret: options.sharedSecret, send });
     this.statusStore = new RegionStatusStore(regionStatus, options.regionStatusMemoMs);
+    this.registry =
+      platform.modelRegistry && regionStatus
+        ? new EdgeRegistry({
+            bucket: platform.modelRegistry,
+            prefix: options.modelRegistryPrefix,
+            store: new ServedViewStore(regionStatus, options.regionStatusMemoMs),
+            models: this.models,
+            publicKey,
+            createRunner: createOrtRunner,
+          })
+        : undefined;
   }
 
   #seen: RegionStatusReport | null = null;
@@ -139,14 +156,19 @@ export class EdgeRuntime {
   /** The latest stored region status report; its versions raise the models' served versions, its readiness orders regions. */
   latestRegionStatus(now: number): RegionStatusReport | null | Promise<RegionStatusReport | null> {
     const read = this.statusStore.read(now);
+    // The registry's served state comes with it, from the same KV namespace and as often (REGION_STATUS_MEMO_MS).
+    const served = this.registry?.read(now);
+    if (served instanceof Promise) return Promise.all([read, served]).then(([report]) => this.#seeReport(report));
     if (!(read instanceof Promise)) {
       this.#see(read);
       return read;
     }
-    return read.then((report) => {
-      this.#see(report);
-      return report;
-    });
+    return read.then((report) => this.#seeReport(report));
+  }
+
+  #seeReport(report: RegionStatusReport | null): RegionStatusReport | null {
+    this.#see(report);
+    return report;
   }
 
   /**
@@ -187,6 +209,8 @@ export class EdgeRuntime {
     });
     await this.statusStore.write(report);
     this.#see(report);
+    const followed = this.models.all().map((m) => ({ name: m.name, ...(m.edge ? { edge: m.edge.config.name } : {}) }));
+    await this.registry?.refresh(followed, Date.now());
     return report;
   }
 }
@@ -253,6 +277,7 @@ export function runtimeFor(env: Env): EdgeRuntime {
               return namespace.get(namespace.idFromName(tenant)) as unknown as QuotaObject;
             }
           : undefined,
+        modelRegistry: env.MODEL_REGISTRY,
       },
       regionTransport(options.regions, env),
       publicKey,

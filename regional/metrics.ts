@@ -191,7 +191,8 @@ export function createMetrics(): Metrics {
   });
   const registryLastRead = new Gauge({
     name: "edgecascade_registry_last_read_timestamp_seconds",
-    help: "When this pool last read the model registry successfully (Unix seconds).",
+    help: "When this pool last read the model registry successfully (Unix seconds); only pools started with --registry have it.",
+    labelNames: ["registry"],
     aggregator: "min",
     ...common,
   });
@@ -202,14 +203,14 @@ export function createMetrics(): Metrics {
     aggregator: "min",
     ...common,
   });
-  const registryRecorder: RegistryRecorder = {
+  const registryRecorder = (registry: string): RegistryRecorder => ({
     poll(outcome) {
       registryPolls.inc({ outcome });
-      if (outcome !== "failed") registryLastRead.set(Date.now() / 1000);
+      if (outcome !== "failed") registryLastRead.set({ registry }, Date.now() / 1000);
     },
     refused: (model, reason) => registryRefusals.inc({ model, reason }),
     following: (model, revision) => registryRevision.set({ model }, revision),
-  };
+  });
   const http = deferredCounter({
     name: "edgecascade_http_responses_total",
     help: "HTTP responses by method, route pattern and status.",
@@ -340,7 +341,7 @@ export function createMetrics(): Metrics {
         evidence: (read) => evidenceReaders.set(model, read),
       };
     },
-    registry: () => registryRecorder,
+    registry: registryRecorder,
     modelLoad: (model, outcome) => loads.inc({ model, outcome }),
     modelSignatures: (required) => signatures.set(required ? 1 : 0),
     executionProvider(name) {

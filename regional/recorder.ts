@@ -49,8 +49,8 @@ export interface Recorder {
   /** A tenant's reporter, made once per tenant of the configuration; its class and reservation are reported as given. */
   tenant(name: string, tenantClass: "guaranteed" | "best-effort", reservedRowsPerS: number): TenantRecorder;
   rollout(name: string): RolloutRecorder;
-  /** Reports of the model registry this pool follows (regional/registry/). */
-  registry(): RegistryRecorder;
+  /** Reports of the model registry this pool follows (regional/registry/), `s3://bucket/prefix`. */
+  registry(where: string): RegistryRecorder;
   /** A load attempt of a model ended. */
   modelLoad(name: string, outcome: "success" | "failure"): void;
   /** Whether model files must carry a valid signature (a public key is configured), or are served unsigned. */

@@ -194,7 +194,7 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
       publicKey: publicKey!,
       pollMs: options.registryPollMs,
       log,
-      recorder: metrics.recorder.registry(),
+      recorder: metrics.recorder.registry(options.registry),
     });
     await follower.initialSync();
   }

@@ -159,6 +159,43 @@ export class S3Registry {
     return withConfig.filter((n): n is string => n !== undefined).sort();
   }
 
+  /** Every key under the prefix (the local stack's copy into Miniflare's R2). */
+  async keys(): Promise<string[]> {
+    const { bucket, prefix } = this.location;
+    const keys: string[] = [];
+    let token: string | undefined;
+    try {
+      do {
+        const page = await this.#s3.send(
+          new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix ? `${prefix}/` : "", ContinuationToken: token }),
+        );
+        for (const o of page.Contents ?? []) if (o.Key) keys.push(o.Key);
+        token = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } while (token);
+    } catch (err) {
+      throw this.#fail("LIST", prefix || "/", err);
+    }
+    return keys;
+  }
+
+  /** The object at a full key (not under the prefix), or undefined. */
+  async object(key: string): Promise<Uint8Array | undefined> {
+    const { prefix } = this.location;
+    const parts = prefix && key.startsWith(`${prefix}/`) ? key.slice(prefix.length + 1).split("/") : key.split("/");
+    const got = await (prefix && key.startsWith(`${prefix}/`) ? this.get(parts) : this.#raw(key));
+    return got === undefined || got === "unchanged" ? undefined : got.bytes;
+  }
+
+  async #raw(key: string): Promise<RegistryObject | undefined> {
+    try {
+      const res = await this.#s3.send(new GetObjectCommand({ Bucket: this.location.bucket, Key: key }));
+      return { bytes: await res.Body!.transformToByteArray(), etag: res.ETag ?? "" };
+    } catch (err) {
+      if ((err as S3ServiceException).$metadata?.httpStatusCode === 404) return undefined;
+      throw this.#fail("GET", key, err);
+    }
+  }
+
   /** `<model>/served.json`, checked, with its ETag; undefined when the model has none (never published). */
   async served(model: string): Promise<{ state: ServedState; etag: string } | undefined> {
     const got = await this.getJson([model, SERVED_FILE]);

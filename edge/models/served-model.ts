@@ -24,7 +24,7 @@ export class ServedModel {
   readonly name: string;
   readonly config: ModelConfig;
   readonly io: ModelIo;
-  readonly edge: EdgeVariant | undefined;
+  #edge: EdgeVariant | undefined;
   readonly samples: ModelSource["samples"];
   #servedVersion: string;
   /** The newest rollout state the regions reported (answers' headers, the region status check), by revision. */
@@ -34,16 +34,53 @@ export class ServedModel {
     this.name = source.config.name;
     this.config = source.config;
     this.io = modelIoOf(source.config);
-    this.edge = source.edge;
     this.samples = source.samples;
     this.#servedVersion = source.config.version;
-    const edgeIo = source.edge?.io;
-    if (edgeIo && (edgeIo.width !== this.io.width || edgeIo.classes !== this.io.classes)) {
+    if (source.edge) this.#checkFits(source.edge);
+    this.#edge = source.edge;
+  }
+
+  #checkFits(edge: EdgeVariant): void {
+    const { width, classes } = edge.io;
+    if (width !== this.io.width || classes !== this.io.classes) {
       throw new Error(
-        `${source.edge!.config.name} takes ${edgeIo.width} features into ${edgeIo.classes} classes; ` +
-          `${this.name} takes ${this.io.width} into ${this.io.classes}`,
+        `${edge.config.name} takes ${width} features into ${classes} classes; ${this.name} takes ${this.io.width} into ${this.io.classes}`,
       );
     }
+  }
+
+  /** The edge variant standing in for the model now: the bundled one, or one loaded from the registry since. */
+  get edge(): EdgeVariant | undefined {
+    return this.#edge;
+  }
+
+  /**
+   * Serve `edge` from now on (a variant loaded and checked off the request path, edge/registry/): one
+   * assignment, so a request sees the old variant or the new one, never half of either. Throws when it does not
+   * take the model's inputs and outputs.
+   */
+  swapEdge(edge: EdgeVariant): void {
+    this.#checkFits(edge);
+    this.#edge = edge;
+  }
+
+  /** The revision of the registry's served state this isolate follows (0: none seen; regions' answers lead). */
+  #registryRevision = 0;
+
+  /**
+   * The registry's served state (edge/registry/): from now on it says the served version, which may go back
+   * (a rollback of a promotion), and regions' answers no longer raise it (a region that lags answers with the old
+   * version). Older revisions are ignored.
+   */
+  seeServedState(state: { revision: number; version: string; rollout?: RolloutView }): void {
+    if (state.revision <= this.#registryRevision) return;
+    this.#registryRevision = state.revision;
+    this.#servedVersion = state.version;
+    this.seeRollout(state.rollout);
+  }
+
+  get registryRevision(): number {
+    return this.#registryRevision;
   }
 
   get servedVersion(): string {
@@ -55,6 +92,7 @@ export class ServedModel {
    * candidate answering is not a new served version (it serves only the inputs that hash into the canary).
    */
   seeVersion(version: string | undefined): void {
+    if (this.#registryRevision > 0) return;
     const rollout = this.#rollout;
     if (rollout?.phase === "running" && version === rollout.candidate) return;
     this.#servedVersion = newerVersion(this.#servedVersion, version);

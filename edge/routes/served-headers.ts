@@ -40,6 +40,10 @@ export function settleServed(
   waitUntil: ((work: Promise<unknown>) => void) | undefined,
 ): void {
   runtime.counts.answered(model.name, tenant, served.servedBy);
+  // Edge variants newer than those loaded, read from the registry and started after this answer has gone.
+  const registryWork = runtime.registry?.takeWork();
+  if (registryWork)
+    waitUntil?.(new Promise((resolve) => setTimeout(resolve, SESSION_AFTER_ANSWER_MS)).then(registryWork));
   if (served.pending) {
     const write = served.pending.catch((err: unknown) => console.warn(`cache write failed: ${(err as Error).message}`));
     waitUntil?.(write);

@@ -45,6 +45,8 @@ status.get("/", async (c) => {
         },
       ]),
   );
+  const registry = rt.registry;
+  const view = registry?.view;
   return c.json({
     since: counts.since,
     tenant: tenant.name,
@@ -52,6 +54,19 @@ status.get("/", async (c) => {
     models,
     tenants: counts.tenants,
     quotas: await rt.tenantLimits.quotas.snapshot(visibleTenant),
+    // The model registry this isolate follows: when the cron last read it (the view's age tells an outage),
+    // and what this isolate loaded from it, refused or failed to load (it keeps serving what it has).
+    registry: registry
+      ? {
+          viewAt: view ? new Date(view.at).toISOString() : null,
+          viewAgeS: view ? Math.round((Date.now() - view.at) / 1000) : null,
+          revisions: Object.fromEntries(rt.models.all().map((m) => [m.name, m.registryRevision])),
+          ...registry.counts,
+          viewReadFailures: registry.viewReadFailures,
+          ...(view?.errors ? { errors: view.errors } : {}),
+          ...(registry.lastError ? { lastError: registry.lastError } : {}),
+        }
+      : null,
   });
 });
 

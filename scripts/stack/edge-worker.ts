@@ -71,6 +71,8 @@ export interface EdgeWorkerOptions {
    * then absent. Default false.
    */
   directSocket?: boolean;
+  /** R2 buckets to bind, by binding name (the model registry's: `MODEL_REGISTRY`), in Miniflare's own storage. */
+  r2Buckets?: string[];
 }
 
 export interface EdgeWorker {
@@ -141,6 +143,8 @@ export async function startEdgeWorker(options: EdgeWorkerOptions = {}): Promise<
     ratelimits,
     // REGION_STATUS: the cron's report, in Miniflare's own KV (in memory unless persistDir is set).
     kvNamespaces: fromToml.kvNamespaces,
+    // The model registry's bucket (MODEL_REGISTRY), in Miniflare's own R2, when asked for.
+    ...(options.r2Buckets ? { r2Buckets: options.r2Buckets } : {}),
     // Miniflare's outbound Worker removes CF-Connecting-IP from global fetches, as Cloudflare does for
     // subrequests; the forward never sends that header. (The Worker itself stays on the path of every global
     // fetch: regions are reached through service bindings instead, above.)
