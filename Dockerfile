@@ -38,15 +38,16 @@ RUN --mount=type=secret,id=ca,required=false \
 RUN test -f node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime_providers_cuda.so
 
 # What the pool runs: its code, the protocol and Hono helpers it shares with the edge, the settings tables'
-# machinery (tools/cli: its options are one such table), and the model repository.
-# Every model file's sha256 is in its config.json and is checked before the file is loaded.
+# machinery (tools/cli: its options are one such table) and the model registry's client. No models: a pod reads
+# them from the registry (--registry; credentials from a Secret), each file's sha256 and signature checked before
+# it loads, so a model change needs no image build (docs/deploy.md). `--models DIR` still serves a mounted tree.
 FROM scratch AS app
 COPY package.json /app/
 COPY protocol /app/protocol
 COPY hono-shared /app/hono-shared
 COPY tools/cli /app/tools/cli
 COPY regional /app/regional
-COPY models /app/models
+COPY registry /app/registry
 
 FROM ${CUDA_IMAGE} AS gpu
 RUN apt-get update && apt-get install -y --no-install-recommends tini && rm -rf /var/lib/apt/lists/*

@@ -19,6 +19,7 @@ import { heldoutOf } from "../support/heldout.ts";
 import { childPids, freePort } from "../support/processes.ts";
 import { until } from "../support/regional-process.ts";
 import { metric } from "../support/regional-server.ts";
+import { type TestRegistry, testRegistry } from "../support/registry.ts";
 
 const isRoot = process.getuid?.() === 0;
 /** What the Dockerfile's COPY lines take from the context, with the build files. */
@@ -32,7 +33,7 @@ const CONTEXT = [
   "hono-shared",
   "tools/cli",
   "regional",
-  "models",
+  "registry",
 ];
 const SECRET = "image-test-secret";
 const DELAY_MS = 1500;
@@ -90,6 +91,7 @@ describe.skipIf(!isRoot)("the cpu image, built with buildah and run read-only as
   let container = "";
   let rootfs = "";
   let pool: ChildProcess | undefined;
+  let reg: TestRegistry;
   let exited: Promise<number | null>;
   let log = "";
   let base = "";
@@ -107,6 +109,8 @@ describe.skipIf(!isRoot)("the cpu image, built with buildah and run read-only as
 
     container = sh("buildah", ["from", tag]);
     rootfs = sh("buildah", ["mount", container]);
+    // The image holds no models: the pool reads them from a registry (the local S3 server, on the host's loopback).
+    reg = await testRegistry();
     const port = await freePort();
     grpcPort = await freePort();
     const started = Date.now();
@@ -127,8 +131,10 @@ describe.skipIf(!isRoot)("the cpu image, built with buildah and run read-only as
         "image",
         "--delay-ms",
         String(DELAY_MS),
+        "--registry",
+        reg.registry.url,
       ],
-      { REGIONAL_SHARED_SECRET: SECRET },
+      { REGIONAL_SHARED_SECRET: SECRET, MODEL_PUBLIC_KEY: reg.signer.publicKey, ...reg.registry.env },
     );
     exited = new Promise((resolve) => pool!.once("exit", (code) => resolve(code)));
     pool.stdout!.on("data", (d) => {
@@ -157,10 +163,11 @@ describe.skipIf(!isRoot)("the cpu image, built with buildah and run read-only as
   let url = "";
   let grpcPort = 0;
 
-  afterAll(() => {
+  afterAll(async () => {
     if (pool && pool.exitCode === null) {
       for (const pid of childPids(pool.pid!)) process.kill(pid, "SIGKILL");
     }
+    await reg?.close();
     if (container) execFileSync("buildah", ["rm", container], { stdio: "ignore" });
     // The tags, then the intermediate layers this test's builds made that no tag holds any more: never a tagged
     // image such as the local base (the next run's), whose ID the builds print too.
@@ -209,11 +216,11 @@ describe.skipIf(!isRoot)("the cpu image, built with buildah and run read-only as
     expect(readdirSync(join(app, "node_modules/onnxruntime-node/bin/napi-v6"))).toEqual(["linux"]);
     expect(readdirSync(app).sort()).toEqual([
       "hono-shared",
-      "models",
       "node_modules",
       "package.json",
       "protocol",
       "regional",
+      "registry",
       "tools",
     ]);
     expect(readdirSync(join(app, "tools"))).toEqual(["cli"]);
@@ -253,15 +260,11 @@ describe.skipIf(!isRoot)("the cpu image, built with buildah and run read-only as
     expect(root.at(-1)![5]!.split(",")).toContain("ro");
   });
 
-  it("answers a held-out row of every bundled model correctly, signed with the secret from its environment", async () => {
-    const models = readdirSync(join(rootfs, "app/models")).filter((m) =>
-      existsSync(join(rootfs, "app/models", m, "config.json")),
-    );
+  it("answers a held-out row of every model of its registry correctly, signed with the secret from its environment", async () => {
+    const models = readdirSync(reg.models.dir).filter((m) => existsSync(join(reg.models.dir, m, "config.json")));
     expect(models.sort()).toEqual(["breast-cancer", "breast-cancer-edge", "digits", "digits-edge"]);
     const answers = models.map(async (model) => {
-      const row = heldoutOf(model, `${join(rootfs, "app/models")}/`).rows.find(
-        (r) => argmax(r.expected[model]!) === r.label,
-      )!;
+      const row = heldoutOf(model, `${reg.models.dir}/`).rows.find((r) => argmax(r.expected[model]!) === r.label)!;
       const body = JSON.stringify({ model, inputs: row.input });
       const res = await request(`${url}/v1/classify`, {
         method: "POST",
@@ -293,9 +296,7 @@ describe.skipIf(!isRoot)("the cpu image, built with buildah and run read-only as
   });
 
   it("serves the gRPC service from both workers, with the token derived from the secret in its environment", async () => {
-    const row = heldoutOf("digits", `${join(rootfs, "app/models")}/`).rows.find(
-      (r) => argmax(r.expected.digits!) === r.label,
-    )!;
+    const row = heldoutOf("digits", `${reg.models.dir}/`).rows.find((r) => argmax(r.expected.digits!) === r.label)!;
     const grpc = grpcClient(grpcPort);
     try {
       const request = {

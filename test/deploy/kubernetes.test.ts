@@ -222,7 +222,10 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
       capabilities: { drop: ["ALL"] },
     });
     expect(pod.automountServiceAccountToken).toBe(false);
-    expect(container.volumeMounts).toEqual([{ name: "tmp", mountPath: "/tmp" }]);
+    expect(container.volumeMounts).toEqual([
+      { name: "tmp", mountPath: "/tmp" },
+      { name: "registry-cache", mountPath: options.registryCache },
+    ]);
   });
 
   it("takes the secrets from a Secret and never holds one", () => {
@@ -240,6 +243,29 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
       name: "MODEL_PUBLIC_KEY",
       valueFrom: { configMapKeyRef: { name: "edgecascade-regional", key: "model-public-key", optional: true } },
     });
+  });
+
+  it("follows the model registry with read-only credentials from their own Secret; the image holds no models", () => {
+    const env = new Map(container.env.map((e: Obj) => [e.name, e]));
+    expect(env.get("REGIONAL_REGISTRY")).toEqual({
+      name: "REGIONAL_REGISTRY",
+      valueFrom: { configMapKeyRef: { name: "edgecascade-regional", key: "registry" } },
+    });
+    for (const [name, key] of [
+      ["AWS_ACCESS_KEY_ID", "access-key-id"],
+      ["AWS_SECRET_ACCESS_KEY", "secret-access-key"],
+    ]) {
+      expect(env.get(name)).toEqual({ name, valueFrom: { secretKeyRef: { name: "edgecascade-registry", key } } });
+    }
+    // The pool's own parser: with the registry's variable set as the ConfigMap sets it, the flags hold.
+    const parsed = parseCommandLine(container.args, {
+      REGIONAL_REGISTRY: "s3://edgecascade-models/models",
+      MODEL_PUBLIC_KEY: "A".repeat(43) + "=",
+    });
+    expect(!parsed.help && parsed.options.registry).toBe("s3://edgecascade-models/models");
+    const dockerfile = readFileSync(join(ROOT, "Dockerfile"), "utf8");
+    expect(dockerfile).not.toMatch(/^COPY models/m);
+    expect(dockerfile).toMatch(/^COPY registry \/app\/registry$/m);
   });
 
   it("admits to the pool's ports exactly whom docs/deploy.md says, step 5", () => {
