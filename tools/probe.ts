@@ -207,7 +207,10 @@ async function probeRun(values: FlagValues<typeof PROBE_FLAGS>): Promise<number>
   });
   mkdirSync(dirname(reportPath), { recursive: true });
   writeFileSync(reportPath, renderReport(summary, results));
-  if (values.prometheus) writeProbeExposition(resolve(values.prometheus), probeExposition(summary, Date.now()));
+  if (values.prometheus) {
+    const registryAgeS = await edgeRegistryAge(url, headers);
+    writeProbeExposition(resolve(values.prometheus), probeExposition(summary, Date.now(), { registryAgeS }));
+  }
   const verdict = probeVerdict(summary, results, {
     maxErrorShare: values["max-error-share"],
     apiKeySent: apiKey !== undefined && apiKey !== "",
@@ -216,6 +219,18 @@ async function probeRun(values: FlagValues<typeof PROBE_FLAGS>): Promise<number>
   else console.log(`${table(summary)}\nreport: ${reportPath}`);
   for (const cause of verdict.causes) console.error(`probe: ${cause}`);
   return verdict.exitCode;
+}
+
+/** The age of the model registry view the edge serves from (`/status`), or null when it follows none or will not say. */
+async function edgeRegistryAge(url: string, headers: Record<string, string>): Promise<number | null> {
+  try {
+    const res = await fetch(`${url}/status`, { headers, signal: AbortSignal.timeout(5000) });
+    if (!res.ok) return null;
+    const age = ((await res.json()) as { registry?: { viewAgeS?: unknown } | null }).registry?.viewAgeS;
+    return typeof age === "number" ? age : null;
+  } catch {
+    return null;
+  }
 }
 
 runMain(probe, { errorExit: 2 });

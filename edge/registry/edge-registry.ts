@@ -13,7 +13,7 @@ import type { ServedViewStore } from "./served-view-store.ts";
 const RETRY_AFTER_MS = 60_000;
 
 export interface EdgeRegistryOptions {
-  bucket: R2Bucket;
+  bucket: Pick<R2Bucket, "get">;
   prefix: string;
   store: ServedViewStore;
   models: ModelCatalog;

@@ -9,7 +9,7 @@ export interface FollowedModel {
   edge?: string;
 }
 
-async function json(bucket: R2Bucket, key: string): Promise<unknown | undefined> {
+async function json(bucket: Pick<R2Bucket, "get">, key: string): Promise<unknown | undefined> {
   const object = await bucket.get(key);
   if (!object) return undefined;
   return JSON.parse(await object.text());
@@ -22,7 +22,7 @@ async function json(bucket: R2Bucket, key: string): Promise<unknown | undefined>
  * is false when no object could be read at all: the cron then keeps the view KV holds.
  */
 export async function readServedView(
-  bucket: R2Bucket,
+  bucket: Pick<R2Bucket, "get">,
   prefix: string,
   models: readonly FollowedModel[],
   now: number,

@@ -91,7 +91,10 @@ describe("Prometheus rules", () => {
   it("only use series that the pools, the probe or the rollout controller export", async () => {
     const regional = families(await createMetrics().text());
     const probe = families(
-      probeExposition(summarize([], { url: "u", startedAt: "t", durationS: 1, rateRps: 1, sent: 0 }), 0),
+      // With the edge's registry view age, which a probe of a Worker following a registry writes.
+      probeExposition(summarize([], { url: "u", startedAt: "t", durationS: 1, rateRps: 1, sent: 0 }), 0, {
+        registryAgeS: 0,
+      }),
     );
     const known = new Set([...regional, ...probe, ...ROLLOUT_SERIES]);
     const used = new Set(

@@ -81,6 +81,15 @@ describe("probe summary as Prometheus text", () => {
     expect(probeExposition(summarize(results, { ...run, sent: 100 }), 0)).not.toContain("floor");
   });
 
+  it("gives the age of the edge's registry view only when the Worker follows a registry", () => {
+    expect(
+      samples(probeExposition(summary, 0, { registryAgeS: 42 })).get(
+        `edgecascade_probe_edge_registry_age_seconds{${url}}`,
+      ),
+    ).toBe(42);
+    expect(probeExposition(summary, 0, { registryAgeS: null })).not.toContain("registry");
+  });
+
   it("says +Inf and 0 when more than 5% of requests failed", () => {
     const failing = summarize(
       [...Array.from({ length: 90 }, () => ok("edge", 1)), ...Array.from({ length: 10 }, () => ok("error", 1))],

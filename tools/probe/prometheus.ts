@@ -43,7 +43,11 @@ class Exposition {
  * The exposition text of one run. `finishedAt` is the run's end (ms since the epoch): the probe-staleness alert
  * compares it with Prometheus' clock.
  */
-export function probeExposition(summary: ProbeSummary, finishedAt: number): string {
+export function probeExposition(
+  summary: ProbeSummary,
+  finishedAt: number,
+  edge: { registryAgeS?: number | null } = {},
+): string {
   const url = { url: summary.url };
   const out = new Exposition();
   const ms = (v: number) => v / 1000;
@@ -131,6 +135,16 @@ export function probeExposition(summary: ProbeSummary, finishedAt: number): stri
     "Answers of the last run by the region that answered.",
     Object.entries(summary.regions).map(([region, n]) => [{ ...url, region }, n]),
   );
+  // How old the model registry's view is that the edge serves from (its /status), when the Worker follows one:
+  // the cron copies it from R2 each minute, so a growing age means the registry cannot be read.
+  if (typeof edge.registryAgeS === "number") {
+    out.metric(
+      "edgecascade_probe_edge_registry_age_seconds",
+      "gauge",
+      "Age of the model registry's served state the probed Worker serves from (its /status registry.viewAgeS).",
+      [[url, edge.registryAgeS]],
+    );
+  }
   return out.toString();
 }
 
