@@ -76,3 +76,20 @@ describe("ServedModel during a rollout", () => {
     expect(m.versionFor(inputs[0]!)).toBeInstanceOf(Promise);
   });
 });
+
+describe("ServedModel following the registry's served state", () => {
+  it("takes the served version by revision, back to an older one after a rollback, and stops following regions", () => {
+    const m = model();
+    m.seeVersion("2"); // before the registry: regions' answers raise it
+    expect(m.servedVersion).toBe("2");
+    m.seeServedState({ revision: 5, version: "3" });
+    expect(m.servedVersion).toBe("3");
+    m.seeServedState({ revision: 6, version: "1", rollout: view({ revision: 6, phase: "rolled-back", percent: 0 }) });
+    expect(m.servedVersion).toBe("1");
+    expect(m.rollout?.phase).toBe("rolled-back");
+    m.seeVersion("3"); // a lagging region's answer
+    m.seeServedState({ revision: 5, version: "3" }); // an older view
+    expect(m.servedVersion).toBe("1");
+    expect(m.registryRevision).toBe(6);
+  });
+});
