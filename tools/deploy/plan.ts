@@ -325,6 +325,8 @@ export function gradualSplit(live: LiveDeployment, candidate: string, percent: n
 export const wranglerCommand = {
   deploy: (env: string, args: readonly string[]) => ["deploy", "--env", env, ...args],
   kvCreate: (env: string, binding: string) => ["kv", "namespace", "create", binding, "--env", env],
+  /** The model registry's bucket, which the Worker binds (docs/deploy.md, "The model registry"). */
+  r2Create: (bucket: string) => ["r2", "bucket", "create", bucket],
   /** Routes, Custom Domains and crons: `wrangler versions deploy` does not apply them, `wrangler deploy` does. */
   triggers: (env: string, config?: string) => [
     "triggers",

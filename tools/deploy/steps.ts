@@ -61,6 +61,8 @@ export interface EnvConfig {
   routes: Route[];
   kvNamespaces: { binding: string; id?: string }[];
   crons: string[];
+  /** The R2 buckets the environment binds (the model registry's). */
+  r2Buckets: string[];
 }
 
 export async function envConfig(env: string, kvIds: Readonly<Record<string, string>> = {}): Promise<EnvConfig> {
@@ -77,6 +79,9 @@ export async function envConfig(env: string, kvIds: Readonly<Record<string, stri
       id: kvIds[n.binding] ?? n.id,
     })),
     crons: config.triggers.crons ?? [],
+    r2Buckets: (config.r2_buckets ?? []).flatMap((b: { bucket_name?: string }) =>
+      b.bucket_name ? [b.bucket_name] : [],
+    ),
   };
 }
 

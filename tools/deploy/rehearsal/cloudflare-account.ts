@@ -74,6 +74,8 @@ export interface Account {
   /** DNS records that exist apart from Custom Domains (hostname → a description such as "A 192.0.2.1"). */
   dnsRecords: Map<string, string>;
   kvNamespaces: Map<string, { id: string; title: string }>;
+  /** R2 buckets by name (the model registry's: the Worker binds it, wrangler checks it exists). */
+  r2Buckets: Map<string, { name: string; creation_date: string; location: string }>;
   scripts: Map<string, Script>;
   customDomains: CustomDomain[];
   regionalHostnames: { hostname: string; region_key: string; zone_id: string; created_on: string }[];
@@ -105,6 +107,7 @@ export function newAccount(id: string, zones: readonly { name: string; regionalS
     })),
     dnsRecords: new Map(),
     kvNamespaces: new Map(),
+    r2Buckets: new Map(),
     scripts: new Map(),
     customDomains: [],
     regionalHostnames: [],

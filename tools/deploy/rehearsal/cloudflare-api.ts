@@ -203,8 +203,11 @@ function apiRoutes(account: Account, ids: Ids, now: () => string) {
     return { enabled: of(p).workersDev, previews_enabled: false };
   });
   on("GET", `${W}/settings`, (p) => {
-    of(p);
-    return { logpush: false, tail_consumers: [], observability: { enabled: true } };
+    const s = of(p);
+    // The serving version's bindings: wrangler reads them to tell a binding it must provision (an R2 bucket) from
+    // one the Worker has already.
+    const serving = s.versions.find((v) => v.id === s.deployments[0]?.versions[0]?.version_id) ?? s.versions.at(-1);
+    return { logpush: false, tail_consumers: [], observability: { enabled: true }, bindings: serving?.bindings ?? [] };
   });
   on("PATCH", `${W}/script-settings`, async (p, body) => {
     of(p);
@@ -298,6 +301,20 @@ function apiRoutes(account: Account, ids: Ids, now: () => string) {
     const ns = account.kvNamespaces.get(p.id!);
     if (!ns) throw new ApiRefusal(404, 10013, "namespace not found");
     return ns;
+  });
+
+  on("POST", `${A}/r2/buckets`, async (_p, body) => {
+    const { name } = (await body()) as { name: string };
+    if (account.r2Buckets.has(name)) throw new ApiRefusal(409, 10004, "The bucket you tried to create already exists");
+    const bucket = { name, creation_date: now(), location: "ENAM" };
+    account.r2Buckets.set(name, bucket);
+    return bucket;
+  });
+  on("GET", `${A}/r2/buckets`, () => ({ buckets: [...account.r2Buckets.values()] }));
+  on("GET", `${A}/r2/buckets/(?<name>[^/]+)`, (p) => {
+    const bucket = account.r2Buckets.get(p.name!);
+    if (!bucket) throw new ApiRefusal(404, 10006, "The specified bucket does not exist");
+    return bucket;
   });
 
   on("GET", "^/zones", (_p, _b, query) =>

@@ -127,6 +127,12 @@ export async function rehearse(request: Rehearsal): Promise<number> {
       );
     }
 
+    // The model registry's bucket, made before the Worker that binds it (wrangler refuses a binding to none).
+    for (const bucket of cfg.r2Buckets) {
+      await wrangler.read(wranglerCommand.r2Create(bucket));
+      step("r2 buckets", `${bucket}: created (the model registry, docs/deploy.md "The model registry")`);
+    }
+
     await runDeploy(request, { kvIds });
 
     const problems = accountProblems(api.account, {
