@@ -55,7 +55,9 @@ COPY --from=node /usr/local/bin/node /usr/local/bin/node
 WORKDIR /app
 COPY --from=deps-gpu /app/node_modules ./node_modules
 COPY --from=app /app ./
-ENV NODE_ENV=production
+# HOME: uid 1000 has no passwd entry, and the registry's S3 client looks for its shared config files under it
+# (finding none); without one it fails on the home directory lookup.
+ENV NODE_ENV=production HOME=/tmp
 # Numeric, so that Kubernetes' runAsNonRoot can verify it.
 USER 1000:1000
 # HTTP, and the Open Inference Protocol's gRPC service (--grpc-port).
@@ -72,7 +74,9 @@ RUN apt-get update && apt-get install -y --no-install-recommends tini && rm -rf 
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=app /app ./
-ENV NODE_ENV=production
+# HOME: uid 1000 has no passwd entry, and the registry's S3 client looks for its shared config files under it
+# (finding none); without one it fails on the home directory lookup.
+ENV NODE_ENV=production HOME=/tmp
 USER 1000:1000
 # HTTP, and the Open Inference Protocol's gRPC service (--grpc-port).
 EXPOSE 8000 8001

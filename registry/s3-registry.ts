@@ -30,7 +30,10 @@ export interface RegistryOptions {
   endpoint?: string | undefined;
   /** Milliseconds one request may take. Default 10000. */
   timeoutMs?: number;
-  /** Tests: the environment to read the endpoint and region from. Default process.env. */
+  /**
+   * The environment to read the endpoint, the region and (only when given) the credentials from: the local
+   * stack's own registry. Default process.env, with credentials from the SDK's whole chain.
+   */
   env?: Record<string, string | undefined>;
 }
 
@@ -55,8 +58,17 @@ export class S3Registry {
     const endpoint = options.endpoint || env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL || undefined;
     const region = env.AWS_REGION || env.AWS_DEFAULT_REGION || (endpoint ? "auto" : "us-east-1");
     const timeoutMs = options.timeoutMs ?? 10_000;
+    const explicit = options.env?.AWS_ACCESS_KEY_ID && options.env.AWS_SECRET_ACCESS_KEY;
     this.#s3 = new S3Client({
       region,
+      ...(explicit
+        ? {
+            credentials: {
+              accessKeyId: options.env!.AWS_ACCESS_KEY_ID!,
+              secretAccessKey: options.env!.AWS_SECRET_ACCESS_KEY!,
+            },
+          }
+        : {}),
       ...(endpoint ? { endpoint, forcePathStyle: true } : {}),
       maxAttempts: 2,
       requestHandler: { requestTimeout: timeoutMs, connectionTimeout: Math.min(timeoutMs, 3000) },

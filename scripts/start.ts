@@ -26,6 +26,8 @@ import { type EdgeWorker, startEdgeWorker } from "./stack/edge-worker.ts";
 import { LOCAL_REGIONS } from "./stack/local-regions.ts";
 import { probeCommand } from "./stack/probe-command.ts";
 import { type RegionalPool, startRegionalPool } from "./stack/regional-pool.ts";
+import { REGISTRY_BINDING, type RegistryRelay, relayRegistry } from "./stack/registry-relay.ts";
+import { type SeededRegistry, seededRegistry } from "./stack/seeded-registry.ts";
 import { busyPorts, stackPorts } from "./stack/stack-ports.ts";
 import { type WarmReport, warmStack } from "./stack/warm-stack.ts";
 
@@ -64,22 +66,31 @@ function onParentGone(stop: () => void): void {
   }, 500).unref();
 }
 
-async function main(simulated: boolean, warm: boolean, ports: Record<string, number>): Promise<void> {
+async function main(
+  simulated: boolean,
+  warm: boolean,
+  ports: Record<string, number>,
+  withRegistry: boolean,
+): Promise<void> {
   const started = performance.now();
   const secret = process.env.REGIONAL_SHARED_SECRET || randomBytes(24).toString("hex");
   const adminToken = process.env.ADMIN_TOKEN || randomBytes(24).toString("hex");
   const workers = process.env.REGIONAL_WORKERS ? Number(process.env.REGIONAL_WORKERS) : 1;
   const edgePort = ports.edge!;
-  const modelsDir = process.env.MODELS_DIR ? resolve(process.env.MODELS_DIR) : MODELS_DIR;
+  let modelsDir = process.env.MODELS_DIR ? resolve(process.env.MODELS_DIR) : MODELS_DIR;
   const pools: RegionalPool[] = [];
   let edge: EdgeWorker | undefined;
+  let registry: SeededRegistry | undefined;
+  let relay: RegistryRelay | undefined;
   let stopping = false;
 
   const stop = async (code: number) => {
     if (stopping) return;
     stopping = true;
     console.log("\nstopping...");
+    relay?.close();
     await Promise.allSettled([edge?.dispose(), ...pools.map((p) => p.stop())]);
+    await registry?.close();
     console.log("stopped");
     process.exit(code);
   };
@@ -100,8 +111,21 @@ async function main(simulated: boolean, warm: boolean, ports: Record<string, num
   ownSignals();
   onParentGone(onSignal);
 
-  console.log("starting regional pools us, eu, ap and the edge Worker...");
+  console.log(
+    `starting ${withRegistry ? "a local model registry, " : ""}regional pools us, eu, ap and the edge Worker...`,
+  );
   try {
+    // --registry: the models come from a local S3-compatible server, as production's come from R2 or S3.
+    if (withRegistry) {
+      registry = await seededRegistry(modelsDir);
+      modelsDir = registry.modelsDir;
+    }
+    const followRegistry = registry
+      ? {
+          extraArgs: ["--registry", registry.registry.url, "--registry-poll-ms", "1000"],
+          env: { ...registry.registry.env, MODEL_PUBLIC_KEY: registry.publicKey },
+        }
+      : undefined;
     // allSettled: when one pool fails to start, the others that did are stopped too (they hold their ports).
     const started = await Promise.allSettled(
       LOCAL_REGIONS.map((r) =>
@@ -110,7 +134,8 @@ async function main(simulated: boolean, warm: boolean, ports: Record<string, num
           port: ports[r.name]!,
           workers,
           modelsDir,
-          env: { REGIONAL_SHARED_SECRET: secret, ADMIN_TOKEN: adminToken },
+          env: { REGIONAL_SHARED_SECRET: secret, ADMIN_TOKEN: adminToken, ...followRegistry?.env },
+          ...(followRegistry ? { extraArgs: followRegistry.extraArgs } : {}),
         }),
       ),
     );
@@ -128,14 +153,18 @@ async function main(simulated: boolean, warm: boolean, ports: Record<string, num
       port: edgePort,
       modelsDir,
       memoryPlatform: !simulated,
+      ...(registry ? { r2Buckets: [REGISTRY_BINDING] } : {}),
       vars: {
         REGIONS: JSON.stringify(regions),
         REGIONAL_SHARED_SECRET: secret,
         ALLOW_LOCATION_OVERRIDE: "true",
+        ...(registry ? { MODEL_PUBLIC_KEY: registry.publicKey } : {}),
         ...edgeVars(),
       },
     });
     ownSignals();
+    // What R2 being the registry's bucket and the Worker's cron do on Cloudflare (scripts/stack/registry-relay.ts).
+    if (registry) relay = await relayRegistry(registry.registry, edge);
   } catch (err) {
     console.error(`start failed: ${(err as Error).message}`);
     await stop(1);
@@ -175,6 +204,15 @@ async function main(simulated: boolean, warm: boolean, ports: Record<string, num
   );
   console.log(`  models    ${models.join(" · ")}  from ${modelsDir}`);
   console.log(`  cron      region readiness and versions every 60 s, to KV; ${edge.url}/status/regions`);
+  if (registry) {
+    const r = registry.registry;
+    console.log(
+      `  registry  ${r.url} at ${r.endpoint} (s3rver), every model published, signed by a key made for this run; the pools and the Worker follow it.\n` +
+        `            export AWS_ENDPOINT_URL_S3=${r.endpoint} AWS_ACCESS_KEY_ID=${r.env.AWS_ACCESS_KEY_ID} AWS_SECRET_ACCESS_KEY=${r.env.AWS_SECRET_ACCESS_KEY} EDGECASCADE_REGISTRY=${r.url}\n` +
+        `            then: npm run model -- sign --name <m> --version <v> --signing-key ${registry.signingKeyFile} --models ${registry.modelsDir}\n` +
+        `                  npm run model -- publish --name <m> --version <v> --models ${registry.modelsDir}; npm run rollout -- start ...`,
+    );
+  }
   console.log(
     simulated
       ? "  platform  Miniflare's Cache API and rate-limit simulations (--simulate-platform)"
@@ -207,7 +245,7 @@ async function main(simulated: boolean, warm: boolean, ports: Record<string, num
 runMain(
   defineCommand({
     name: "start",
-    usage: "npm start [-- --edge-port P --us-port P --eu-port P --ap-port P --simulate-platform]",
+    usage: "npm start [-- --edge-port P --us-port P --eu-port P --ap-port P --simulate-platform --registry]",
     description:
       "The whole local stack: pools us, eu, ap and the edge Worker in local workerd routed to them (environment:\n" +
       "MODELS_DIR, EDGE_<VAR>, WARM_UP, ...: README.md). Ctrl-C (or SIGTERM, SIGHUP) stops everything.",
@@ -256,13 +294,17 @@ runMain(
         type: "boolean",
         help: "Miniflare's Cache API and rate-limit simulations (also SIMULATE_PLATFORM=true)",
       },
+      registry: {
+        type: "boolean",
+        help: "serve from a local model registry (an S3-compatible server) that the pools and the Worker follow",
+      },
     },
     parse: { env: process.env },
     async run(values) {
       const ports = stackPorts(values);
       const busy = await busyPorts(ports);
       if (busy.length > 0) throw new RefusedError(busy.join("\n  "));
-      await main(simulatePlatform(values["simulate-platform"]), warmUp(), ports);
+      await main(simulatePlatform(values["simulate-platform"]), warmUp(), ports, values.registry);
       return 0;
     },
   }),

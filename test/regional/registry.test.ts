@@ -1,7 +1,15 @@
-import { readFileSync } from "node:fs";
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { StepEvidence } from "../../protocol/rollout/evidence.ts";
+import { evidenceCounts } from "../../protocol/rollout/evidence-counts.ts";
+import type { RolloutState } from "../../protocol/rollout/state.ts";
+import { freePort } from "../../scripts/stack/processes.ts";
 import { type RegionalPool, startRegionalPool } from "../../scripts/stack/regional-pool.ts";
+import { prometheusEvidence } from "../../tools/rollout/prometheus-evidence.ts";
+import { heldout } from "../support/heldout.ts";
 import { until } from "../support/regional-process.ts";
 import { type TestRegistry, tamper, testRegistry } from "../support/registry.ts";
 
@@ -87,6 +95,61 @@ describe("a pool following the registry", () => {
       (await index()).some((e) => e.name === "digits" && e.version === "2" && e.candidate),
     );
   });
+
+  it("exports the step's evidence that Prometheus scrapes and the controller's query sums, equal to its own", async () => {
+    // A real Prometheus scraping the pool every second, as each cluster's scrapes its pods (deploy/prometheus/cluster.yml).
+    const dir = mkdtempSync(join(tmpdir(), "edgecascade-prometheus-"));
+    const port = await freePort();
+    writeFileSync(
+      join(dir, "prometheus.yml"),
+      `global: { scrape_interval: 1s }\nscrape_configs:\n  - job_name: pool\n    static_configs: [{ targets: ["${new URL(pool!.url).host}"] }]\n`,
+    );
+    const prometheus: ChildProcess = spawn(
+      "prometheus",
+      [
+        `--config.file=${join(dir, "prometheus.yml")}`,
+        `--storage.tsdb.path=${join(dir, "data")}`,
+        `--web.listen-address=127.0.0.1:${port}`,
+      ],
+      { stdio: "ignore" },
+    );
+    try {
+      for (const row of heldout.rows.slice(0, 60)) {
+        const res = await fetch(`${pool!.url}/v1/classify`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ model: "digits", inputs: row.input }),
+        });
+        expect(res.status).toBe(200);
+      }
+      const admin = async () => {
+        const res = await fetch(`${pool!.url}/v2/repository/models/digits/rollout`, {
+          headers: { authorization: "Bearer registry-test" },
+        });
+        return (await res.json()) as { state: RolloutState; evidence: StepEvidence };
+      };
+      const { state } = await admin();
+      expect(state).toMatchObject({ phase: "running", candidate: "2", step: 0 });
+      let scraped: StepEvidence | undefined;
+      let own: StepEvidence | undefined;
+      await until(
+        "Prometheus holds the pool's evidence",
+        async () => {
+          own = (await admin()).evidence;
+          scraped = await prometheusEvidence(`http://127.0.0.1:${port}`, state).catch(() => undefined);
+          return (
+            scraped !== undefined && JSON.stringify(evidenceCounts(scraped)) === JSON.stringify(evidenceCounts(own))
+          );
+        },
+        30_000,
+      );
+      expect(own!.live.stable + own!.live.candidate).toBe(60);
+      expect(scraped!.live.candidate).toBeGreaterThan(0);
+    } finally {
+      prometheus.kill("SIGTERM");
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 40_000);
 
   it("swaps in the promoted version, keeps it across a restart, and swaps back on its rollback", async () => {
     expect((await reg.rollout("promote", "--model", "digits")).code).toBe(0);
