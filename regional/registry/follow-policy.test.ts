@@ -68,4 +68,26 @@ describe("a pool process following the served state", () => {
       { type: "rollout", state: rolledBack.rollout },
     ]);
   });
+
+  it("ends a rollout it missed the end of before it takes the next one on", () => {
+    // The pod ran rollout 2 at step 1 (revision 3); meanwhile 2 was promoted (revision 4) and rollout 5 of
+    // version 3 over 2 started (revision 5).
+    const next = withRollout(promoted, { ...start, id: 5, revision: 5, stable: "2", candidate: "3" }, at);
+    const steps = followSteps(next, { serving: "1", rollout: stepped.rollout });
+    const named = steps.map((s) =>
+      s.type === "load" ? `load ${s.version}` : `${s.state.phase} ${s.state.id}@${s.state.revision}`,
+    );
+    expect(named).toEqual(["promoted 2@4", "running 5@5"]);
+    // Had 2 been rolled back instead, the pod serves 1 still and drops its candidate first.
+    const afterRollback = withRollout(
+      withRollout(stepped, { ...start, revision: 4, step: 1, phase: "rolled-back" }, at),
+      { ...start, id: 5, revision: 5, stable: "1", candidate: "3" },
+      at,
+    );
+    expect(
+      followSteps(afterRollback, { serving: "1", rollout: stepped.rollout }).map((s) =>
+        s.type === "rollout" ? s.state.phase : s.type,
+      ),
+    ).toEqual(["rolled-back", "running"]);
+  });
 });

@@ -39,14 +39,28 @@ export function followSteps(served: ServedState, pool: PoolModelView): FollowSte
     running = false;
     applied = true;
   }
+  // A rollout this process still runs while the registry holds a later one (it missed the end within one poll, a
+  // partition): end it as the registry ended it, told by what the later one is over (its stable is the old
+  // candidate after a promotion), at a revision between the two, then go on as for any newer state.
+  if (newer && running && wanted.id !== held!.id) {
+    const promoted =
+      wanted.phase === "running" ? wanted.stable === held!.candidate : served.version === held!.candidate;
+    const ended: RolloutState = {
+      ...held!,
+      revision: held!.revision + 1,
+      phase: promoted ? "promoted" : "rolled-back",
+      reason: `ended while this pool did not hear (the registry has rollout ${wanted.id} at revision ${wanted.revision})`,
+    };
+    steps.push({ type: "rollout", state: ended });
+    if (promoted) serving = held!.candidate;
+    running = false;
+  }
   // Outside a rollout, serve the served version (a restarted pod, a rollback after a promotion).
   if (!running && serving !== served.version) {
     steps.push({ type: "load", version: served.version });
     serving = served.version;
   }
   // Then the rollout state itself: a start loads the candidate beside the version just made to serve.
-  // (A rollout of another id while this process still runs one it never saw end cannot be taken on: its
-  // `checkTransition` refuses, and the step says why.)
   if (!applied && wanted) steps.push({ type: "rollout", state: wanted });
   return steps;
 }
