@@ -52,3 +52,49 @@ export function edgeConfidence(row: HeldoutRow, edgeModel: string): number {
 export function edgeAnswers(row: HeldoutRow, threshold: number, edgeModel: string): boolean {
   return clearsThreshold(edgeConfidence(row, edgeModel), threshold);
 }
+
+/**
+ * What a version did on its held-out rows, recorded in its config.json entry as `heldout` by the import (and by
+ * `npm run model -- figures` for versions imported before): the baseline live traffic is compared with.
+ */
+export interface HeldoutFigures {
+  /** Held-out rows. */
+  rows: number;
+  /** Rows per predicted class (the drift baseline, protocol/drift.ts). */
+  classCounts: number[];
+  /**
+   * An edge variant's rows answered on their own at its calibrated threshold, and of those, how many its full
+   * model labels the same: the agreement measured at import (`cascade.test.agreement`) as counts, so that the
+   * live audit can compare with it within its sampling error (protocol/wilson.ts).
+   */
+  edgeAnswered?: number;
+  edgeAgreeing?: number;
+}
+
+/**
+ * A version's held-out figures from its fixture: `model`'s predicted classes, and for an edge variant (`edge`:
+ * its calibrated threshold and the full model it stands for) the rows it answers and agrees on.
+ */
+export function heldoutFigures(
+  set: HeldoutSet,
+  model: string,
+  classes: number,
+  edge?: { threshold: number; fullModel: string },
+): HeldoutFigures {
+  const classCounts = new Array<number>(classes).fill(0);
+  let edgeAnswered = 0;
+  let edgeAgreeing = 0;
+  for (const row of set.rows) {
+    const probs = row.expected[model];
+    if (!probs) throw new Error(`held-out row has no expected output for ${model}`);
+    const label = argmax(probs);
+    classCounts[label]! += 1;
+    if (edge && edgeAnswers(row, edge.threshold, model)) {
+      edgeAnswered++;
+      const full = row.expected[edge.fullModel];
+      if (!full) throw new Error(`held-out row has no expected output for ${edge.fullModel}`);
+      if (argmax(full) === label) edgeAgreeing++;
+    }
+  }
+  return { rows: set.rows.length, classCounts, ...(edge ? { edgeAnswered, edgeAgreeing } : {}) };
+}

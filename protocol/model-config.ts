@@ -36,6 +36,15 @@ const fileSignature = v.object({
  * The result `npm run model -- check` recorded for a version: for which file (its sha256), against which
  * served version, and whether every gate passed. A rollout starts only for a file with a passing record.
  */
+/** What a version did on its held-out rows (protocol/heldout.ts, `HeldoutFigures`). */
+const count = v.pipe(v.number(), v.integer(), v.minValue(0));
+const heldoutFigures = v.object({
+  rows: v.pipe(v.number(), v.integer(), v.minValue(1)),
+  classCounts: v.array(count),
+  edgeAnswered: v.optional(count),
+  edgeAgreeing: v.optional(count),
+});
+
 const gatesRecord = v.object({
   sha256: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, "must be 64 lowercase hex digits")),
   passed: v.boolean(),
@@ -55,6 +64,7 @@ const versionEntry = v.object({
   accuracy: v.object({ test: v.number(), validation: v.optional(v.number()) }),
   cascade: v.optional(calibration),
   quantization: v.optional(quantization),
+  heldout: v.optional(heldoutFigures),
 });
 
 const positive = v.pipe(v.number(), v.minValue(0, "must be 0 or more"));
@@ -139,6 +149,19 @@ export function parseModelConfig(raw: unknown, source: string): ModelConfig {
     throw new Error(
       `${source}: "features" has ${config.features.length} names; the input has ${input!.shape[1]} features`,
     );
+  }
+  for (const [version, entry] of Object.entries(config.versions)) {
+    const figures = entry.heldout;
+    if (!figures) continue;
+    const counted = figures.classCounts.reduce((a, b) => a + b, 0);
+    if (figures.classCounts.length !== config.labels.length || counted !== figures.rows) {
+      throw new Error(
+        `${source}: version ${version}'s "heldout.classCounts" must hold one count per class (${config.labels.length}) summing to "rows" (${figures.rows})`,
+      );
+    }
+    if ((figures.edgeAgreeing ?? 0) > (figures.edgeAnswered ?? 0) || (figures.edgeAnswered ?? 0) > figures.rows) {
+      throw new Error(`${source}: version ${version}'s "heldout" needs edgeAgreeing <= edgeAnswered <= rows`);
+    }
   }
   if (!config.versions[config.version]) {
     throw new Error(`${source}: "version" ${config.version} is not listed in "versions"`);

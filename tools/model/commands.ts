@@ -1,5 +1,6 @@
 import type { Command } from "../cli/command.ts";
 import { checkCommand } from "./check/command.ts";
+import { figuresCommand } from "./figures/command.ts";
 import { importCommand } from "./import/command.ts";
 import { inspectCommand } from "./onnx/inspect-command.ts";
 import { publishCommand } from "./publish/command.ts";
@@ -16,4 +17,5 @@ export const COMMANDS: readonly Command[] = [
   keygenCommand,
   signCommand,
   publishCommand,
+  figuresCommand,
 ];

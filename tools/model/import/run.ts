@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
-import { HELDOUT_FILE } from "../../../protocol/heldout.ts";
+import { HELDOUT_FILE, type HeldoutSet } from "../../../protocol/heldout.ts";
+import { parseModelConfig } from "../../../protocol/model-config.ts";
 import { RefusedError } from "../../cli/errors.ts";
 import {
   accuracy,
@@ -13,6 +14,7 @@ import {
 } from "../calibrate.ts";
 import { DataError, type LabelledRows, parseLabelledCsv } from "../data/csv.ts";
 import { stratifiedSplit } from "../data/split.ts";
+import { versionFigures, withFigures } from "../figures/version-figures.ts";
 import type { Conversion } from "../onnx/convert.ts";
 import {
   type Candidate,
@@ -356,6 +358,11 @@ export async function importModel(
         ...(edgeProbs && plan.edgeVersion ? [{ name: edgeName, version: plan.edgeVersion, probs: edgeProbs }] : []),
       ],
     });
+    // What each new version predicted on the held-out rows: the drift baseline, and the edge variant's
+    // agreement as counts for the live audit (docs/observability.md).
+    plan.fullConfig = recordFigures(plan.fullConfig, plan.fullVersion, fixture, name);
+    if (plan.edgeConfig && plan.edgeVersion)
+      plan.edgeConfig = recordFigures(plan.edgeConfig, plan.edgeVersion, fixture, edgeName);
     const written: string[] = [];
     const fullVersionDir = join(fullDir, plan.fullVersion);
     await writeVersion(fullVersionDir, { "model.onnx": full.bytes, [HELDOUT_FILE]: JSON.stringify(fixture) });
@@ -381,4 +388,12 @@ export async function importModel(
   } finally {
     await fullSession.release();
   }
+}
+
+/** `raw` with `version`'s held-out figures from the fixture just made for it. */
+function recordFigures(raw: RawConfig, version: string, fixture: HeldoutSet, source: string): RawConfig {
+  const config = parseModelConfig(raw, `${source}/config.json`);
+  const figures = versionFigures(config, version, fixture);
+  if (!figures) throw new Error(`the held-out fixture has no outputs of ${source} version ${version}`);
+  return withFigures(raw, version, figures);
 }
