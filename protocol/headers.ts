@@ -29,3 +29,12 @@ export const TENANT_HEADER = "x-edgecascade-tenant";
  * the edge fails open): `unmetered`. Absent otherwise. The synthetic probe counts these (tools/probe/).
  */
 export const QUOTA_HEADER = "x-edgecascade-quota";
+/** W3C Trace Context: the caller's span (protocol/trace-context.ts); the edge forwards it to the regions. */
+export const TRACEPARENT_HEADER = "traceparent";
+/** W3C Trace Context: vendors' state, passed on with `traceparent` when well formed. */
+export const TRACESTATE_HEADER = "tracestate";
+/**
+ * On an audit (an edge answer re-asked of a region, off the request path): the edge's label per row
+ * (protocol/audit.ts). The region counts whether it agrees and keeps the call out of its request metrics.
+ */
+export const AUDIT_HEADER = "x-edgecascade-audit";

@@ -9,9 +9,10 @@ import type { Recorder } from "./recorder.ts";
 import type { ModelRepository } from "./repository.ts";
 import type { Rollouts } from "./rollout/rollouts.ts";
 import type { TenantScheduler } from "./tenants/tenant-scheduler.ts";
+import type { RequestTrace, RequestTracing } from "./tracing/request-tracing.ts";
 
-/** Hono environment of the regional app: the per-request clock, and the request as admission admitted it. */
-export type RegionalEnv = { Variables: DeadlineVariables & { admitted: Admitted } };
+/** Hono environment of the regional app: the per-request clock, the request as admission admitted it, its trace. */
+export type RegionalEnv = { Variables: DeadlineVariables & { admitted: Admitted; trace?: RequestTrace } };
 
 /** What the routes are built from. */
 export interface AppDeps {
@@ -44,6 +45,8 @@ export interface AppDeps {
   admission: InferenceAdmission;
   /** The pool's tenants (`--tenants`): flows, reservations, per-tenant counts; shared by admission and batchers. */
   tenants: TenantScheduler;
+  /** Spans of inference requests (regional/tracing/): `TRACING_OFF` unless OTEL_* configure an exporter. */
+  tracing: RequestTracing;
   sharedSecret?: string;
   adminToken?: string;
 }

@@ -156,8 +156,10 @@ export class DynamicBatcher implements Executor {
       }
     }
     try {
+      const runStartUs = nowUs();
       const probs = await this.#context.run(data, total);
-      const computeUs = nowUs() - startUs;
+      const runEndUs = nowUs();
+      const computeUs = runEndUs - startUs;
       recorder.executed(total, computeUs / 1e6, batch.length);
       const tenants = this.#tenants;
       if (tenants) for (const w of batch) tenants.recorder(w.flow).rows(w.rows, w.reserved);
@@ -169,6 +171,10 @@ export class DynamicBatcher implements Executor {
           queueMs: (startUs - w.enqueuedUs) / 1000,
           computeMs: computeUs / 1000,
           batchRows: total,
+          batchRequests: batch.length,
+          batchStartUs: startUs,
+          runStartUs,
+          runEndUs,
         });
         row += w.rows;
       }

@@ -55,11 +55,13 @@ export interface GaugeCell extends Cell {
 
 /**
  * A gauge read from plain cells at scrape time. Each model version instance gets its own cell: a version
- * reloaded while its old instance still finishes requests has two, and the series reports their sum. A
+ * reloaded while its old instance still finishes requests has two, and the series reports their sum (or, with
+ * `combine` "max", the largest: for a figure each instance holds whole, such as a config's held-out share). A
  * disposed cell stops counting, and a series with no cell left is no longer exported.
  */
 export function collectedGauge<L extends string>(
   config: GaugeConfiguration<L>,
+  combine: "sum" | "max" = "sum",
 ): (labels: Record<L, string>) => GaugeCell {
   const series = new Map<string, { labels: Partial<Record<L, string>>; cells: Set<Cell> }>();
   new Gauge<L>({
@@ -67,9 +69,9 @@ export function collectedGauge<L extends string>(
     collect() {
       this.reset();
       for (const { labels, cells } of series.values()) {
-        let sum = 0;
-        for (const cell of cells) sum += cell.value;
-        this.set(labels, sum);
+        let value = combine === "sum" ? 0 : Number.NEGATIVE_INFINITY;
+        for (const cell of cells) value = combine === "sum" ? value + cell.value : Math.max(value, cell.value);
+        this.set(labels, value);
       }
     },
   });

@@ -15,6 +15,12 @@ export interface Executed {
   computeMs: number;
   /** Rows in that run, its own included. */
   batchRows: number;
+  /** Requests in that run, its own included. */
+  batchRequests: number;
+  /** When the batch was formed and when its `session.run` began and ended, on the `nowUs` clock (its spans). */
+  batchStartUs: number;
+  runStartUs: number;
+  runEndUs: number;
 }
 
 /** How requests reach a model version's session. The pool uses the dynamic batcher; benchmarks swap it. */

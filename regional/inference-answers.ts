@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { agreeingRows, parseAuditLabels } from "../protocol/audit.ts";
 import { encodeInferResponse, readInferBody, wantsBinaryOutput } from "../protocol/binary-tensor.ts";
 import { parseClassifyRequest, readClassifyInputs } from "../protocol/classify-request.ts";
 import { decodeBody, requestCoding } from "../protocol/content-coding.ts";
@@ -19,6 +20,7 @@ import type { Admitted } from "./middleware/admit-in-time.ts";
 import type { Lease } from "./model-version.ts";
 import type { InferenceOutcome } from "./recorder.ts";
 import { regionalServerTiming, simulatedDelayTiming } from "./server-timing.ts";
+import type { RequestTrace } from "./tracing/request-tracing.ts";
 
 /** An inference request as the answering code needs it, whichever HTTP layer read it. */
 export interface InferenceInput {
@@ -35,13 +37,17 @@ export interface InferenceInput {
   deadlineUs: number;
   /** The request as admission admitted it: its tenant's flow (regional/tenants/), where its rows are told. */
   admitted: Pick<Admitted, "flow" | "rowsKnown">;
+  /** Its trace, when it may be traced (regional/tracing/): answering records the model, version and run in it. */
+  trace?: RequestTrace;
+  /** `x-edgecascade-audit` (protocol/audit.ts): the edge's labels; the call is an audit, not a request. */
+  audit?: string;
 }
 
 /**
- * When a request arrived, when its caller stops waiting, and whose it is: all the answering code needs of its
- * transport.
+ * When a request arrived, when its caller stops waiting, whose it is, and its trace: all the answering code needs of
+ * its transport.
  */
-export type InferenceClock = Pick<InferenceInput, "receivedUs" | "deadlineUs" | "admitted">;
+export type InferenceClock = Pick<InferenceInput, "receivedUs" | "deadlineUs" | "admitted" | "trace">;
 
 /** A v2 call's answer before encoding: the output `outputName` is `probs`, `[batch, classes]` row-major. */
 export interface InferResult<T = undefined> {
@@ -99,11 +105,27 @@ export function inferenceAnswers(deps: AppDeps) {
     }
   }
 
-  /** A started run that failed: count its outcome (a failure also at the rollout's seam) and rethrow. */
-  function failed(input: InferenceClock, lease: Lease, rows: InputRows, err: unknown): never {
+  /** What answering learnt, into the request's trace (when it has one). */
+  function traced(input: InferenceClock, lease: Lease, rows: InputRows, result?: Executed, audit?: number[]): void {
+    const trace = input.trace;
+    if (!trace) return;
+    trace.model = lease.model.name;
+    trace.version = lease.model.version;
+    trace.rows = rows.batch;
+    if (result) trace.run = result;
+    if (audit) trace.audit = true;
+  }
+
+  /**
+   * A started run that failed: count its outcome (a failure also at the rollout's seam) and rethrow. An audit's
+   * failure is no request's: it counts nowhere but in the pending gauge.
+   */
+  function failed(input: InferenceClock, lease: Lease, rows: InputRows, err: unknown, audit?: number[]): never {
+    traced(input, lease, rows, undefined, audit);
+    lease.model.recorder.pending(-1);
+    if (audit) throw err;
     const outcome = outcomeOf(err);
     if (outcome === "failed") rollouts.afterAnswer(lease.model, rows, false);
-    lease.model.recorder.pending(-1);
     const seconds = (nowUs() - input.receivedUs) / 1e6;
     lease.model.recorder.request(outcome, seconds);
     tenants.recorder(input.admitted.flow).request(outcome, seconds);
@@ -122,12 +144,14 @@ export function inferenceAnswers(deps: AppDeps) {
     rows: InputRows,
     result: Executed,
     headers: Record<string, string>,
+    audit?: number[],
   ): Record<string, string> {
     const { recorder, version } = lease.model;
     let endUs: number;
     try {
-      // The rollout's seam: count the answer and hand a copy to the shadow runner (which runs later).
-      rollouts.afterAnswer(lease.model, rows, true);
+      // The rollout's seam: count the answer and hand a copy to the shadow runner (which runs later). An audit is
+      // no live answer: it is neither rollout evidence nor a shadow copy.
+      if (!audit) rollouts.afterAnswer(lease.model, rows, true);
       endUs = nowUs();
       const { queueMs, computeMs, batchRows } = result;
       const totalMs = (endUs - input.receivedUs) / 1000;
@@ -137,12 +161,21 @@ export function inferenceAnswers(deps: AppDeps) {
       const rollout = rollouts.view(lease.model.name);
       if (rollout) headers[ROLLOUT_HEADER] = formatRolloutHeader(rollout);
     } catch (err) {
-      return failed(input, lease, rows, err);
+      return failed(input, lease, rows, err, audit);
     }
+    traced(input, lease, rows, result, audit);
     recorder.pending(-1);
-    const seconds = (endUs - input.receivedUs) / 1e6;
-    recorder.request("success", seconds);
-    tenants.recorder(input.admitted.flow).request("success", seconds);
+    const classes = lease.model.io.classes;
+    if (audit) {
+      // Counted as an audit only: never in the request count, the latency histograms, the tenant's series or drift.
+      const agreeing = agreeingRows(result.probs, audit, classes);
+      recorder.audited(agreeing, audit.length - agreeing);
+    } else {
+      const seconds = (endUs - input.receivedUs) / 1e6;
+      recorder.request("success", seconds);
+      tenants.recorder(input.admitted.flow).request("success", seconds);
+      recorder.predicted(result.probs, rows.batch, classes);
+    }
     return headers;
   }
 
@@ -170,6 +203,7 @@ export function inferenceAnswers(deps: AppDeps) {
     version: string | undefined,
     prepare: (io: ModelIo) => T,
   ): Promise<InferResult<T>> {
+    if (clock.trace && call.request.id !== undefined) clock.trace.requestId = call.request.id;
     const acquired = repository.acquire(model, version);
     let lease = acquired;
     try {
@@ -212,12 +246,15 @@ export function inferenceAnswers(deps: AppDeps) {
     failedWith: (err: unknown) => void,
   ): void {
     const call = parseClassifyRequest(parseJsonBody(body, input.contentType));
+    if (input.trace && call.id !== undefined) input.trace.requestId = call.id;
     const acquired = repository.acquire(call.model, call.version);
     let lease = acquired;
     let rows: InputRows;
+    let audit: number[] | undefined;
     try {
       rows = readClassifyInputs(call.inputs, acquired.model.io, limits, rowArrays);
       input.admitted.rowsKnown(rows.batch);
+      if (input.audit !== undefined) audit = parseAuditLabels(input.audit, rows.batch, acquired.model.io.classes);
       // The rollout's seam: during a canary the input's hash may pick the candidate.
       lease = rollouts.route(acquired, rows, call.version !== undefined);
     } catch (err) {
@@ -229,7 +266,7 @@ export function inferenceAnswers(deps: AppDeps) {
       (result) => {
         let answer: InferenceAnswer;
         try {
-          const headers = succeeded(input, leased, rows, result, { "content-type": "application/json" });
+          const headers = succeeded(input, leased, rows, result, { "content-type": "application/json" }, audit);
           const { io, version } = leased.model;
           const response: ClassifyResponse = {
             model: call.model,
@@ -250,7 +287,7 @@ export function inferenceAnswers(deps: AppDeps) {
       (err: unknown) => {
         let thrown: unknown;
         try {
-          failed(input, leased, rows, err);
+          failed(input, leased, rows, err, audit);
         } catch (counted) {
           thrown = counted;
         }

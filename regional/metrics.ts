@@ -1,7 +1,9 @@
 import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import type { StepEvidence } from "../protocol/rollout/evidence.ts";
 import { evidenceCounts } from "../protocol/rollout/evidence-counts.ts";
-import { type Cell, collectedGauge, DeferredHistogram, deferredCounter, getOrMake } from "./deferred-metrics.ts";
+import { CONFIDENCE_BUCKETS } from "../protocol/drift.ts";
+import { wilson } from "../protocol/wilson.ts";
+import { type Cell, collectedGauge, DeferredHistogram, deferredCounter, type GaugeCell, getOrMake } from "./deferred-metrics.ts";
 import { type ModelStatistics, sumStatistics, VersionStatistics } from "./model-stats.ts";
 import type {
   InferenceOutcome,
@@ -211,6 +213,59 @@ export function createMetrics(): Metrics {
     refused: (model, reason) => registryRefusals.inc({ model, reason }),
     following: (model, revision) => registryRevision.set({ model }, revision),
   });
+  // Drift (protocol/drift.ts): what each version predicts live, against what it predicted on held-out rows.
+  const predictions = deferredCounter({
+    name: "edgecascade_predictions_total",
+    help: "Rows answered, by the class predicted (live answers only: no audits, no shadow runs).",
+    labelNames: [...perVersion.labelNames, "class"],
+    ...common,
+  });
+  const confidence = new DeferredHistogram({
+    name: "edgecascade_prediction_confidence",
+    help: "Top probability of each row answered.",
+    buckets: CONFIDENCE_BUCKETS,
+    ...perVersionHistogram,
+  });
+  // The same in every worker of a pool: reported once per pool ("max"), and once per process for a version
+  // loaded twice (a reload: "max" of its instances).
+  const heldoutShare = collectedGauge(
+    {
+      name: "edgecascade_heldout_class_share",
+      help: "Share of the version's held-out rows predicted as each class at import (config.json heldout.classCounts): drift's baseline.",
+      labelNames: [...perVersion.labelNames, "class"],
+      aggregator: "max",
+      ...common,
+    },
+    "max",
+  );
+  // The live audit (docs/observability.md): edge answers re-asked of the full model.
+  const audits = deferredCounter({
+    name: "edgecascade_cascade_audit_total",
+    help: "Rows of edge answers re-asked of this full model version (audits), by whether it gave the edge's label.",
+    labelNames: [...perVersion.labelNames, "agree"],
+    ...common,
+  });
+  const importAgreement = collectedGauge(
+    {
+      name: "edgecascade_cascade_import_agreement",
+      help: "Agreement of the edge variant with its full model on the held-out rows it answers, measured at import.",
+      labelNames: ["model", "edge_model", "edge_version"],
+      aggregator: "max",
+      ...common,
+    },
+    "max",
+  );
+  const importAgreementLower = collectedGauge(
+    {
+      name: "edgecascade_cascade_import_agreement_lower",
+      help: "Wilson 95% lower bound of the import agreement, over the held-out rows it was measured on.",
+      labelNames: ["model", "edge_model", "edge_version"],
+      aggregator: "max",
+      ...common,
+    },
+    "max",
+  );
+
   const http = deferredCounter({
     name: "edgecascade_http_responses_total",
     help: "HTTP responses by method, route pattern and status.",
@@ -272,6 +327,14 @@ export function createMetrics(): Metrics {
       const depth = queueDepth(labels);
       const p = pending(labels);
       const ready = modelReady(labels);
+      const confidences = confidence.cell(labels);
+      /** Per class index, its prediction count; built by `baseline` (labels are in the config). */
+      let classCells: Cell[] = [];
+      const auditCells = {
+        agree: audits({ ...labels, agree: "true" }),
+        disagree: audits({ ...labels, agree: "false" }),
+      };
+      const gauges: GaugeCell[] = [];
       return {
         pending: (delta) => {
           p.value += delta;
@@ -298,10 +361,51 @@ export function createMetrics(): Metrics {
         ready: (yes) => {
           ready.value = yes ? 1 : 0;
         },
+        predicted(probs, n, classes) {
+          for (let row = 0; row < n; row++) {
+            const base = row * classes;
+            let best = 0;
+            let top = probs[base]!;
+            for (let c = 1; c < classes; c++) {
+              const value = probs[base + c]!;
+              if (value > top) {
+                top = value;
+                best = c;
+              }
+            }
+            const cell = classCells[best];
+            if (cell) cell.value += 1;
+            confidences.observe(top);
+          }
+        },
+        audited(agreeing, disagreeing) {
+          auditCells.agree.value += agreeing;
+          auditCells.disagree.value += disagreeing;
+        },
+        baseline({ labels: classLabels, classCounts, cascade }) {
+          classCells = classLabels.map((label) => predictions({ ...labels, class: label }));
+          if (classCounts) {
+            const rowsSeen = classCounts.reduce((a, b) => a + b, 0);
+            classLabels.forEach((label, c) => {
+              const cell = heldoutShare({ ...labels, class: label });
+              cell.value = rowsSeen > 0 ? classCounts[c]! / rowsSeen : 0;
+              gauges.push(cell);
+            });
+          }
+          if (cascade && cascade.answered > 0) {
+            const edge = { model: cascade.standsFor, edge_model: model, edge_version: version };
+            const measured = importAgreement(edge);
+            measured.value = cascade.agreeing / cascade.answered;
+            const lower = importAgreementLower(edge);
+            lower.value = wilson(cascade.agreeing, cascade.answered).lower;
+            gauges.push(measured, lower);
+          }
+        },
         dispose() {
           depth.dispose();
           p.dispose();
           ready.dispose();
+          for (const cell of gauges) cell.dispose();
         },
       };
     },

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { ModelConfig, ModelIo } from "../protocol/model-config.ts";
 import type { InputRows } from "../protocol/tensor.ts";
 import type { Executed, Executor } from "./executor.ts";
-import type { ModelRecorder } from "./recorder.ts";
+import type { ModelRecorder, VersionBaseline } from "./recorder.ts";
 import type { OnnxModel } from "./session.ts";
 
 /** What a version's load checked. */
@@ -56,6 +56,7 @@ export class ModelVersion {
     this.recorder = options.recorder;
     this.checks = options.checks;
     this.simulatedDelayMs = options.simulatedDelayMs ?? 0;
+    this.recorder.baseline(versionBaseline(options.config, options.version));
     this.#session = options.session;
     this.#executor = options.executor;
     const drained = new Promise<void>((resolve) => {
@@ -123,4 +124,17 @@ export class ModelVersion {
     }
     return this.#released;
   }
+}
+
+/** What a version's config.json entry says it did on its held-out rows, for its metrics. */
+export function versionBaseline(config: ModelConfig, version: string): VersionBaseline {
+  const figures = config.versions[version]?.heldout;
+  const { edgeAnswered, edgeAgreeing } = figures ?? {};
+  return {
+    labels: config.labels,
+    ...(figures ? { classCounts: figures.classCounts } : {}),
+    ...(config.standsFor && edgeAnswered !== undefined && edgeAgreeing !== undefined
+      ? { cascade: { standsFor: config.standsFor, answered: edgeAnswered, agreeing: edgeAgreeing } }
+      : {}),
+  };
 }

@@ -37,6 +37,15 @@ describe("parseCommandLine", () => {
       sharedSecret: undefined,
       adminToken: undefined,
       modelPublicKey: undefined,
+      otlpEndpoint: undefined,
+      otlpTracesEndpoint: undefined,
+      tracesExporter: "otlp",
+      tracesSampler: "parentbased_always_on",
+      tracesSamplerArg: 1,
+      serviceName: "edgecascade-regional",
+      sdkDisabled: false,
+      spanExportDelayMs: 5000,
+      spanQueueSize: 2048,
     });
     expect(o.modelsDir).toMatch(/\/models\/$/);
   });
@@ -67,6 +76,15 @@ describe("parseCommandLine", () => {
       AWS_ENDPOINT_URL_S3: "https://account.r2.cloudflarestorage.com",
       REGIONAL_REGISTRY_POLL_MS: "2000",
       REGIONAL_REGISTRY_CACHE: "/tmp/registry",
+      OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318",
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://collector:4318/v1/traces",
+      OTEL_TRACES_EXPORTER: "none",
+      OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+      OTEL_TRACES_SAMPLER_ARG: "0.01",
+      OTEL_SERVICE_NAME: "pool-eu",
+      OTEL_SDK_DISABLED: "true",
+      OTEL_BSP_SCHEDULE_DELAY: "100",
+      OTEL_BSP_MAX_QUEUE_SIZE: "64",
     };
     expect(options([], env)).toEqual({
       registry: "s3://edgecascade/models",
@@ -98,6 +116,15 @@ describe("parseCommandLine", () => {
       sharedSecret: "s3cret",
       adminToken: "t0ken",
       modelPublicKey: PUBLIC_KEY,
+      otlpEndpoint: "http://collector:4318",
+      otlpTracesEndpoint: "https://collector:4318/v1/traces",
+      tracesExporter: "none",
+      tracesSampler: "parentbased_traceidratio",
+      tracesSamplerArg: 0.01,
+      serviceName: "pool-eu",
+      sdkDisabled: true,
+      spanExportDelayMs: 100,
+      spanQueueSize: 64,
     });
     expect(options(["--port", "9002", "--region", "ap", "--models", "/m"], env)).toMatchObject({
       port: 9002,
@@ -145,6 +172,15 @@ describe("parseCommandLine", () => {
   ])("%j: an error naming the field", (argv, message) => {
     expect(() => parseCommandLine(argv, {})).toThrow(UsageError);
     expect(() => parseCommandLine(argv, {})).toThrow(message);
+  });
+
+  it.each([
+    [{ OTEL_TRACES_SAMPLER: "jaeger_remote" }, "OTEL_TRACES_SAMPLER must be one of parentbased_always_on"],
+    [{ OTEL_TRACES_SAMPLER_ARG: "1.5" }, 'OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1, got "1.5"'],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" }, "OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL"],
+    [{ OTEL_SDK_DISABLED: "yes" }, 'OTEL_SDK_DISABLED must be one of true, false, got "yes"'],
+  ])("%j: tracing variables are checked too", (env, message) => {
+    expect(() => parseCommandLine([], env)).toThrow(message);
   });
 
   it("--help wins over everything else", () => {

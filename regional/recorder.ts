@@ -23,6 +23,18 @@ export interface ModelRecorder {
   /** Whether this version serves. */
   ready(ready: boolean): void;
   /**
+   * Rows answered: `probs` is `[rows, classes]`; each row counts for its predicted class and its top
+   * probability (drift, protocol/drift.ts). Live answers only: no audits, no shadow runs.
+   */
+  predicted(probs: ArrayLike<number>, rows: number, classes: number): void;
+  /**
+   * An audit's rows (an edge answer re-asked, docs/observability.md): how many this version labelled as the edge
+   * did and how many not. Audits count here only, never as requests.
+   */
+  audited(agreeing: number, disagreeing: number): void;
+  /** What the version's config.json says it did on held-out rows (reported once, when it is built). */
+  baseline(baseline: VersionBaseline): void;
+  /**
    * The version is released (its last request answered): its gauges stop reporting, and their series go
    * unless another instance of the same version reports them. Counters and histograms keep their totals.
    */
@@ -42,6 +54,19 @@ export interface TenantRecorder {
   request(outcome: TenantOutcome, seconds?: number): void;
   /** `rows` rows ran, within the tenant's reservation or as best-effort. */
   rows(rows: number, reserved: boolean): void;
+}
+
+/** What a version's config.json says it did on its held-out rows, as the metrics need it. */
+export interface VersionBaseline {
+  /** The class labels, in output order. */
+  labels: readonly string[];
+  /** Held-out rows per predicted class (`heldout.classCounts`): drift's baseline. */
+  classCounts?: readonly number[];
+  /**
+   * For an edge variant: the model it stands for, and its rows answered and agreeing with that model at import
+   * (`heldout.edgeAnswered`, `edgeAgreeing`): the live audit's baseline.
+   */
+  cascade?: { standsFor: string; answered: number; agreeing: number };
 }
 
 export interface Recorder {

@@ -30,6 +30,8 @@ import { Rollouts } from "./rollout/rollouts.ts";
 import { checkProvider } from "./session.ts";
 import { TenantScheduler } from "./tenants/tenant-scheduler.ts";
 import { tenantTable } from "./tenants/tenant-table.ts";
+import { createRequestTracing, type RequestTracing, TRACING_OFF } from "./tracing/request-tracing.ts";
+import { tracingConfig } from "./tracing/tracing-config.ts";
 
 /** Things an embedding process (the CLI, a cluster worker, a test, a benchmark) supplies. */
 export interface ServerHooks {
@@ -62,6 +64,8 @@ export interface RegionalServer {
   firstReady: Promise<void>;
   /** SIGHUP: reload every model from disk. */
   reload(): Promise<PromiseSettledResult<LoadReport>[]>;
+  /** The pool's tracing (`TRACING_OFF` without OTEL_* exporter settings); `flush()` exports what has ended. */
+  tracing: RequestTracing;
   /**
    * SIGTERM: readiness turns false, after `shutdownDelayMs` the listeners (HTTP, gRPC) close, every accepted request is
    * answered, then the sessions are released. Idempotent.
@@ -220,6 +224,15 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
   await repository.discover();
   const rollouts = new Rollouts(repository, metrics.recorder, log);
 
+  const tracingSettings = tracingConfig(options);
+  const tracing = tracingSettings.on ? createRequestTracing(tracingSettings.config, options.region) : TRACING_OFF;
+  if (tracingSettings.on) {
+    const { url, sampler, ratio } = tracingSettings.config;
+    log("info", `tracing: spans to ${url}`, { sampler, ratio });
+  } else {
+    log("info", `tracing: off (${tracingSettings.reason})`);
+  }
+
   let draining = false;
   const metricsText = hooks.metricsText?.(metrics) ?? metrics.text;
   const local = localControl(repository, rollouts);
@@ -248,6 +261,7 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
       bestEffortWaitShare: options.bestEffortWaitPercent / 100,
     }),
     tenants,
+    tracing,
     sharedSecret: options.sharedSecret,
     adminToken: options.adminToken,
   };
@@ -303,6 +317,7 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
     firstReady,
     // With a registry, SIGHUP reads it at once (and applies what changed); without, every model is read from disk.
     reload: () => (follower ? follower.pollNow().then(() => []) : repository.reloadAll()),
+    tracing,
     shutdown() {
       stopping ??= (async () => {
         draining = true;
@@ -318,6 +333,10 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
         follower?.stop();
         await repository.close();
         await follower?.remove();
+        // The last spans: exported (or given up on by the exporter's timeout) before the process ends.
+        await tracing
+          .shutdown()
+          .catch((err: Error) => log("warn", "tracing: last spans not exported", { reason: err.message }));
         log("info", "drained: every accepted request was answered");
       })();
       return stopping;

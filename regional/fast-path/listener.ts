@@ -3,18 +3,28 @@ import { asServingError } from "../../hono-shared/hono-error.ts";
 import { INFERENCE_HEADER_LENGTH } from "../../protocol/binary-tensor.ts";
 import { bodyTooLarge } from "../../protocol/body-limit.ts";
 import { errorAnswer } from "../../protocol/error-answer.ts";
-import { BadRequest } from "../../protocol/errors.ts";
-import { DEADLINE_HEADER, SIGNATURE_HEADER, TENANT_HEADER, TIMESTAMP_HEADER } from "../../protocol/headers.ts";
+import { BadRequest, type ServingError } from "../../protocol/errors.ts";
+import {
+  AUDIT_HEADER,
+  DEADLINE_HEADER,
+  SIGNATURE_HEADER,
+  TENANT_HEADER,
+  TIMESTAMP_HEADER,
+  TRACEPARENT_HEADER,
+  TRACESTATE_HEADER,
+} from "../../protocol/headers.ts";
 import type { AppDeps } from "../app-context.ts";
 import { nowUs } from "../clock.ts";
 import { deadlineAt, deadlineMs } from "../deadline-header.ts";
 import type { InferenceAnswer, InferenceAnswers, InferenceInput } from "../inference-answers.ts";
 import type { Admitted } from "../middleware/admit-in-time.ts";
 import { checkEdgeSignature } from "../middleware/signature-auth.ts";
+import { ended } from "../tracing/request-end.ts";
+import type { RequestTrace } from "../tracing/request-tracing.ts";
 import { type FastRoute, fastRoute } from "./route.ts";
 
 export interface FastPathOptions {
-  deps: Pick<AppDeps, "limits" | "sharedSecret" | "recorder" | "draining" | "log" | "admission">;
+  deps: Pick<AppDeps, "limits" | "sharedSecret" | "recorder" | "draining" | "log" | "admission" | "tracing">;
   /** The same answering code the Hono routes use. */
   answers: InferenceAnswers;
   /** Every request the fast path does not take: the Hono app's listener. */
@@ -44,11 +54,12 @@ const header = (req: IncomingMessage, name: string) => req.headers[name] as stri
  * per-request server.
  */
 export function inferenceFastPath({ deps, answers, fallback }: FastPathOptions): RequestListener {
-  const { limits, sharedSecret, recorder, draining, log, admission } = deps;
+  const { limits, sharedSecret, recorder, draining, log, admission, tracing } = deps;
   const signature = sharedSecret === undefined ? undefined : { secret: sharedSecret };
 
-  function write(res: ServerResponse, pattern: string, { status, headers, body }: FastAnswer): void {
-    recorder.httpResponse("POST", pattern, status);
+  /** An audit's response is not counted: it is no client's request (protocol/audit.ts). */
+  function write(res: ServerResponse, pattern: string, { status, headers, body }: FastAnswer, audit = false): void {
+    if (!audit) recorder.httpResponse("POST", pattern, status);
     if (draining()) headers.connection = "close";
     headers["content-length"] = String(Buffer.byteLength(body));
     res.writeHead(status, headers);
@@ -63,6 +74,7 @@ export function inferenceFastPath({ deps, answers, fallback }: FastPathOptions):
    */
   function serve(req: IncomingMessage, res: ServerResponse, route: FastRoute): void {
     const receivedUs = nowUs();
+    const audit = header(req, AUDIT_HEADER);
     let admitted: Admitted;
     let ms: number | undefined;
     const tenant = header(req, TENANT_HEADER);
@@ -70,23 +82,29 @@ export function inferenceFastPath({ deps, answers, fallback }: FastPathOptions):
       ms = deadlineMs(header(req, DEADLINE_HEADER));
       admitted = admission.admit(ms, tenant);
     } catch (err) {
-      write(res, route.pattern, errorAnswer(err));
+      write(res, route.pattern, errorAnswer(err), audit !== undefined);
       return;
     }
     let settled = false;
-    const finish = (result: FastAnswer) => {
+    let trace: RequestTrace | undefined;
+    const finish = (result: FastAnswer, error?: ServingError) => {
       admitted.answered(result.status);
-      write(res, route.pattern, result);
+      write(res, route.pattern, result, audit !== undefined);
+      if (trace) tracing.end(trace, ended(route.pattern, result.status, error));
     };
     const fail = (err: unknown) => {
       const known = asServingError(err);
       if (!known) {
         log("error", "unhandled error", { method: "POST", path: req.url, error: (err as Error).stack ?? String(err) });
       }
-      finish(errorAnswer(known ?? err));
+      finish(errorAnswer(known ?? err), known);
     };
     const succeed = (answer: InferenceAnswer) => finish({ status: 200, headers: answer.headers, body: answer.body });
     const deadlineUs = deadlineAt(ms, receivedUs);
+    // Off, or under a parent marked unsampled: nothing is read beyond these two headers, nothing is carried.
+    if (tracing.enabled) {
+      trace = tracing.begin(header(req, TRACEPARENT_HEADER), header(req, TRACESTATE_HEADER), receivedUs);
+    }
     if (Number(header(req, "content-length") ?? 0) > limits.maxBodyBytes) {
       fail(bodyTooLarge(limits.maxBodyBytes));
       return;
@@ -122,6 +140,8 @@ export function inferenceFastPath({ deps, answers, fallback }: FastPathOptions):
           receivedUs,
           deadlineUs,
           admitted,
+          ...(trace ? { trace } : {}),
+          ...(audit !== undefined ? { audit } : {}),
         };
         if (route.kind === "classify") answers.classifyTo(input, succeed, fail);
         else answering = answers.infer(input, route.model, "version" in route ? route.version : undefined);

@@ -9,6 +9,7 @@ import {
 import { asServingError } from "../../hono-shared/hono-error.ts";
 import { bytesOfFloat32 } from "../../protocol/binary-tensor.ts";
 import { errorStatus, NotFound } from "../../protocol/errors.ts";
+import { TRACEPARENT_HEADER, TRACESTATE_HEADER } from "../../protocol/headers.ts";
 import type { AppDeps } from "../app-context.ts";
 import { nowUs } from "../clock.ts";
 import type { InferenceAnswers } from "../inference-answers.ts";
@@ -29,7 +30,15 @@ import { type GrpcFailure, grpcFailure, serviceError } from "./status.ts";
 export interface GrpcServiceOptions {
   deps: Pick<
     AppDeps,
-    "repository" | "recorder" | "draining" | "poolNotReady" | "log" | "admission" | "sharedSecret" | "rollouts"
+    | "repository"
+    | "recorder"
+    | "draining"
+    | "poolNotReady"
+    | "log"
+    | "admission"
+    | "sharedSecret"
+    | "rollouts"
+    | "tracing"
   >;
   /** The same answering code the HTTP routes use. */
   answers: InferenceAnswers;
@@ -53,7 +62,7 @@ export function grpcServices({ deps, answers }: GrpcServiceOptions): {
   inference: UntypedServiceImplementation;
   health: UntypedServiceImplementation;
 } {
-  const { repository, recorder, log, admission } = deps;
+  const { repository, recorder, log, admission, tracing } = deps;
   const authorize = grpcAuth(deps.sharedSecret);
 
   const answer = (method: string, failure: GrpcFailure | undefined) =>
@@ -88,10 +97,16 @@ export function grpcServices({ deps, answers }: GrpcServiceOptions): {
     // No edge tenant: gRPC callers are the `direct` flow.
     const admitted = admission.admit(Number.isFinite(leftMs) ? leftMs : undefined);
     let status = 500;
+    let failure: unknown;
+    // W3C trace context rides in the call's metadata, under the same names as HTTP's headers.
+    const metadataText = (key: string) => call.metadata.get(key)[0] as string | undefined;
+    const trace = tracing.enabled
+      ? tracing.begin(metadataText(TRACEPARENT_HEADER), metadataText(TRACESTATE_HEADER), receivedUs)
+      : undefined;
     try {
-      authorize(call.metadata.get("authorization")[0] as string | undefined);
+      authorize(metadataText("authorization"));
       const { model, version, call: inferCall, binary } = grpcInferCall(call.request);
-      const clock = { receivedUs, deadlineUs: receivedUs + leftMs * 1000, admitted };
+      const clock = { receivedUs, deadlineUs: receivedUs + leftMs * 1000, admitted, ...(trace ? { trace } : {}) };
       const result = await answers.inferRows(clock, inferCall, binary, model, version, () => undefined);
       status = 200;
       const metadata = new Metadata();
@@ -107,9 +122,21 @@ export function grpcServices({ deps, answers }: GrpcServiceOptions): {
       };
     } catch (err) {
       status = errorStatus(err);
+      failure = err;
       throw err;
     } finally {
       admitted.answered(status);
+      if (trace) {
+        const known = failure === undefined ? undefined : asServingError(failure);
+        tracing.end(trace, {
+          protocol: "grpc",
+          method: "ModelInfer",
+          code: CODE_NAMES[failure === undefined ? GrpcStatus.OK : grpcFailure(failure).code] ?? "UNKNOWN",
+          ...(failure === undefined
+            ? {}
+            : { error: { code: known?.code ?? "internal", message: known?.message ?? "internal error" } }),
+        });
+      }
     }
   };
 

@@ -1,11 +1,13 @@
 import { type Context, Hono } from "hono";
 import { refuseOtherMethods } from "../../hono-shared/method-not-allowed.ts";
 import { INFERENCE_HEADER_LENGTH } from "../../protocol/binary-tensor.ts";
+import { AUDIT_HEADER } from "../../protocol/headers.ts";
 import type { AppDeps, RegionalEnv } from "../app-context.ts";
 import type { InferenceAnswer, InferenceAnswers, InferenceInput } from "../inference-answers.ts";
 import { admitInTime } from "../middleware/admit-in-time.ts";
 import { bodyLimit } from "../middleware/body-limit.ts";
 import { requestDeadline } from "../middleware/request-deadline.ts";
+import { requestTracing } from "../middleware/request-tracing.ts";
 import { edgeSignature } from "../middleware/signature-auth.ts";
 
 /** The inference routes' patterns; the fast path (regional/fast-path/) counts its answers under the same ones. */
@@ -18,7 +20,8 @@ export const INFERENCE_ROUTES = {
 /**
  * `/v1/classify` and v2 `infer` in Hono. Layers, outermost first: deadline clock (400 for a malformed deadline
  * header), admission by deadline (429 at once for what cannot be answered in time; one admission for the pool,
- * shared with the fast path), body limit (413), edge signature (401, when a secret is set); then `answers` (regional/inference-answers.ts) parses,
+ * shared with the fast path), the request's trace (regional/tracing/, when tracing is on), body limit (413),
+ * edge signature (401, when a secret is set); then `answers` (regional/inference-answers.ts) parses,
  * validates and runs the rows. Most POSTs never get here: the node:http fast path answers them through the
  * same `answers` and hands over only what it does not take (chunked bodies, a query string, encoded paths,
  * unusual Host headers; see regional/fast-path/route.ts).
@@ -28,7 +31,13 @@ export function inferenceRoutes(deps: AppDeps, answers: InferenceAnswers): Hono<
   const paths = Object.values(INFERENCE_ROUTES);
   const admit = admitInTime(deps.admission);
   for (const path of paths) {
-    app.use(path, requestDeadline(), admit, bodyLimit({ maxBytes: deps.limits.maxBodyBytes }));
+    app.use(
+      path,
+      requestDeadline(),
+      admit,
+      requestTracing(deps.tracing),
+      bodyLimit({ maxBytes: deps.limits.maxBodyBytes }),
+    );
     if (deps.sharedSecret) app.use(path, edgeSignature({ secret: deps.sharedSecret }));
   }
 
@@ -41,6 +50,8 @@ export function inferenceRoutes(deps: AppDeps, answers: InferenceAnswers): Hono<
     receivedUs: c.get("receivedUs"),
     deadlineUs: c.get("deadlineUs"),
     admitted: c.get("admitted"),
+    ...(c.get("trace") ? { trace: c.get("trace") } : {}),
+    ...(c.req.header(AUDIT_HEADER) !== undefined ? { audit: c.req.header(AUDIT_HEADER) } : {}),
   });
   const reply = (c: Context<RegionalEnv>, answer: InferenceAnswer) => c.body(answer.body, 200, answer.headers);
 

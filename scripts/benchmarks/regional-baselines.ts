@@ -26,9 +26,19 @@ const MODES: Record<string, ExecutorFactory> = {
         try {
           const started = nowUs();
           const probs = await context.run(rows.data, rows.batch);
-          const computeUs = nowUs() - started;
+          const ended = nowUs();
+          const computeUs = ended - started;
           context.recorder.executed(rows.batch, computeUs / 1e6, 1);
-          return { probs, queueMs: 0, computeMs: computeUs / 1000, batchRows: rows.batch };
+          return {
+            probs,
+            queueMs: 0,
+            computeMs: computeUs / 1000,
+            batchRows: rows.batch,
+            batchRequests: 1,
+            batchStartUs: started,
+            runStartUs: started,
+            runEndUs: ended,
+          };
         } finally {
           pending--;
         }
@@ -38,12 +48,19 @@ const MODES: Record<string, ExecutorFactory> = {
   ceiling: () => ({
     pending: 0,
     // A uniform answer of the model's shape (bench:regional passes its class count; digits has 10).
-    submit: async (rows) => ({
-      probs: new Float32Array(rows.batch * CLASSES).fill(1 / CLASSES),
-      queueMs: 0,
-      computeMs: 0,
-      batchRows: rows.batch,
-    }),
+    submit: async (rows) => {
+      const now = nowUs();
+      return {
+        probs: new Float32Array(rows.batch * CLASSES).fill(1 / CLASSES),
+        queueMs: 0,
+        computeMs: 0,
+        batchRows: rows.batch,
+        batchRequests: 1,
+        batchStartUs: now,
+        runStartUs: now,
+        runEndUs: now,
+      };
+    },
   }),
 };
 

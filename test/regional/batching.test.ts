@@ -50,6 +50,9 @@ function countingRecorder() {
     executed: (rows) => seen.runs.push(rows),
     request: () => {},
     ready: () => {},
+    predicted: () => {},
+    audited: () => {},
+    baseline: () => {},
     dispose: () => {},
   };
   return { seen, recorder };

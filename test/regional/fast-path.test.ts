@@ -13,6 +13,7 @@ import { inferenceAdmission } from "../../regional/middleware/admit-in-time.ts";
 import { localControl } from "../../regional/model-control.ts";
 import { TenantScheduler } from "../../regional/tenants/tenant-scheduler.ts";
 import { tenantTable } from "../../regional/tenants/tenant-table.ts";
+import { TRACING_OFF } from "../../regional/tracing/request-tracing.ts";
 import { heldout } from "../support/heldout.ts";
 import { classifyRows, get, metric, post, serverForFile, testOptions } from "../support/regional-server.ts";
 
@@ -130,6 +131,7 @@ describe("inferenceFastPath", () => {
         shed: () => new RateLimited("shed", 1, "tenant_shed"),
       }),
       tenants,
+      tracing: TRACING_OFF,
     };
     http = createServer(
       inferenceFastPath({
