@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { Readable } from "node:stream";
 import { status } from "@grpc/grpc-js";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -103,9 +104,7 @@ describe("tracing", () => {
     const res = await request(`${server.url}/v1/classify`, {
       method: "POST",
       headers: { "content-type": "application/json", traceparent: caller.traceparent },
-      body: (async function* () {
-        yield body; // an async iterable: sent chunked, without Content-Length
-      })(),
+      body: Readable.from([body]), // a stream: sent chunked, without Content-Length
     });
     expect(res.statusCode).toBe(200);
     await res.body.text();
