@@ -1,5 +1,6 @@
 import type { Env } from "./env.ts";
 import type { Tenant } from "./middleware/api-key.ts";
+import type { EdgeTrace } from "./observe/trace-context.ts";
 import type { EdgeRuntime } from "./runtime.ts";
 
 /** Hono's typing of the Worker's app: bindings and per-request variables. */
@@ -15,5 +16,7 @@ export interface AppEnv {
     tenant: Tenant;
     /** The model the request named, once it is known (for the per-model counts of refusals). */
     model: string;
+    /** The request's trace (edge/observe/trace-context.ts), named in every answer's Server-Timing. */
+    trace: EdgeTrace;
   };
 }

@@ -9,7 +9,9 @@ import { apiKey } from "./middleware/api-key.ts";
 import { cors } from "./middleware/cors.ts";
 import { rateLimit } from "./middleware/rate-limit.ts";
 import { isolateRuntime } from "./middleware/runtime.ts";
+import { recordError } from "./observe/record.ts";
 import { classify } from "./routes/classify.ts";
+import { contextFacts } from "./routes/context-location.ts";
 import { status } from "./routes/status.ts";
 import { v2 } from "./routes/v2.ts";
 
@@ -20,6 +22,9 @@ import { v2 } from "./routes/v2.ts";
  * (routes/served-headers.ts). Health and server metadata stay
  * open for load balancers. Every error becomes `{error, code}` in the one onError.
  */
+/** The paths whose requests get a data point: classify and infer. */
+const INFERENCE_PATH = /^\/(v1\/classify|v2\/models\/[^/]+(\/versions\/[^/]+)?\/infer)\/?$/;
+
 // strict: false: `/v2/` and `/v2/models/digits/` answer as without the slash, as on Triton and the pools.
 export const app = new Hono<AppEnv>({ strict: false });
 
@@ -42,6 +47,12 @@ app.onError((err, c) => {
   if (!known) console.error(`unhandled error on ${c.req.method} ${c.req.path}:`, err);
   const response = errorResponse(known ?? err);
   // Requests that named a model or came with a key count as that model's and tenant's refusals or failures.
-  c.get("runtime")?.counts.failed(c.get("model"), c.get("tenant")?.name, response.status);
+  const runtime = c.get("runtime");
+  runtime?.counts.failed(c.get("model"), c.get("tenant")?.name, response.status);
+  // An inference request's data point, refused or failed as it is (edge/observe/record.ts).
+  if (c.get("trace") && INFERENCE_PATH.test(c.req.path)) {
+    const error = { model: c.get("model"), tenant: c.get("tenant")?.name, status: response.status };
+    recordError(runtime, error, contextFacts(c));
+  }
   return response;
 });

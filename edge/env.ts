@@ -302,6 +302,30 @@ export const EDGE_SETTINGS = defineTable({
     help: "cascade thresholds in [0, 1] by logical model name, replacing the calibrated ones",
     parse: parseThresholds,
   },
+  traceSampleRatio: {
+    env: "TRACE_SAMPLE_RATIO",
+    type: "number",
+    min: 0,
+    max: 1,
+    default: 0.01,
+    help: "share of the traces the Worker starts itself that are sampled (the forward's traceparent flag)",
+  },
+  auditShare: {
+    env: "AUDIT_SHARE",
+    type: "number",
+    min: 0,
+    max: 1,
+    default: 0.01,
+    help: "share of edge answers re-asked of the nearest region off the request path (the live audit); 0 = none",
+  },
+  auditMaxPerSecond: {
+    env: "AUDIT_MAX_PER_SECOND",
+    type: "number",
+    min: 0,
+    default: 1,
+    unit: "requests",
+    help: "most audits one isolate sends per second",
+  },
   allowLocationOverride: {
     env: "ALLOW_LOCATION_OVERRIDE",
     type: "boolean",
@@ -332,6 +356,15 @@ export const EDGE_SETTINGS = defineTable({
     simulation: true,
     help: 'with LOCAL_PLATFORM "memory": requests per RATE_LIMIT_PERIOD_S per client (0: no limit)',
   },
+  auditSeed: {
+    env: "AUDIT_SEED",
+    type: "number",
+    integer: true,
+    min: 0,
+    defaultText: "unset",
+    simulation: true,
+    help: "a seed for the audit's draws: the same edge answers audited every run (tests); unset = Math.random",
+  },
 });
 
 type Settings = FlagValues<typeof EDGE_SETTINGS>;
@@ -341,6 +374,11 @@ type Settings = FlagValues<typeof EDGE_SETTINGS>;
  * and the platform bindings.
  */
 export type Env = TableVariables<typeof EDGE_SETTINGS> & {
+  /**
+   * Workers Analytics Engine dataset (`[[analytics_engine_datasets]]`): one data point per classify or infer
+   * request and per audit (edge/analytics/); absent = none written.
+   */
+  ANALYTICS?: AnalyticsEngineDataset;
   /** Workers rate-limiting binding (`[[ratelimits]]`); absent = no rate limit. */
   RATE_LIMITER?: RateLimit;
   /**

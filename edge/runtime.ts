@@ -2,20 +2,25 @@ import { env as startupEnv } from "cloudflare:workers";
 import { ServingError } from "../protocol/errors.ts";
 import { importModelPublicKey, type ModelPublicKey } from "../protocol/model-signature.ts";
 import { simulationWarning } from "../tools/cli/table.ts";
+import { AuditSampler, seededDraw } from "./audit/audit-sampler.ts";
 import { ResponseCache } from "./cache/response-cache.ts";
 import { type EdgeOptions, type Env, parseEnv } from "./env.ts";
-import { createForwarder, createRegionCall, type Forwarder } from "./forward/compose.ts";
+import { createAuditCall, createForwarder, createRegionCall, type Forwarder } from "./forward/compose.ts";
 import { RegionBook } from "./forward/region-book.ts";
 import { type RegionTransport, regionTransport } from "./forward/region-transport.ts";
 import type { RegionDispatch } from "./forward/types.ts";
 import { warmProbe } from "./forward/warm-probe.ts";
 import { createOrtRunner } from "./inference/ort-workerd.ts";
+import { MemoryAnalytics } from "./local/memory-analytics.ts";
 import { MemoryCache } from "./local/memory-cache.ts";
 import { MemoryRateLimit } from "./local/memory-rate-limit.ts";
 import type { TenantLimits } from "./middleware/rate-limit.ts";
 import { BUNDLED_NAMES, bundledModels } from "./models/bundled.ts";
 import { ModelCatalog } from "./models/catalog.ts";
 import type { ModelSource, ServedModel } from "./models/served-model.ts";
+import { platformSpan } from "./observe/platform-span.ts";
+import { type EdgeTrace, requestTrace } from "./observe/trace-context.ts";
+import { TraceIds } from "./observe/trace-ids.ts";
 import type { RegionStatusReport } from "./region-status/check.ts";
 import { checkRegions } from "./region-status/check.ts";
 import { RegionStatusStore } from "./region-status/store.ts";
@@ -49,6 +54,18 @@ export class EdgeRuntime {
   readonly tenantLimits: TenantLimits;
   /** The model registry this isolate follows (MODEL_REGISTRY and REGION_STATUS bound), if any. */
   readonly registry: EdgeRegistry | undefined;
+  /**
+   * Where each request's and audit's data point goes (edge/analytics/): the ANALYTICS binding (Workers
+   * Analytics Engine), or the in-isolate dataset of LOCAL_PLATFORM "memory"; none without either.
+   */
+  readonly analytics: AnalyticsEngineDataset | undefined;
+  /** Which edge answers are audited (AUDIT_SHARE, AUDIT_MAX_PER_SECOND). */
+  readonly auditSampler: AuditSampler;
+  /** The audit's draw: seeded with AUDIT_SEED, else Math.random. */
+  readonly auditDraw: () => number;
+  /** An audit's call to a region: no hedge, breaker or observe layer (forward/compose.ts). */
+  readonly auditCall: RegionDispatch;
+  readonly #traceIds = new TraceIds();
 
   constructor(
     options: EdgeOptions,
@@ -62,11 +79,12 @@ export class EdgeRuntime {
       /** The tenant's quota object (TENANT_QUOTA). */
       quotaObject?: (tenant: string) => QuotaObject;
       modelRegistry?: R2Bucket;
+      analytics?: AnalyticsEngineDataset;
     },
     send: RegionTransport,
     publicKey?: Promise<ModelPublicKey>,
   ) {
-    const { shared, regionStatus, rateLimiter } = platform;
+    const { shared, regionStatus, rateLimiter, analytics } = platform;
     this.options = options;
     this.rateLimiter = rateLimiter;
     const limiters = new Map<string, RateLimit>();
@@ -81,6 +99,10 @@ export class EdgeRuntime {
         timeoutMs: options.quotaTimeoutMs,
       }),
     };
+    this.analytics = analytics;
+    this.auditSampler = new AuditSampler(options.auditShare, options.auditMaxPerSecond);
+    this.auditDraw = options.auditSeed === undefined ? Math.random : seededDraw(options.auditSeed);
+    this.auditCall = createAuditCall({ sharedSecret: options.sharedSecret, send });
     this.send = send;
     this.publicKey = publicKey;
     this.models = new ModelCatalog(sources);
@@ -136,6 +158,24 @@ export class EdgeRuntime {
       for (const [model, version] of Object.entries(region.versions ?? {})) this.models.get(model)?.seeVersion(version);
       for (const [model, rollout] of Object.entries(region.rollouts ?? {})) this.models.get(model)?.seeRollout(rollout);
     }
+  }
+
+  /**
+   * A request's trace (edge/observe/trace-context.ts): the client's `traceparent`, else the Worker's own span
+   * where Workers tracing traces the request, else one started here and sampled at TRACE_SAMPLE_RATIO.
+   */
+  trace(
+    traceparent: string | null | undefined,
+    tracestate: string | null | undefined,
+    ctx?: ExecutionContext,
+  ): EdgeTrace {
+    return requestTrace({
+      traceparent,
+      tracestate,
+      platform: () => platformSpan(ctx),
+      newIds: () => this.#traceIds.next(),
+      sample: () => Math.random() < this.options.traceSampleRatio,
+    });
   }
 
   /** What `/v2` and `/status` say about model signatures: required (with the key's id) or not verified. */
@@ -263,6 +303,8 @@ export function runtimeFor(env: Env): EdgeRuntime {
           "their files are only checked against config.json's sha256",
       );
     }
+    // Miniflare discards Analytics Engine writes: locally the points stay in the isolate (edge/local/).
+    const analytics = local ? new MemoryAnalytics() : env.ANALYTICS;
     runtime = new EdgeRuntime(
       options,
       bundledModels(publicKey),
@@ -270,6 +312,7 @@ export function runtimeFor(env: Env): EdgeRuntime {
         shared,
         regionStatus: env.REGION_STATUS,
         rateLimiter,
+        analytics,
         binding: (name) => (env as unknown as Record<string, unknown>)[name],
         quotaObject: env.TENANT_QUOTA
           ? (tenant) => {

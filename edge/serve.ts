@@ -9,6 +9,7 @@ import { type DegradedReason, degradedReason, NoRegionAnswered, type RegionError
 import type { Forwarded } from "./forward/hedge.ts";
 import type { EdgeVariant } from "./inference/edge-variant.ts";
 import type { ServedModel } from "./models/served-model.ts";
+import { type EdgeTrace, traceHeaders } from "./observe/trace-context.ts";
 import { forwardDeadline } from "./regions/client-reserve.ts";
 import { regionOrder } from "./regions/order.ts";
 import type { RequestLocation } from "./regions/region.ts";
@@ -35,9 +36,11 @@ export interface ServeRequest {
    * regions/budget.ts); the regions get it less the client's round trip (regions/client-reserve.ts). Default SLO_BUDGET_MS.
    */
   budgetMs?: number;
+  /** The request's trace (edge/observe/): the forward carries it to the regions as W3C Trace Context. */
+  trace?: EdgeTrace;
 }
 
-/** What the tiers did, for Server-Timing. */
+/** What the tiers did, for Server-Timing and the request's data point (edge/analytics/). */
 export interface ServeTrace {
   cache: { tier: CacheTier | "bypass"; ms: number };
   /** Whether the edge model ran (its time is not measurable inside a Worker; see docs/edge.md). */
@@ -48,6 +51,10 @@ export interface ServeTrace {
    * the client's round trip is known; `capped`: the round trip was longer than RTT_RESERVE_MAX_SHARE allows.
    */
   reserve?: { ms: number; capped: boolean };
+  /** The edge variant's lowest top probability over the rows, when it ran: what the cascade decided on. */
+  edgeTop?: number;
+  /** The first region tried when none answered (a degraded answer's). */
+  tried?: string;
 }
 
 export interface Served {
@@ -72,7 +79,15 @@ export interface Served {
   warm?: EdgeVariant;
 }
 
-function rowsJson(model: string, version: string | undefined, rows: InputRows): string {
+/** The lowest of the rows' top probabilities. */
+function lowestTop(probs: ArrayLike<number>, batch: number, classes: number): number {
+  let lowest = 1;
+  for (let r = 0; r < batch; r++) lowest = Math.min(lowest, topClass(probs, r, classes).confidence);
+  return lowest;
+}
+
+/** A `/v1/classify` body of `rows` for a region (the forward's, and an audit's). */
+export function rowsJson(model: string, version: string | undefined, rows: InputRows): string {
   const inputs: number[][] = [];
   for (let r = 0; r < rows.batch; r++)
     inputs.push(Array.from(rows.data.subarray(r * rows.width, (r + 1) * rows.width)));
@@ -188,6 +203,7 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
   // answer (none in reach, failures), the request waits for the session below and the cascade decides then.
   const cold = mode === "auto" && edgeVariant !== undefined && !edgeVariant.ready;
   const edgeProbs = mode === "regional" || cold ? undefined : await runEdge();
+  if (edgeProbs) trace.edgeTop = lowestTop(edgeProbs, rows.batch, classes);
   const atEdge = edgeProbs && confidentAnswer(edgeProbs);
   if (atEdge) return atEdge;
 
@@ -206,7 +222,7 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
       batch: rows.batch,
       classes,
       version: pinned,
-      headers: {},
+      headers: request.trace ? traceHeaders(request.trace) : {},
       ...(request.tenant === undefined ? {} : { tenant: request.tenant }),
       deadlineAt: deadline.deadlineAt,
       location,
@@ -216,11 +232,13 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
   } catch (err) {
     if (!(err instanceof NoRegionAnswered)) throw err;
     const pending = withWarmProbes(rt, served, location, err.errors, err.passedOver, undefined);
+    if (err.errors[0]) trace.tried = err.errors[0].region;
     const fallback = await runEdge();
     if (!fallback) {
       const why = edgeVariant ? "the edge model is not available" : `model "${served.name}" has no edge variant`;
       throw new NotReady(`no region answered and ${why}: ${err.message}`, 1);
     }
+    trace.edgeTop = lowestTop(fallback, rows.batch, classes);
     // The edge was skipped only because it was cold: a confident row is the edge's answer, not a degraded one.
     const confident = cold ? confidentAnswer(fallback) : undefined;
     if (confident) {

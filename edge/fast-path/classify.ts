@@ -1,13 +1,16 @@
 import { asServingError } from "../../hono-shared/hono-error.ts";
 import { bodyTooLarge } from "../../protocol/body-limit.ts";
 import { errorAnswer } from "../../protocol/error-answer.ts";
-import { QUOTA_HEADER, WARM_UP_HEADER } from "../../protocol/headers.ts";
+import { QUOTA_HEADER, TRACEPARENT_HEADER, TRACESTATE_HEADER, WARM_UP_HEADER } from "../../protocol/headers.ts";
 import { DEFAULT_LIMITS } from "../../protocol/limits.ts";
 import { API_CORS } from "../api-cors.ts";
 import type { Env } from "../env.ts";
 import { anonymousCaller, identifyCaller, type Tenant } from "../middleware/api-key.ts";
 import { corsAnswerHeaders } from "../middleware/cors.ts";
 import { checkRateLimits, checkTenantLimits, hasRateLimits, hasTenantLimits } from "../middleware/rate-limit.ts";
+import { recordError } from "../observe/record.ts";
+import type { RequestFacts } from "../observe/request-facts.ts";
+import { traceTimingEntry } from "../observe/trace-context.ts";
 import { BUDGET_HEADER } from "../regions/budget.ts";
 import { type CfLocation, requestLocation } from "../regions/request-location.ts";
 import { answerClassify } from "../routes/classify-answer.ts";
@@ -42,10 +45,23 @@ export async function fastClassify(request: Request, env: Env, ctx: ExecutionCon
   let tenant: Tenant | undefined;
   let model: string | undefined;
   let cors: Record<string, string> = {};
+  let facts: RequestFacts | undefined;
   try {
     const rt = runtimeFor(env);
     runtime = rt;
     const headers = request.headers;
+    const locate = () =>
+      requestLocation(
+        request.cf as CfLocation | undefined,
+        headers.get("x-edgecascade-location"),
+        rt.options.allowLocationOverride,
+      );
+    facts = {
+      trace: rt.trace(headers.get(TRACEPARENT_HEADER), headers.get(TRACESTATE_HEADER), ctx),
+      startedAt,
+      colo: () => (request.cf as CfLocation | undefined)?.colo,
+      locate,
+    };
     const origin = headers.get("origin") ?? "";
     cors = corsHeaders(origin, rt.options.corsOrigins);
     // Without keys and limits (each a setting of the isolate) nothing here waits: no promise is made for them.
@@ -76,24 +92,25 @@ export async function fastClassify(request: Request, env: Env, ctx: ExecutionCon
         tenant: caller.tenant,
         startedAt,
         budgetHeader: headers.get(BUDGET_HEADER),
-        locate: () =>
-          requestLocation(
-            request.cf as CfLocation | undefined,
-            headers.get("x-edgecascade-location"),
-            rt.options.allowLocationOverride,
-          ),
+        locate,
         warmUpHeader: headers.get(WARM_UP_HEADER),
         named: (name) => {
           model = name;
         },
+        trace: facts.trace,
       },
       await request.arrayBuffer(),
       headers.get("content-type"),
     );
-    settleServed(rt, answered.model, caller.tenant.name, answered.served, (work) => ctx.waitUntil(work));
+    settleServed(rt, answered.model, caller.tenant.name, answered.served, (work) => ctx.waitUntil(work), {
+      facts,
+      rows: answered.rows,
+    });
     const response = new Response(answered.body, {
       headers: answerHeaders.for(answered.model, answered.served, cors, origin !== ""),
     });
+    // Every answer names its trace; the other entries are shared by every answer of a kind (AnswerHeaders).
+    response.headers.append("server-timing", traceTimingEntry(facts.trace));
     // Rare (the quota object unreachable): the answer headers are shared between answers, so this one gets a copy.
     if (quota === "unmetered") return withHeader(response, QUOTA_HEADER, "unmetered");
     return response;
@@ -102,6 +119,8 @@ export async function fastClassify(request: Request, env: Env, ctx: ExecutionCon
     if (!known) console.error("unhandled error on POST /v1/classify:", err);
     const { status, headers, body } = errorAnswer(known ?? err);
     runtime?.counts.failed(model, tenant?.name, status);
-    return new Response(body, { status, headers: { ...headers, ...cors } });
+    recordError(runtime, { model, tenant: tenant?.name, status }, facts);
+    const timing: Record<string, string> = facts ? { "server-timing": traceTimingEntry(facts.trace) } : {};
+    return new Response(body, { status, headers: { ...headers, ...cors, ...timing } });
   }
 }

@@ -58,3 +58,12 @@ export function createRegionCall({ book, sharedSecret, send }: ForwarderOptions)
   const layers: Interceptor[] = [tenantBackoff(book), breaker(book), observe(book), deadline, signing(sharedSecret)];
   return layers.reduceRight((next, layer) => layer(next), postToRegion(send));
 }
+
+/**
+ * An audit's call to one region (edge/audit/): deadline, signing and fetch only. No hedge, and no breaker or
+ * observe layer: an audit is no request, so it neither ejects a region nor feeds the answer times that steer
+ * requests, and the region book's counts stay the requests' own.
+ */
+export function createAuditCall({ sharedSecret, send }: Omit<ForwarderOptions, "book">): RegionDispatch {
+  return deadline(signing(sharedSecret)(postToRegion(send)));
+}

@@ -2,8 +2,10 @@ import { parseClassifyRequest, readClassifyInputs } from "../../protocol/classif
 import { parseJsonBody } from "../../protocol/json-body.ts";
 import { DEFAULT_LIMITS } from "../../protocol/limits.ts";
 import { classifyAnswerJson, predictionsJson } from "../../protocol/responses.ts";
+import type { InputRows } from "../../protocol/tensor.ts";
 import type { Tenant } from "../middleware/api-key.ts";
 import type { ServedModel } from "../models/served-model.ts";
+import type { EdgeTrace } from "../observe/trace-context.ts";
 import type { RequestLocation } from "../regions/region.ts";
 import type { EdgeRuntime } from "../runtime.ts";
 import { type Served, serve } from "../serve.ts";
@@ -23,11 +25,15 @@ export interface ClassifyRequestContext {
   warmUpHeader: string | null | undefined;
   /** Told the model the body names before it is looked up: refusals count against it. */
   named(model: string): void;
+  /** The request's trace: a forward carries it to the region. */
+  trace: EdgeTrace;
 }
 
 export interface ClassifyAnswer {
   model: ServedModel;
   served: Served;
+  /** The rows answered (an audit re-asks them). */
+  rows: InputRows;
   /** The answer's JSON text (a `ClassifyResponse`). */
   body: string;
 }
@@ -55,8 +61,9 @@ export async function answerClassify(
     budgetMs,
     warmUp: request.warmUpHeader === "1",
     tenant: request.tenant.name,
+    trace: request.trace,
   });
   const predictions = served.predictionsJson ?? predictionsJson(served.probs, served.batch, model.io.labels);
   const fields = { model: model.name, version: served.version, id: call.id, servedBy: served.servedBy };
-  return { model, served, body: classifyAnswerJson(fields, predictions) };
+  return { model, served, rows, body: classifyAnswerJson(fields, predictions) };
 }

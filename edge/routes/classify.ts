@@ -15,7 +15,7 @@ import { applyServed } from "./served-headers.ts";
 export const classify = new Hono<AppEnv>();
 
 classify.post("/classify", limitBody(), async (c) => {
-  const { model, served, body } = await answerClassify(
+  const { model, served, rows, body } = await answerClassify(
     {
       runtime: c.get("runtime"),
       tenant: c.get("tenant"),
@@ -24,11 +24,12 @@ classify.post("/classify", limitBody(), async (c) => {
       locate: () => contextLocation(c),
       warmUpHeader: c.req.header(WARM_UP_HEADER),
       named: (name) => c.set("model", name),
+      trace: c.get("trace"),
     },
     await c.req.arrayBuffer(),
     c.req.header("content-type"),
   );
-  applyServed(c, model, served);
+  applyServed(c, model, served, rows);
   return c.body(body, 200, { "content-type": "application/json" });
 });
 

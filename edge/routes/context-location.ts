@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../app-env.ts";
+import type { RequestFacts } from "../observe/request-facts.ts";
 import type { RequestLocation } from "../regions/region.ts";
 import { type CfLocation, requestLocation } from "../regions/request-location.ts";
 
@@ -10,4 +11,14 @@ export function contextLocation(c: Context<AppEnv>): RequestLocation {
     c.req.header("x-edgecascade-location"),
     c.get("runtime").options.allowLocationOverride,
   );
+}
+
+/** What a request's data point and audit need of a Hono request (edge/observe/request-facts.ts). */
+export function contextFacts(c: Context<AppEnv>): RequestFacts {
+  return {
+    trace: c.get("trace"),
+    startedAt: c.get("startedAt"),
+    colo: () => (c.req.raw.cf as CfLocation | undefined)?.colo,
+    locate: () => contextLocation(c),
+  };
 }

@@ -1,9 +1,14 @@
 import type { Context } from "hono";
 import { DEGRADED_HEADER, MODEL_VERSION_HEADER, SERVED_BY_HEADER } from "../../protocol/headers.ts";
+import type { InputRows } from "../../protocol/tensor.ts";
 import type { AppEnv } from "../app-env.ts";
+import { auditAnswer } from "../audit/audit.ts";
 import type { ServedModel } from "../models/served-model.ts";
+import { recordAnswer } from "../observe/record.ts";
+import type { RequestFacts } from "../observe/request-facts.ts";
 import type { EdgeRuntime } from "../runtime.ts";
 import type { Served } from "../serve.ts";
+import { contextFacts } from "./context-location.ts";
 import { serverTimingValue } from "./server-timing.ts";
 
 /**
@@ -29,8 +34,9 @@ export function servedHeaders(model: ServedModel, served: Served): Record<string
 const SESSION_AFTER_ANSWER_MS = 50;
 
 /**
- * What follows an answer: count it for the model and the tenant, and hand the shared-cache write and a cold
- * edge variant's load to `waitUntil` (undefined outside a Worker: they then finish on their own).
+ * What follows an answer: count it for the model and the tenant, write its data point (edge/observe/record.ts),
+ * and hand the shared-cache write, a cold edge variant's load and an audit (edge/audit/) to `waitUntil`
+ * (undefined outside a Worker: they then finish on their own).
  */
 export function settleServed(
   runtime: EdgeRuntime,
@@ -38,12 +44,18 @@ export function settleServed(
   tenant: string,
   served: Served,
   waitUntil: ((work: Promise<unknown>) => void) | undefined,
+  request?: { facts: RequestFacts; rows: InputRows },
 ): void {
   runtime.counts.answered(model.name, tenant, served.servedBy);
   // Edge variants newer than those loaded, read from the registry and started after this answer has gone.
   const registryWork = runtime.registry?.takeWork();
   if (registryWork)
     waitUntil?.(new Promise((resolve) => setTimeout(resolve, SESSION_AFTER_ANSWER_MS)).then(registryWork));
+  if (request) {
+    recordAnswer(runtime, model, tenant, served, request.facts);
+    const audit = auditAnswer(runtime, model, tenant, served, request.rows, request.facts);
+    if (audit) waitUntil?.(audit);
+  }
   if (served.pending) {
     const write = served.pending.catch((err: unknown) => console.warn(`cache write failed: ${(err as Error).message}`));
     waitUntil?.(write);
@@ -57,8 +69,8 @@ export function settleServed(
   }
 }
 
-/** `servedHeaders` on a route's answer, then `settleServed`. */
-export function applyServed(c: Context<AppEnv>, model: ServedModel, served: Served): void {
+/** `servedHeaders` on a route's answer, then `settleServed` (the app names the trace, middleware/trace.ts). */
+export function applyServed(c: Context<AppEnv>, model: ServedModel, served: Served, rows: InputRows): void {
   const runtime = c.get("runtime");
   for (const [name, value] of Object.entries(servedHeaders(model, served))) c.header(name, value);
   let waitUntil: ((work: Promise<unknown>) => void) | undefined;
@@ -68,5 +80,5 @@ export function applyServed(c: Context<AppEnv>, model: ServedModel, served: Serv
   } catch {
     // No execution context (outside a Worker).
   }
-  settleServed(runtime, model, c.get("tenant").name, served, waitUntil);
+  settleServed(runtime, model, c.get("tenant").name, served, waitUntil, { facts: contextFacts(c), rows });
 }

@@ -1,13 +1,18 @@
 import { Hono } from "hono";
 import { refuseOtherMethods } from "../../hono-shared/method-not-allowed.ts";
+import { type Baselines, edgeFigures } from "../analytics/figures.ts";
 import type { AppEnv } from "../app-env.ts";
+import { MemoryAnalytics } from "../local/memory-analytics.ts";
+import type { EdgeRuntime } from "../runtime.ts";
 import { mayCall } from "../tenants/keys.ts";
 import { contextLocation } from "./context-location.ts";
 
 /**
  * `GET /status`: this isolate's request counts per model (by the tier that answered) and per tenant, each
- * model's served version and edge variant, and each tenant's global quota (the period's use across isolates, as
- * its Durable Object holds it, and this isolate's lease and counts). A key scoped to some models sees only those and its own tenant;
+ * model's served version and edge variant, each tenant's global quota (the period's use across isolates, as
+ * its Durable Object holds it, and this isolate's lease and counts), and the edge's own numbers (edge share, degraded
+ * answers, latency per colo, audit agreement, drift) where the dataset is in the isolate. A key scoped to some models
+ * sees only those and its own tenant;
  * an unscoped key (or an open Worker) sees everything.
  * `GET /status/regions`: the latest scheduled region status check (shared through Workers KV) and this isolate's own
  * view of each region: breaker state, hedge delay, call counts, the answer time it expects for a request from where
@@ -67,8 +72,49 @@ status.get("/", async (c) => {
           ...(registry.lastError ? { lastError: registry.lastError } : {}),
         }
       : null,
+    observed: observed(rt, visible),
   });
 });
+
+/** How many of the latest data points `/status` lists as they were written (local dataset only). */
+const LATEST_POINTS = 20;
+
+/**
+ * The edge's own numbers (edge/analytics/): from the in-isolate dataset of LOCAL_PLATFORM "memory" (`npm start`),
+ * the figures docs/observability.md's SQL gives from Workers Analytics Engine, and the latest points; deployed,
+ * where they are. A scoped key sees its models' points only.
+ */
+function observed(rt: EdgeRuntime, visible: (model: string) => boolean) {
+  const dataset = rt.analytics;
+  if (!(dataset instanceof MemoryAnalytics)) {
+    return {
+      dataset: dataset
+        ? "Workers Analytics Engine (ANALYTICS): query it with SQL, docs/observability.md"
+        : "none: no ANALYTICS binding",
+    };
+  }
+  const points = dataset.points().filter((p) => visible(p.blobs[2] ?? ""));
+  const baselines: Baselines = Object.fromEntries(
+    rt.models.all().map((m) => [
+      m.name,
+      {
+        labels: m.config.labels,
+        versions: Object.fromEntries(
+          Object.entries(m.config.versions).flatMap(([v, entry]) =>
+            entry.heldout ? [[v, entry.heldout.classCounts]] : [],
+          ),
+        ),
+        fallback: m.config.versions[m.config.version]?.heldout?.classCounts,
+      },
+    ]),
+  );
+  return {
+    dataset: "in the isolate (LOCAL_PLATFORM=memory): Miniflare has no Analytics Engine",
+    written: dataset.written,
+    ...edgeFigures(points, baselines),
+    latest: points.slice(-LATEST_POINTS),
+  };
+}
 
 status.get("/regions", async (c) => {
   const rt = c.get("runtime");

@@ -110,8 +110,9 @@ const infer = async (c: Context<AppEnv>) => {
     startedAt: c.get("startedAt"),
     budgetMs: rt.budgetMs(c.req.header(BUDGET_HEADER)),
     tenant: c.get("tenant").name,
+    trace: c.get("trace"),
   });
-  applyServed(c, model, served);
+  applyServed(c, model, served, rows);
   const response = toInferResponse({
     model: model.name,
     version: served.version,

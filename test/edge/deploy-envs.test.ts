@@ -46,7 +46,15 @@ describe("deployed environments", () => {
         },
       ]);
       expect(config.kv_namespaces).toEqual([{ binding: "REGION_STATUS", id: expect.stringMatching(/\S/) }]);
-      expect(config.observability).toEqual({ enabled: true, head_sampling_rate: expect.any(Number) });
+      // Workers Logs and traces, each head-sampled; one Analytics Engine dataset per environment.
+      expect(config.observability).toEqual({
+        enabled: true,
+        head_sampling_rate: expect.any(Number),
+        traces: { enabled: true, head_sampling_rate: expect.any(Number) },
+      });
+      expect(config.analytics_engine_datasets).toEqual([
+        { binding: "ANALYTICS", dataset: `edgecascade_requests_${env.replace("-", "_")}` },
+      ]);
       // The cron writes REGION_STATUS; its schedule is the top level's (inherited).
       expect(config.triggers.crons.length).toBeGreaterThan(0);
       const signed = env !== "staging";
@@ -92,6 +100,7 @@ describe("deployed environments", () => {
       expect(stdout).toMatch(/env\.REGION_STATUS \(.*\)\s+KV Namespace/);
       expect(stdout).toMatch(/env\.TENANT_QUOTA \(TenantQuota\)/);
       expect(stdout).toMatch(/env\.REGIONS/);
+      expect(stdout).toMatch(/env\.ANALYTICS \(edgecascade_requests_\w+\)\s+Analytics Engine Dataset/);
 
       const files = readdirSync(outdir);
       expect(files).toContain("worker.js");

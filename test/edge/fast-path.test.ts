@@ -95,10 +95,14 @@ interface Answer {
   body: string;
 }
 
-/** Timings differ between two runs of the same request; everything else must not. */
+/** Timings and each request's own trace differ between two runs of the same request; everything else must not. */
 function comparable(headers: Record<string, string>): Record<string, string> {
   const out = { ...headers };
-  if (out["server-timing"]) out["server-timing"] = out["server-timing"].replace(/dur=[\d.]+/g, "dur=…");
+  if (out["server-timing"]) {
+    out["server-timing"] = out["server-timing"]
+      .replace(/dur=[\d.]+/g, "dur=…")
+      .replace(/traceparent;desc="00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}"/, 'traceparent;desc="…"');
+  }
   if (out["retry-after"]) out["retry-after"] = "…";
   return out;
 }

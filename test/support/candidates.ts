@@ -1,4 +1,4 @@
-import { argmax } from "../../protocol/heldout.ts";
+import { argmax, type HeldoutRow } from "../../protocol/heldout.ts";
 import { decodeModel, encodeModel } from "../../tools/model/onnx/proto.ts";
 import { heldout, modelBytes } from "./heldout.ts";
 
@@ -14,10 +14,8 @@ export function effectOfBias(k: number, delta: number): { disagreement: number; 
   let changed = 0;
   let correct = 0;
   for (const row of heldout.rows) {
-    const logits = row.expected.digits!.map((p) => Math.log(Math.max(p, 1e-30)));
-    const before = argmax(logits);
-    logits[k] = logits[k]! + delta;
-    const after = argmax(logits);
+    const before = argmax(row.expected.digits!);
+    const after = biasedLabel(row, k, delta);
     if (after !== before) changed++;
     if (after === row.label) correct++;
   }
@@ -35,11 +33,23 @@ export function digitsWithBias(k: number, delta: number): Uint8Array {
   return encodeModel(model);
 }
 
+/** The label version 1 with class `k`'s logit raised by `delta` gives a held-out row. */
+export function biasedLabel(row: HeldoutRow, k: number, delta: number): number {
+  const logits = row.expected.digits!.map((p) => Math.log(Math.max(p, 1e-30)));
+  logits[k] = logits[k]! + delta;
+  return argmax(logits);
+}
+
 /**
  * A digits candidate that disagrees with version 1 on about `target` of the held-out rows (class 8
- * favoured), with its held-out accuracy (what import would state for it).
+ * favoured), with its held-out accuracy (what import would state for it) and the bias that made it.
  */
-export function biasedDigits(target: number): { bytes: Uint8Array; disagreement: number; accuracy: number } {
+export function biasedDigits(target: number): {
+  bytes: Uint8Array;
+  disagreement: number;
+  accuracy: number;
+  bias: { k: number; delta: number };
+} {
   const k = 8;
   let [low, high] = [0, 50];
   for (let i = 0; i < 40; i++) {
@@ -47,5 +57,5 @@ export function biasedDigits(target: number): { bytes: Uint8Array; disagreement:
     if (effectOfBias(k, mid).disagreement < target) low = mid;
     else high = mid;
   }
-  return { bytes: digitsWithBias(k, high), ...effectOfBias(k, high) };
+  return { bytes: digitsWithBias(k, high), ...effectOfBias(k, high), bias: { k, delta: high } };
 }

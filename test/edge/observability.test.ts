@@ -1,0 +1,291 @@
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { EdgeFigures } from "../../edge/analytics/figures.ts";
+import { argmax, type HeldoutRow } from "../../protocol/heldout.ts";
+import { formatTraceParent, parseTraceParent } from "../../protocol/trace-context.ts";
+import { wilson } from "../../protocol/wilson.ts";
+import { type OtlpReceiver, startOtlpReceiver } from "../../scripts/otlp/receiver.ts";
+import { type EdgeWorker, startEdgeWorker } from "../../scripts/stack/edge-worker.ts";
+import { biasedDigits, biasedLabel } from "../support/candidates.ts";
+import { sleep, until } from "../support/regional-process.ts";
+import {
+  addVersion,
+  copyModels,
+  get,
+  metric,
+  startTestServer,
+  type TestServer,
+  testOptions,
+} from "../support/regional-server.ts";
+import {
+  classify,
+  confidentRows,
+  EU_CENTRAL,
+  FRANKFURT,
+  getJson,
+  NO_HEDGES,
+  post,
+  regionsVar,
+  serverTiming,
+  unsureRows,
+  warmEdge,
+} from "./support.ts";
+
+// The edge and one real pool behind it, observed from outside: the pool traces to a real OTLP/HTTP receiver,
+// the Worker keeps its Analytics Engine points in the isolate (LOCAL_PLATFORM=memory, as npm start does), and
+// the pool serves a digits version that labels a known share of the rows differently from the edge variant:
+// an edge variant miscalibrated on purpose, as far as the live audit can tell.
+const SECRET = "observability-secret";
+const BIASED = biasedDigits(0.2);
+const AUDIT_SHARE = 0.5;
+let receiver: OtlpReceiver;
+let models: ReturnType<typeof copyModels>;
+let pool: TestServer;
+let worker: EdgeWorker;
+
+beforeAll(async () => {
+  receiver = await startOtlpReceiver();
+  models = copyModels();
+  await addVersion(models.dir, "digits", "2", { bytes: BIASED.bytes, accuracy: BIASED.accuracy, makeDefault: true });
+  pool = await startTestServer(
+    testOptions(["--models", models.dir, "--region", "eu"], {
+      REGIONAL_SHARED_SECRET: SECRET,
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      // Requests without a parent are not traced: every span here continues a trace the edge forwarded.
+      OTEL_TRACES_SAMPLER: "parentbased_always_off",
+    }),
+  );
+  worker = await warmEdge(
+    await startEdgeWorker({
+      memoryPlatform: true,
+      vars: {
+        REGIONS: regionsVar([{ name: "eu", url: pool.url, at: EU_CENTRAL }]),
+        REGIONAL_SHARED_SECRET: SECRET,
+        SLO_BUDGET_MS: "20000",
+        ...NO_HEDGES,
+        TRACE_SAMPLE_RATIO: "1",
+        AUDIT_SHARE: String(AUDIT_SHARE),
+        AUDIT_MAX_PER_SECOND: "100000",
+        AUDIT_SEED: "7",
+      },
+    }),
+  );
+});
+afterAll(async () => {
+  await worker?.dispose();
+  await pool?.shutdown();
+  await receiver?.close();
+  models?.remove();
+});
+
+const hex = (bytes: number) => randomBytes(bytes).toString("hex");
+
+/** The trace an answer names in its Server-Timing (`traceparent;desc="00-..."`). */
+function namedTrace(headers: Headers) {
+  const parent = parseTraceParent(serverTiming(headers).traceparent?.desc);
+  expect(parent, headers.get("server-timing") ?? "").toBeDefined();
+  return parent!;
+}
+
+/** The pool's spans of a trace, once exported. */
+async function poolSpans(traceId: string) {
+  await pool.tracing.flush();
+  return receiver.trace(traceId);
+}
+
+interface ObservedStatus {
+  observed: EdgeFigures & {
+    written: number;
+    latest: { index: string; blobs: string[]; doubles: number[] }[];
+  };
+}
+const observed = async () => (await getJson<ObservedStatus>(worker, "/status")).body.observed;
+const requestPoints = (o: ObservedStatus["observed"]) => o.latest.filter((p) => p.blobs[0] !== "audit");
+
+describe("one trace across tiers", () => {
+  it("a forwarded row continues the client's trace into the pool, and the answer names it", async () => {
+    const client = { traceId: hex(16), parentId: hex(8), flags: 1 };
+    const answer = await classify(worker, [unsureRows[0]!], undefined, {
+      cf: FRANKFURT,
+      headers: { traceparent: formatTraceParent(client), tracestate: "shop=7" },
+    });
+    expect(answer.body.servedBy).toBe("regional:eu");
+    expect(namedTrace(answer.headers)).toMatchObject({ traceId: client.traceId, parentId: client.parentId });
+    const spans = await poolSpans(client.traceId);
+    expect(spans.map((s) => s.name).sort()).toEqual(["POST /v1/classify", "batch", "compute", "queue"]);
+    const root = spans.find((s) => s.name === "POST /v1/classify")!;
+    expect(root.parentSpanId).toBe(client.parentId);
+    expect(root.attributes).toMatchObject({ "triton.model_name": "digits", "triton.model_version": "2" });
+  });
+
+  it("without a client context, the pool's spans carry the trace id the edge started and named", async () => {
+    const answer = await classify(worker, [unsureRows[1]!], undefined, { cf: FRANKFURT });
+    expect(answer.body.servedBy).toBe("regional:eu");
+    const named = namedTrace(answer.headers);
+    expect(named.flags & 1).toBe(1); // TRACE_SAMPLE_RATIO=1
+    const spans = await poolSpans(named.traceId);
+    expect(spans).toHaveLength(4);
+    expect(spans.find((s) => s.kind === 2)!.parentSpanId).toBe(named.parentId);
+  });
+
+  it("a client context marked unsampled is forwarded as such and the pool makes no spans for it", async () => {
+    const client = { traceId: hex(16), parentId: hex(8), flags: 0 };
+    const answer = await classify(worker, [unsureRows[2]!], undefined, {
+      cf: FRANKFURT,
+      headers: { traceparent: formatTraceParent(client) },
+    });
+    expect(answer.body.servedBy).toBe("regional:eu");
+    expect(namedTrace(answer.headers).traceId).toBe(client.traceId);
+    // A sampled request after it: once its spans are in, anything of the first would be too.
+    const after = await classify(worker, [unsureRows[3]!], undefined, { cf: FRANKFURT });
+    expect(await poolSpans(namedTrace(after.headers).traceId)).toHaveLength(4);
+    expect(receiver.trace(client.traceId)).toEqual([]);
+  });
+
+  it("every answer names its trace, an error too", async () => {
+    const refused = await post(worker, "/v1/classify", { model: "digits", inputs: [1, 2] });
+    expect(refused.status).toBe(400);
+    namedTrace(refused.headers);
+    const health = await worker.dispatchFetch(`${worker.url}/v2/health/ready`);
+    namedTrace(health.headers as unknown as Headers);
+  });
+});
+
+describe("the edge's own numbers (Analytics Engine, in the isolate here)", () => {
+  it("one classify writes exactly one data point, with every field", async () => {
+    const before = await observed();
+    const row = confidentRows[0]!;
+    const answer = await classify(worker, [row], undefined, { cf: FRANKFURT });
+    expect(answer.body.servedBy).toBe("edge");
+    const after = await observed();
+    const point = requestPoints(after).at(-1)!;
+    expect(point.index).toBe("digits");
+    const label = String(argmax(row.expected["digits-edge"]!));
+    expect(point.blobs).toEqual([
+      "edge",
+      "",
+      "digits",
+      answer.body.version,
+      "FRA",
+      "",
+      "anonymous",
+      "200",
+      label,
+      namedTrace(answer.headers).traceId,
+    ]);
+    const top = Math.max(...row.expected["digits-edge"]!);
+    expect(point.doubles[0]).toBeGreaterThanOrEqual(0); // latency: the Worker's clock
+    expect(point.doubles[1]).toBeCloseTo(top, 5); // the edge variant's top probability
+    expect(point.doubles.slice(2, 5)).toEqual([0, 1, 0]); // no region, one row, not an audit
+    expect(point.doubles[5]).toBeCloseTo(top, 5);
+    // Exactly one request point per request: the audit, if this answer was drawn, writes its own.
+    const requestsWritten = (o: ObservedStatus["observed"]) =>
+      Object.values(o.models).reduce((n, m) => n + m.answered + m.errors, 0);
+    expect(requestsWritten(after) - requestsWritten(before)).toBe(1);
+  });
+
+  it("a forwarded answer's point names the region and its time; a refused request writes one error point", async () => {
+    const answer = await classify(worker, [unsureRows[4]!], undefined, { cf: FRANKFURT });
+    expect(answer.body.servedBy).toBe("regional:eu");
+    const forwarded = requestPoints(await observed()).at(-1)!;
+    expect(forwarded.blobs.slice(0, 6)).toEqual(["regional", "", "digits", "2", "FRA", "eu"]);
+    expect(forwarded.doubles[2]).toBeGreaterThanOrEqual(0);
+    expect(forwarded.doubles[1]).toBeLessThan(1); // the edge variant ran and was unsure
+    const refused = await post(worker, "/v1/classify", { model: "digits", inputs: [1, 2] }, { cf: FRANKFURT });
+    expect(refused.status).toBe(400);
+    const error = requestPoints(await observed()).at(-1)!;
+    expect(error.blobs).toEqual([
+      "error",
+      "",
+      "digits",
+      "",
+      "FRA",
+      "",
+      "anonymous",
+      "400",
+      "",
+      namedTrace(refused.headers).traceId,
+    ]);
+  });
+});
+
+describe("the live agreement audit, end to end", () => {
+  it("measures the share of edge answers the full model disagrees with, within its interval", async () => {
+    // Earlier tests' edge answers may have been audited too: both sides are counted from here on.
+    await sleep(200);
+    const auditBefore = (await observed()).audits.digits ?? { rows: 0, agreeing: 0, failed: 0 };
+    const metricsBefore = (await get(`${pool.url}/metrics`)).body as string;
+    const digits = { model: "digits", version: "2" };
+    // Each input once (a repeat would be a cache hit, which is never audited).
+    const seen = new Set<string>([JSON.stringify(confidentRows[0]!.input)]);
+    const rows: HeldoutRow[] = confidentRows.filter(
+      (r) => !seen.has(JSON.stringify(r.input)) && seen.add(JSON.stringify(r.input)),
+    );
+    for (const row of rows) {
+      const answer = await classify(worker, [row], undefined, { cf: FRANKFURT });
+      expect(answer.body.servedBy).toBe("edge");
+    }
+    // The known share: edge answers the pool's version labels otherwise.
+    const { k, delta } = BIASED.bias;
+    const edgeLabel = (r: HeldoutRow) => argmax(r.expected["digits-edge"]!);
+    const known = rows.filter((r) => edgeLabel(r) !== biasedLabel(r, k, delta)).length / rows.length;
+    expect(known).toBeGreaterThan(0.1);
+
+    // Audits run after the answers (waitUntil): wait until the pool has counted what the edge has written.
+    const poolRows = async () => {
+      const text = (await get(`${pool.url}/metrics`)).body as string;
+      return (
+        metric(text, "edgecascade_cascade_audit_total", digits) -
+        metric(metricsBefore, "edgecascade_cascade_audit_total", digits)
+      );
+    };
+    const edgeAudits = async () => {
+      const total = (await observed()).audits.digits!;
+      const rows = total.rows - auditBefore.rows;
+      const agreeing = total.agreeing - auditBefore.agreeing;
+      return { rows, agreeing, failed: total.failed - auditBefore.failed, interval: wilson(agreeing, rows) };
+    };
+    await until("the pool to count the audits the edge wrote", async () => {
+      const audit = await edgeAudits();
+      return audit.rows + audit.failed > 0 && (await poolRows()) === audit.rows;
+    });
+    await sleep(200);
+    const audit = await edgeAudits();
+    expect(audit.failed).toBe(0);
+    expect(await poolRows()).toBe(audit.rows);
+    const metricsAfter = (await get(`${pool.url}/metrics`)).body as string;
+    const poolAgree =
+      metric(metricsAfter, "edgecascade_cascade_audit_total", { ...digits, agree: "true" }) -
+      metric(metricsBefore, "edgecascade_cascade_audit_total", { ...digits, agree: "true" });
+    expect(poolAgree).toBe(audit.agreeing);
+    // About AUDIT_SHARE of the edge answers were audited (the draws are seeded: the same ones every run).
+    expect(audit.rows / rows.length).toBeGreaterThan(AUDIT_SHARE - 0.1);
+    expect(audit.rows / rows.length).toBeLessThan(AUDIT_SHARE + 0.1);
+    // The measured disagreement holds the known share within its Wilson 95% interval.
+    const disagreement = { lower: 1 - audit.interval.upper, upper: 1 - audit.interval.lower };
+    expect(known).toBeGreaterThanOrEqual(disagreement.lower);
+    expect(known).toBeLessThanOrEqual(disagreement.upper);
+    // Never counted as requests at the pool, nor as regional answers at the edge.
+    expect(
+      metric(metricsAfter, "edgecascade_inference_requests_total", digits) -
+        metric(metricsBefore, "edgecascade_inference_requests_total", digits),
+    ).toBe(0);
+    const tiers = (await observed()).models.digits!;
+    expect(tiers.regional).toBeLessThan(10); // only the forwarded rows of the tests above
+
+    // Never cached: a repeat of an audited row that the region labelled otherwise is the edge's answer from the cache.
+    const disagreed = rows.find((r) => edgeLabel(r) !== biasedLabel(r, k, delta))!;
+    const again = await classify(worker, [disagreed], undefined, { cf: FRANKFURT });
+    expect(again.body.servedBy).toBe("cache");
+    expect(again.body.predictions[0]!.class).toBe(edgeLabel(disagreed));
+  });
+
+  it("drift: the answers' classes against the held-out mix, in /status", async () => {
+    const drift = (await observed()).drift.digits!;
+    const figures = drift["2"]!;
+    expect(figures.predictions).toBeGreaterThan(300);
+    expect(figures.psi).not.toBeNull();
+    expect(figures.drifted).toBe(false);
+    expect(Object.values(figures.confidence).reduce((a, b) => a + b, 0)).toBe(figures.predictions);
+  });
+});
