@@ -54,8 +54,15 @@ const tmp = mkdtempSync(join(tmpdir(), "edgecascade-prometheus-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 describe("Prometheus rules", () => {
-  it("are found: pools, rollouts and probes", () => {
-    expect(RULE_FILES.sort()).toEqual(["probe.rules.yml", "regional.rules.yml", "rollout.rules.yml"]);
+  it("are found: pools, rollouts, the cascade, probes and the SLOs of both", () => {
+    expect(RULE_FILES.sort()).toEqual([
+      "cascade.rules.yml",
+      "probe-slo.rules.yml",
+      "probe.rules.yml",
+      "regional.rules.yml",
+      "rollout.rules.yml",
+      "slo.rules.yml",
+    ]);
     expect(alerts.length).toBeGreaterThanOrEqual(15);
   });
 
@@ -135,15 +142,20 @@ describe("Prometheus rules", () => {
     delete scrape.kubernetes_sd_configs;
     scrape.static_configs = [{ targets: ["127.0.0.1:8000"] }];
     expect(config.scrape_configs.map((s) => s.job_name)).toEqual(["edgecascade-regional"]);
-    expect(config.rule_files.sort()).toEqual(["regional.rules.yml", "rollout.rules.yml"]);
-    expect(checkConfig(config, "cluster.yml")).toMatch(/SUCCESS: 2 rule files found/);
+    expect(config.rule_files.sort()).toEqual([
+      "cascade.rules.yml",
+      "regional.rules.yml",
+      "rollout.rules.yml",
+      "slo.rules.yml",
+    ]);
+    expect(checkConfig(config, "cluster.yml")).toMatch(/SUCCESS: 4 rule files found/);
   });
 
   it("probes.yml, the one Prometheus for the probes, passes promtool check config", () => {
     const config = readConfig("probes.yml");
     expect(config.scrape_configs.map((s) => s.job_name)).toEqual(["edgecascade-probe"]);
-    expect(config.rule_files).toEqual(["probe.rules.yml"]);
-    expect(checkConfig(config, "probes.yml")).toMatch(/SUCCESS: 1 rule files found/);
+    expect(config.rule_files).toEqual(["probe.rules.yml", "probe-slo.rules.yml"]);
+    expect(checkConfig(config, "probes.yml")).toMatch(/SUCCESS: 2 rule files found/);
   });
 
   it("scrapes and evaluates each rule file in one place, and routes every alert to one Alertmanager", () => {

@@ -65,6 +65,16 @@ describe("probe summary as Prometheus text", () => {
     expect(s.get(`edgecascade_probe_measured_p95_seconds{${url}}`)).toBe(0.004);
   });
 
+  it("gives the run's latency histogram: answered within each bound, the error never", () => {
+    const s = samples(text);
+    // 97 answered within 5 ms (cache and edge), the degraded one at 12 ms, the regional one at 30 ms.
+    expect(s.get(`edgecascade_probe_answered_within{${url},bound_seconds="0.005"}`)).toBe(97);
+    expect(s.get(`edgecascade_probe_answered_within{${url},bound_seconds="0.01"}`)).toBe(97);
+    expect(s.get(`edgecascade_probe_answered_within{${url},bound_seconds="0.025"}`)).toBe(98);
+    expect(s.get(`edgecascade_probe_answered_within{${url},bound_seconds="0.05"}`)).toBe(99);
+    expect(s.get(`edgecascade_probe_answered_within{${url},bound_seconds="0.25"}`)).toBe(99);
+  });
+
   it("gives latency in seconds as a summary per path and for all requests", () => {
     const s = samples(text);
     expect(s.get(`edgecascade_probe_latency_seconds{${url},path="regional",quantile="0.95"}`)).toBe(0.03);

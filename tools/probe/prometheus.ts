@@ -5,7 +5,7 @@
  * Alerting rules on these series: deploy/prometheus/probe.rules.yml.
  */
 import { renameSync, writeFileSync } from "node:fs";
-import { PROBE_PATHS, type ProbeSummary } from "./summary.ts";
+import { PROBE_PATHS, type ProbeSummary, WITHIN_BOUNDS_MS } from "./summary.ts";
 
 type Labels = Record<string, string>;
 
@@ -125,6 +125,15 @@ export function probeExposition(
     "gauge",
     "p95 over every request sent, failures counted as never answered (+Inf when more than 5% failed).",
     [[url, summary.target.measuredP95Ms === null ? Number.POSITIVE_INFINITY : ms(summary.target.measuredP95Ms)]],
+  );
+  out.metric(
+    "edgecascade_probe_answered_within",
+    "gauge",
+    "Requests of the last run answered within bound_seconds of their scheduled send (failures never are): its latency histogram, for the SLO rules against edgecascade_probe_sent.",
+    WITHIN_BOUNDS_MS.map((bound): [Labels, number] => [
+      { ...url, bound_seconds: String(bound / 1000) },
+      summary.within[String(bound)] ?? 0,
+    ]),
   );
   out.metric("edgecascade_probe_target_met", "gauge", "1 when the last run met the p95 target, else 0.", [
     [url, summary.target.holds ? 1 : 0],

@@ -58,6 +58,11 @@ export interface ProbeSummary {
    * it holds when at least 95% of requests were answered within the target.
    */
   target: { p95Ms: number; measuredP95Ms: number | null; holds: boolean };
+  /**
+   * Requests answered within each bound of `WITHIN_BOUNDS_MS` (failures never are): a histogram of the run,
+   * which the SLO burn-rate rules read against `sent` (deploy/prometheus/probe-slo.rules.yml).
+   */
+  within: Record<string, number>;
   /** First few distinct error messages. */
   errorSamples: string[];
   /**
@@ -67,6 +72,9 @@ export interface ProbeSummary {
    */
   floor: LatencyStats | null;
 }
+
+/** The bounds, in ms, of the per-run latency histogram (`within`): the 10 ms target and its neighbours. */
+export const WITHIN_BOUNDS_MS = [5, 10, 25, 50, 100, 250] as const;
 
 /** The `q`-quantile (protocol/quantile.ts, nearest rank) of sorted values; 0 for none. */
 export function quantileOrZero(sorted: readonly number[], q: number): number {
@@ -146,6 +154,7 @@ export function summarize(
       measuredP95Ms,
       holds: results.length > 0 && measuredP95Ms !== null && measuredP95Ms <= targetP95Ms,
     },
+    within: Object.fromEntries(WITHIN_BOUNDS_MS.map((ms) => [String(ms), answered.filter((v) => v <= ms).length])),
     errorSamples: [...errorSamples],
     floor: run.floorMs ? latencyStats(run.floorMs) : null,
   };
