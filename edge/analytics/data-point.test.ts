@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { auditDataPoint, BLOBS, DOUBLES, requestDataPoint } from "./data-point.ts";
+import { auditDataPoint, requestDataPoint } from "./data-point.ts";
+import { BLOBS, column, DOUBLES } from "./layout.ts";
 
 describe("data points", () => {
   it("a request's: the model as index, the issue's blobs and doubles in the documented order", () => {
@@ -36,6 +37,15 @@ describe("data points", () => {
     expect(point.doubles).toEqual([12, 0.6, 0, 1, 0, 0.6]);
     expect(point.blobs).toHaveLength(BLOBS.length);
     expect(point.doubles).toHaveLength(DOUBLES.length);
+    // The layout's names are where the values are.
+    expect(point.blobs?.[BLOBS.indexOf("colo")]).toBe("FRA");
+    expect(point.doubles?.[DOUBLES.indexOf("edge_top")]).toBe(0.6);
+    expect([column("tier"), column("trace"), column("latency_ms"), column("confidence")]).toEqual([
+      "blob1",
+      "blob10",
+      "double1",
+      "double6",
+    ]);
   });
 
   it("an error's: empty fields and -1 where nothing was measured", () => {

@@ -1,32 +1,7 @@
 /**
  * The edge's own numbers in Workers Analytics Engine (docs/observability.md): one data point per classify or
- * infer request, and one per audit. The layout below is the one the docs' SQL, the Grafana dashboard
- * (tools/dashboards/) and the local figures (figures.ts) read: change it only with them.
+ * infer request, and one per audit, in the layout of layout.ts.
  */
-
-/** What a data point's blobs hold, in order (blob1 ... blob10). */
-export const BLOBS = [
-  "tier", // cache, edge, regional, degraded, error; audit for an audit's point
-  "degraded", // why a degraded answer is degraded (regions-failed, too-far, ...), else ""
-  "model", // the logical model, "" when the request named none the edge serves
-  "version", // the model version answered (an audit: the region's)
-  "colo", // request.cf.colo, "" locally
-  "region", // the region that answered, else the first one tried (an audit: the region asked), else ""
-  "tenant", // the API key's tenant, anonymous without keys
-  "status", // the HTTP status of the answer (an audit: the region's, or "failed")
-  "class", // the predicted label of the first row ("" for errors); an audit: agree, disagree or failed
-  "trace", // the trace id the answer names (Server-Timing traceparent)
-] as const;
-
-/** What a data point's doubles hold, in order (double1 ... double6). */
-export const DOUBLES = [
-  "latency_ms", // arrival to answer as the Worker's clock sees it (it stands still between I/O: an edge answer reads 0)
-  "edge_top", // the edge variant's lowest top probability over the rows (what the cascade decided on); -1 when it did not run
-  "region_ms", // the region's answer time (an audit: its call), 0 when no region answered
-  "rows", // rows in the request (an audit: rows re-asked)
-  "agreeing", // an audit's rows the region labelled as the edge did; 0 otherwise
-  "confidence", // the answer's top probability of the first row (drift's confidence histogram); -1 for errors
-] as const;
 
 export type Tier = "cache" | "edge" | "regional" | "degraded" | "error";
 

@@ -1,5 +1,4 @@
 import {
-  type Attributes,
   type Context,
   defaultTextMapGetter,
   type HrTime,
@@ -146,9 +145,18 @@ export function createRequestTracing(config: TracingConfig, region: string): Req
     },
 
     end(request, ended) {
+      const name =
+        ended.protocol === "http" ? `${ended.method} ${ended.route}` : `inference.GRPCInferenceService/${ended.method}`;
+      // Sampled first, attributes after: a request the sampler drops costs the decision and nothing more.
+      const span = tracer.startSpan(
+        name,
+        { kind: SpanKind.SERVER, startTime: otelTime(request.receivedUs) },
+        request.parent,
+      );
+      if (!span.isRecording()) return;
       const model = request.model === undefined ? {} : { "triton.model_name": request.model };
       const version = request.version === undefined ? {} : { "triton.model_version": request.version };
-      const attributes: Attributes = {
+      span.setAttributes({
         ...model,
         ...version,
         ...(request.requestId === undefined ? {} : { "triton.request_id": request.requestId }),
@@ -166,15 +174,7 @@ export function createRequestTracing(config: TracingConfig, region: string): Req
               "rpc.method": ended.method,
               "rpc.grpc.status_code": ended.code,
             }),
-      };
-      const name =
-        ended.protocol === "http" ? `${ended.method} ${ended.route}` : `inference.GRPCInferenceService/${ended.method}`;
-      const span = tracer.startSpan(
-        name,
-        { kind: SpanKind.SERVER, startTime: otelTime(request.receivedUs), attributes },
-        request.parent,
-      );
-      if (!span.isRecording()) return;
+      });
       const run = request.run;
       if (run) {
         const inRequest = trace.setSpan(request.parent, span);

@@ -11,6 +11,7 @@ import { measureGrpcWire } from "./grpc-wire.ts";
 import { holdBenchLock } from "./lock.ts";
 import { otherCores, readLoad } from "./other-load.ts";
 import { cpuSeconds } from "./process-cpu.ts";
+import { measureTracingCost } from "./tracing-cost.ts";
 import { haveWrk, type WrkRequest, type WrkResult, wrk, wrkScript } from "./wrk.ts";
 
 /**
@@ -32,7 +33,9 @@ import { haveWrk, type WrkRequest, type WrkResult, wrk, wrkScript } from "./wrk.
  * latencies are those at the throughput it reached.
  * Then the wire formats, on the pool alone: v2 infer with JSON data against Triton's binary tensor data
  * (little-endian FP32 in and out), at 1 and 64 rows per request (`--wire-rounds` rounds); then the same
- * against gRPC, from one Node generator for all three (scripts/benchmarks/grpc-wire.ts; wrk speaks no gRPC).
+ * against gRPC, from one Node generator for all three (scripts/benchmarks/grpc-wire.ts; wrk speaks no gRPC). Last,
+ * what tracing costs: the pool with tracing off, at 1%, at 100% and under unsampled parents
+ * (scripts/benchmarks/tracing-cost.ts, `--tracing-rounds`, 0 skips it).
  * With `--pin on` (the default where `taskset` exists) every server runs on one core and wrk (with this process,
  * the gRPC section's generator) on the other (core-pinning.ts), as in production, where a pool does not share
  * its cores with its clients, and every server gets the same core to itself. Unpinned, where wrk and the server
@@ -58,6 +61,14 @@ const { values: args } = processFlags({
       integer: true,
       help: "rounds of gRPC against HTTP JSON and binary",
     },
+    "tracing-rounds": {
+      type: "number",
+      placeholder: "N",
+      default: 5,
+      min: 0,
+      integer: true,
+      help: "rounds of the pool with tracing off, at 1%, at 100% and under unsampled parents (0 skips them)",
+    },
     out: OUT_FLAG,
     "own-stack": { type: "boolean", help: "also the pool's own stack without batching and without inference" },
     model: MODEL_FLAG,
@@ -69,7 +80,14 @@ const { values: args } = processFlags({
     },
   },
 });
-const { connections, duration: durationS, warmup: warmupS, rounds, "wire-rounds": wireRounds } = args;
+const {
+  connections,
+  duration: durationS,
+  warmup: warmupS,
+  rounds,
+  "wire-rounds": wireRounds,
+  "tracing-rounds": tracingRounds,
+} = args;
 holdBenchLock();
 const TARGETS = { aOverB: 1.5, aOverC: 0.85, p99Ms: 10 };
 
@@ -404,6 +422,19 @@ const grpcWire = await measureGrpcWire({
   log: (line) => process.stdout.write(line),
   onStarted: place,
 });
+const tracing =
+  tracingRounds > 0
+    ? await measureTracingCost({
+        pool: common,
+        requests,
+        connections,
+        durationS,
+        warmupS,
+        rounds: tracingRounds,
+        log: (line) => process.stdout.write(line),
+        onStarted: place,
+      })
+    : undefined;
 /** Binary over JSON, per batch size: median of the rounds' own ratios of rows/s. */
 const binaryOverJson = Object.fromEntries(
   [1, 64].map((batch) => [
@@ -477,13 +508,16 @@ const met = {
   p99: summary.a.p99Ms <= TARGETS.p99Ms,
   noErrors:
     SERVERS.every((s) => summary[s.key].errors === 0) &&
-    [...Object.values(wire), ...Object.values(grpcWire.loads)].every((w) => w.errors === 0),
+    [...Object.values(wire), ...Object.values(grpcWire.loads), ...Object.values(tracing?.loads ?? {})].every(
+      (w) => w.errors === 0,
+    ),
 };
 
 const flags = [
   ...(suffix ? ["--model", model] : []),
   ...(args["own-stack"] ? ["--own-stack"] : []),
   ...(args.pin === "off" ? ["--pin", "off"] : []),
+  ...(tracingRounds !== 5 ? ["--tracing-rounds", String(tracingRounds)] : []),
 ];
 const command = `npm run bench:regional${flags.length ? ` -- ${flags.join(" ")}` : ""}`;
 const loadavg = readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
@@ -512,6 +546,9 @@ const report = {
   met,
   wire: { rounds: wireRounds, loads: wire, binaryOverJson, raw: wireRaw },
   grpc: { generator: grpcWire.generator, loads: grpcWire.loads, grpcOver: grpcWire.grpcOver, raw: grpcWire.raw },
+  tracing: tracing
+    ? { rounds: tracingRounds, loads: tracing.loads, exported: tracing.exported, raw: tracing.raw }
+    : null,
   rounds: raw,
   ratiosPerRound: perRound.map((r) => ({
     aOverB: round2(r.aOverB),
@@ -591,6 +628,7 @@ Binary over JSON, rows/s (median of the rounds' own ratios): ${binaryOverJson[1]
 ${binaryOverJson[64]}× at 64.
 
 ${grpcWire.markdown}
+${tracing?.markdown ?? ""}
 Per round: \`bench/regional${suffix}.json\` (\`rounds\`, \`ratiosPerRound\`, \`wire.raw\`, \`grpc.raw\`).
 `;
 const outDir = resolve(ROOT, args.out);
@@ -602,6 +640,9 @@ process.stdout.write(
     `\n${table}\n\na/b ${ratios.aOverB}  a/c ${ratios.aOverC}  f/c ${ratios.fOverC} (reference)  (targets ≥ ${TARGETS.aOverB}, ≥ ${TARGETS.aOverC}, p99 ≤ ${TARGETS.p99Ms} ms)\n` +
     `binary/JSON rows/s: ${binaryOverJson[1]}× at 1 row, ${binaryOverJson[64]}× at 64 rows\n` +
     `gRPC/JSON rows/s: ${grpcWire.grpcOver.json[1]}× at 1 row, ${grpcWire.grpcOver.json[64]}× at 64; ` +
-    `gRPC/binary: ${grpcWire.grpcOver.binary[1]}×, ${grpcWire.grpcOver.binary[64]}×; took ${tookS} s\n`,
+    `gRPC/binary: ${grpcWire.grpcOver.binary[1]}×, ${grpcWire.grpcOver.binary[64]}×; took ${tookS} s\n` +
+    (tracing
+      ? `tracing over off: 1% ${tracing.loads.ratio1.overOff}×, 100% ${tracing.loads.ratio100.overOff}×, unsampled parents ${tracing.loads.unsampledParent.overOff}×\n`
+      : ""),
 );
 process.exitCode = met.noErrors ? 0 : 1;
