@@ -1,4 +1,5 @@
 import type * as cog from "@grafana/grafana-foundation-sdk/cog";
+import { grafanaVariable } from "./grafana-variable.ts";
 
 /**
  * A query of the Altinity ClickHouse data source (`vertamedia-clickhouse-datasource`), the plugin Cloudflare
@@ -20,7 +21,7 @@ export interface AnalyticsQuery {
 }
 
 /** The dashboard's Analytics Engine data source: its `analytics` variable. */
-export const ANALYTICS = { type: "vertamedia-clickhouse-datasource", uid: "${analytics}" };
+export const ANALYTICS = { type: "vertamedia-clickhouse-datasource", uid: grafanaVariable("analytics") };
 
 export class AnalyticsQueryBuilder implements cog.Builder<cog.Dataquery> {
   readonly #query: AnalyticsQuery;

@@ -1,4 +1,5 @@
 import { column } from "../../edge/analytics/layout.ts";
+import { grafanaVariable } from "./grafana-variable.ts";
 
 /**
  * The edge's figures as Workers Analytics Engine SQL (edge/analytics/layout.ts' columns; every count weighted by
@@ -14,7 +15,11 @@ export interface SqlDialect {
   dataset: string;
 }
 
-export const GRAFANA: SqlDialect = { timeSeries: "$timeSeries", timeFilter: "$timeFilter", dataset: "${dataset}" };
+export const GRAFANA: SqlDialect = {
+  timeSeries: "$timeSeries",
+  timeFilter: "$timeFilter",
+  dataset: grafanaVariable("dataset"),
+};
 export const SQL_API: SqlDialect = {
   timeSeries: "intDiv(toUInt32(timestamp), 300) * 300",
   timeFilter: "timestamp > NOW() - INTERVAL '1' DAY",

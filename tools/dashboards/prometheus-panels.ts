@@ -7,9 +7,10 @@ import {
 import { DataqueryBuilder } from "@grafana/grafana-foundation-sdk/prometheus";
 import { PanelBuilder as StatPanel } from "@grafana/grafana-foundation-sdk/stat";
 import { PanelBuilder as TimeseriesPanel } from "@grafana/grafana-foundation-sdk/timeseries";
+import { grafanaVariable } from "./grafana-variable.ts";
 
 /** Every Prometheus panel reads the data source the dashboard's `datasource` variable picks. */
-export const PROMETHEUS = { type: "prometheus", uid: "${datasource}" };
+export const PROMETHEUS = { type: "prometheus", uid: grafanaVariable("datasource") };
 
 /** A query of the dashboard's Prometheus data source. */
 export function promQuery(expr: string, legend: string, refId = "A"): DataqueryBuilder {
