@@ -6,6 +6,7 @@ import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { argmax, edgeConfidence } from "../../protocol/heldout.ts";
 import { calibrationOf } from "../../protocol/model-config.ts";
+import { type OtlpReceiver, startOtlpReceiver } from "../../scripts/otlp/receiver.ts";
 import { heldout, heldoutOf, modelConfig } from "../support/heldout.ts";
 import { type LocalStack, startLocalStack } from "../support/local-stack.ts";
 import { codeBlocks } from "../support/markdown-blocks.ts";
@@ -15,6 +16,7 @@ const ROOT = new URL("../../", import.meta.url).pathname;
 const threshold = calibrationOf(modelConfig("digits-edge")).threshold;
 
 let stack: LocalStack;
+let receiver: OtlpReceiver;
 let edgeUrl = "";
 let browser: Browser;
 const tmp = mkdtempSync(join(tmpdir(), "edgecascade-e2e-"));
@@ -32,10 +34,17 @@ async function classify(inputs: number[], headers: Record<string, string> = {}) 
 beforeAll(async () => {
   // Routing is what these tests look at: a budget that a loaded CI machine's first calls cannot miss, and no
   // hedges, so that the nearest region is the one that answers.
+  // The pools trace to a receiver in this process, as docs/observability.md's "Following a trace locally" does
+  // with `npm run traces`; every edge answer is audited, so that /status has the audit's figures.
+  receiver = await startOtlpReceiver();
   stack = await startLocalStack({
     EDGE_SLO_BUDGET_MS: "5000",
     EDGE_HEDGE_BUDGET_RATIO: "0",
     EDGE_HEDGE_BUDGET_BURST: "0",
+    EDGE_AUDIT_SHARE: "1",
+    EDGE_AUDIT_MAX_PER_SECOND: "1000",
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+    OTEL_BSP_SCHEDULE_DELAY: "100",
   });
   edgeUrl = stack.edgeUrl;
   // Which tier answers is asserted below: a warm isolate (a cold one forwards its first requests, docs/edge.md).
@@ -58,6 +67,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await stack?.stop();
+  await receiver?.close();
   rmSync(tmp, { recursive: true, force: true });
 });
 
@@ -107,7 +117,7 @@ describe("npm start", () => {
 /**
  * README's quick start, run against this stack: its banner lines as `npm start` prints them, and each command block
  * (`sh quickstart`) printing what the output block after it (`text output`) shows: the same status, headers and
- * JSON, with the stack's own port for 8787, durations and Content-Length aside (scores within 1e-6). The stack's
+ * JSON, with the stack's own port for 8787, durations, trace ids and Content-Length aside (scores within 1e-6). The stack's
  * 5 s budget and no hedges only keep a loaded machine from cutting the forward short; the answers are the same.
  */
 describe("README's quick start against npm start", () => {
@@ -145,7 +155,7 @@ describe("README's quick start against npm start", () => {
     const headers = head!
       .split("\n")
       .filter((h) => !/^content-length:/i.test(h))
-      .map((h) => h.replace(/dur=[\d.]+/g, "dur=N"));
+      .map((h) => h.replace(/dur=[\d.]+/g, "dur=N").replace(/"00-[0-9a-f]{32}-[0-9a-f]{16}-/g, '"00-TRACE-SPAN-'));
     return { headers, body: JSON.parse(body) as unknown };
   };
   const close = (actual: unknown, expected: unknown): void => {
@@ -167,6 +177,65 @@ describe("README's quick start against npm start", () => {
     const expected = parse(run.expected);
     expect(actual.headers).toEqual(expected.headers);
     close(actual.body, expected.body);
+  });
+});
+
+describe("npm start shows what the cascade does", () => {
+  it("every answer names its trace, and a forwarded one is followed into the pool", async () => {
+    const unsure = heldout.rows.findIndex((r) => edgeConfidence(r, "digits-edge") < threshold);
+    const res = await fetch(`${edgeUrl}/v1/classify`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "digits",
+        inputs: heldout.rows[unsure]!.input,
+        parameters: { cascade: "regional" },
+      }),
+    });
+    expect(res.status).toBe(200);
+    const timing = res.headers.get("server-timing") ?? "";
+    const [, traceId] = /traceparent;desc="00-([0-9a-f]{32})-[0-9a-f]{16}-01"/.exec(timing) ?? [];
+    expect(traceId, timing).toBeDefined();
+    // What `curl localhost:4318/traces/<trace id>` shows with `npm run traces`: the pool's spans of this request.
+    await expect
+      .poll(
+        async () => {
+          const spans = (await (await fetch(`${receiver.url}/traces/${traceId}`)).json()) as {
+            spans: { name: string }[];
+          };
+          return spans.spans.map((s) => s.name).sort();
+        },
+        { timeout: 10_000 },
+      )
+      .toEqual(["POST /v1/classify", "batch", "compute", "queue"]);
+  });
+
+  it("GET /status shows edge share, degraded answers, audit agreement and drift", async () => {
+    const confident = heldout.rows.filter((r) => edgeConfidence(r, "digits-edge") >= threshold).slice(0, 5);
+    for (const row of confident) expect((await classify(row.input.map((v) => v + 1e-3))).status).toBe(200);
+    await expect
+      .poll(
+        async () => {
+          const { observed } = (await (await fetch(`${edgeUrl}/status`)).json()) as {
+            observed: {
+              models: Record<string, { answered: number; edgeShare: number; degradedRate: number }>;
+              audits: Record<string, { rows: number; agreement: number; interval: { lower: number; upper: number } }>;
+              drift: Record<string, Record<string, { predictions: number; predicted: number[] }>>;
+            };
+          };
+          const digits = observed.models.digits!;
+          return {
+            answered: digits.answered > 0,
+            edgeShare: digits.edgeShare > 0 && digits.edgeShare <= 1,
+            degradedRate: digits.degradedRate >= 0,
+            audited: (observed.audits.digits?.rows ?? 0) >= confident.length,
+            agreement: observed.audits.digits?.agreement,
+            drift: (observed.drift.digits?.["1"]?.predictions ?? 0) > 0,
+          };
+        },
+        { timeout: 10_000 },
+      )
+      .toEqual({ answered: true, edgeShare: true, degradedRate: true, audited: true, agreement: 1, drift: true });
   });
 });
 
