@@ -224,6 +224,14 @@ async function main(
       : `  warm-up   skipped (${keyed ? "EDGE_API_KEYS is set" : "WARM_UP=false"}): the first requests pay JIT compilation in every process`,
   );
   console.log(
+    `  observed  edge share, degraded answers, latency per colo, audit agreement, drift: ${edge.url}/status (observed)`,
+  );
+  console.log(
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT
+      ? `  traces    the pools export spans to ${process.env.OTEL_EXPORTER_OTLP_ENDPOINT}; every answer names its trace in Server-Timing`
+      : "  traces    every answer names its trace in Server-Timing; to follow it into the pools: npm run traces, then OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 npm start",
+  );
+  console.log(
     `  probes    ${probeCommand(
       edge.url,
       process.env.EDGE_API_KEYS,

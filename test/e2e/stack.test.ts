@@ -79,6 +79,12 @@ describe("npm start", () => {
     // Warmed before ready: every request of the warm-up answered (a slow machine may cut it short, never refuse).
     expect(output()).toMatch(/warm-up {3}\d+ requests through every tier in [\d.]+ s/);
     expect(output()).not.toMatch(/warm-up .*refused/);
+    expect(output()).toContain(
+      `observed  edge share, degraded answers, latency per colo, audit agreement, drift: ${edgeUrl}/status`,
+    );
+    expect(output()).toMatch(
+      /traces {4}the pools export spans to http:\/\/127\.0\.0\.1:\d+; every answer names its trace/,
+    );
     // The three pools and the Worker's runtime run as child processes.
     expect(stack.pids.length).toBeGreaterThanOrEqual(4);
   });
