@@ -37,10 +37,14 @@ export interface InferenceInput {
   deadlineUs: number;
   /** The request as admission admitted it: its tenant's flow (regional/tenants/), where its rows are told. */
   admitted: Pick<Admitted, "flow" | "rowsKnown">;
-  /** Its trace, when it may be traced (regional/tracing/): answering records the model, version and run in it. */
-  trace?: RequestTrace;
+  /**
+   * Its trace, when it may be traced (regional/tracing/): answering records the model, version and run in it.
+   * Always present, undefined when not traced: one object shape for every request keeps the hot path's
+   * property accesses monomorphic (conditional spreads here cost the pool a quarter of its throughput).
+   */
+  trace: RequestTrace | undefined;
   /** `x-edgecascade-audit` (protocol/audit.ts): the edge's labels; the call is an audit, not a request. */
-  audit?: string;
+  audit: string | undefined;
 }
 
 /**

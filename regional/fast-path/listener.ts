@@ -140,8 +140,8 @@ export function inferenceFastPath({ deps, answers, fallback }: FastPathOptions):
           receivedUs,
           deadlineUs,
           admitted,
-          ...(trace ? { trace } : {}),
-          ...(audit !== undefined ? { audit } : {}),
+          trace,
+          audit,
         };
         if (route.kind === "classify") answers.classifyTo(input, succeed, fail);
         else answering = answers.infer(input, route.model, "version" in route ? route.version : undefined);

@@ -106,7 +106,7 @@ export function grpcServices({ deps, answers }: GrpcServiceOptions): {
     try {
       authorize(metadataText("authorization"));
       const { model, version, call: inferCall, binary } = grpcInferCall(call.request);
-      const clock = { receivedUs, deadlineUs: receivedUs + leftMs * 1000, admitted, ...(trace ? { trace } : {}) };
+      const clock = { receivedUs, deadlineUs: receivedUs + leftMs * 1000, admitted, trace };
       const result = await answers.inferRows(clock, inferCall, binary, model, version, () => undefined);
       status = 200;
       const metadata = new Metadata();

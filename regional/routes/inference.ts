@@ -50,8 +50,8 @@ export function inferenceRoutes(deps: AppDeps, answers: InferenceAnswers): Hono<
     receivedUs: c.get("receivedUs"),
     deadlineUs: c.get("deadlineUs"),
     admitted: c.get("admitted"),
-    ...(c.get("trace") ? { trace: c.get("trace") } : {}),
-    ...(c.req.header(AUDIT_HEADER) !== undefined ? { audit: c.req.header(AUDIT_HEADER) } : {}),
+    trace: c.get("trace"),
+    audit: c.req.header(AUDIT_HEADER),
   });
   const reply = (c: Context<RegionalEnv>, answer: InferenceAnswer) => c.body(answer.body, 200, answer.headers);
 

@@ -17,6 +17,8 @@ import {
   BatchSpanProcessor,
   ParentBasedSampler,
   type Sampler,
+  SamplingDecision,
+  type SpanExporter,
   TraceIdRatioBasedSampler,
   TracerProvider,
 } from "@opentelemetry/sdk-trace";
@@ -30,22 +32,28 @@ import type { TracingConfig } from "./tracing-config.ts";
  * One request that may be traced, from its arrival to its answer: the caller's context and what answering
  * learnt along the way (regional/inference-answers.ts fills in the model, version and the run's timings). Its
  * spans are made when it ends, with the times recorded here, so a request whose context is not sampled costs
- * the reading of two headers and nothing on the batcher's path.
+ * the reading of two headers and a sampler's decision, and nothing on the batcher's path.
  */
-export interface RequestTrace {
+export class RequestTrace {
   /** The caller's context (`traceparent`/`tracestate`), or the root context without one. */
   readonly parent: Context;
   /** When the pool received the request, on the `nowUs` clock. */
   readonly receivedUs: number;
-  model?: string;
-  version?: string;
+  // Every field set here, so that a trace has one shape from its start (the hot path reads it per request).
+  model: string | undefined = undefined;
+  version: string | undefined = undefined;
   /** The request's own `id`, when it sent one (Triton's `triton.request_id`). */
-  requestId?: string;
-  rows?: number;
+  requestId: string | undefined = undefined;
+  rows: number | undefined = undefined;
   /** Its run in the batcher: queue wait, batch and inference timings. */
-  run?: Executed;
+  run: Executed | undefined = undefined;
   /** An audit (an edge answer re-asked, docs/observability.md), not a client's request. */
-  audit?: boolean;
+  audit = false;
+
+  constructor(parent: Context, receivedUs: number) {
+    this.parent = parent;
+    this.receivedUs = receivedUs;
+  }
 }
 
 /** How a traced request ended, as its transport saw it. */
@@ -76,19 +84,49 @@ export const TRACING_OFF: RequestTracing = {
   shutdown: async () => {},
 };
 
-/** OTEL_TRACES_SAMPLER as OpenTelemetry's samplers; whether it follows a parent's sampled flag. */
-function samplerFor(name: TraceSamplerName, ratio: number): { sampler: Sampler; parentBased: boolean } {
+/**
+ * OTEL_TRACES_SAMPLER as a draw for requests without a parent, made before anything is built (`rootDraw`), and
+ * OpenTelemetry's sampler for the spans: it records every root `begin` let through and decides requests with a
+ * parent as the named sampler does (parent-based: the caller's flag; the others: their own rule). A root request
+ * the draw drops then costs one `Math.random()`: measured, letting OpenTelemetry's TraceIdRatioBased sampler drop
+ * it (a trace id, a span id, a non-recording span, contexts) cost the pool several percent of its throughput at
+ * 1%. A ratio drawn on a root is the trace-id ratio's distribution; its consistency across services matters only
+ * below a parent, where the SDK's samplers still decide.
+ */
+function samplerFor(
+  name: TraceSamplerName,
+  ratio: number,
+): { sampler: Sampler; parentBased: boolean; rootDraw: () => boolean } {
   const parentBased = name.startsWith("parentbased_");
   const own = parentBased ? name.slice("parentbased_".length) : name;
-  const root =
-    own === "always_on"
+  const rootDraw = own === "always_on" ? () => true : own === "always_off" ? () => false : () => Math.random() < ratio;
+  const withParent = parentBased
+    ? new ParentBasedSampler({ root: new AlwaysOnSampler() })
+    : own === "always_on"
       ? new AlwaysOnSampler()
       : own === "always_off"
         ? new AlwaysOffSampler()
         : new TraceIdRatioBasedSampler(ratio);
-  return parentBased
-    ? { sampler: new ParentBasedSampler({ root }), parentBased: true }
-    : { sampler: root, parentBased: false };
+  return { sampler: new DrawnRootSampler(withParent), parentBased, rootDraw };
+}
+
+/** Records a root span (`begin` drew it already); below a parent, `withParent` decides. */
+class DrawnRootSampler implements Sampler {
+  readonly #withParent: Sampler;
+
+  constructor(withParent: Sampler) {
+    this.#withParent = withParent;
+  }
+
+  shouldSample(...args: Parameters<Sampler["shouldSample"]>): ReturnType<Sampler["shouldSample"]> {
+    return trace.getSpanContext(args[0])
+      ? this.#withParent.shouldSample(...args)
+      : { decision: SamplingDecision.RECORD_AND_SAMPLED };
+  }
+
+  toString(): string {
+    return `DrawnRoot{${this.#withParent.toString()}}`;
+  }
 }
 
 /** Where the `nowUs` clock starts, in microseconds since the epoch. */
@@ -109,11 +147,15 @@ function otelTime(us: number): HrTime {
  * HTTP auto-instrumentation at 30-80% of a small handler's cost): per traced request a server span (Triton's
  * `triton.model_name`, `triton.model_version`, `triton.request_id`), and under it the queue wait, the batch it ran
  * in (its rows and requests) and that batch's inference (`compute`, Triton's name), exported over OTLP/HTTP as
- * protobuf by a batch span processor. Nothing is registered globally: a pool's provider is its own, so two pools
- * in one process (tests) trace apart.
+ * protobuf by a batch span processor (another `exporter` in tests). Nothing is registered globally: a pool's
+ * provider is its own, so two pools in one process (tests) trace apart.
  */
-export function createRequestTracing(config: TracingConfig, region: string): RequestTracing {
-  const { sampler, parentBased } = samplerFor(config.sampler, config.ratio);
+export function createRequestTracing(
+  config: TracingConfig,
+  region: string,
+  exporter: SpanExporter = new OTLPTraceExporter({ url: config.url }),
+): RequestTracing {
+  const { sampler, parentBased, rootDraw } = samplerFor(config.sampler, config.ratio);
   const provider = new TracerProvider({
     sampler,
     resource: resourceFromAttributes({
@@ -123,7 +165,7 @@ export function createRequestTracing(config: TracingConfig, region: string): Req
     }),
     spanProcessors: [
       new BatchSpanProcessor({
-        exporter: new OTLPTraceExporter({ url: config.url }),
+        exporter,
         scheduledDelayMillis: config.exportDelayMs,
         maxQueueSize: config.queueSize,
         maxExportBatchSize: Math.min(512, config.queueSize),
@@ -136,12 +178,19 @@ export function createRequestTracing(config: TracingConfig, region: string): Req
   return {
     enabled: true,
     begin(traceparent, tracestate, receivedUs) {
-      if (traceparent === undefined) return { parent: ROOT_CONTEXT, receivedUs };
+      const root = () => (rootDraw() ? new RequestTrace(ROOT_CONTEXT, receivedUs) : undefined);
+      if (traceparent === undefined) return root();
+      // A parent-based sampler records nothing under a parent marked unsampled: a version-00 traceparent ending
+      // in flags 00 is dropped before it is parsed (the edge sends one with every request it does not sample).
+      if (parentBased && traceparent.length === 55 && traceparent.startsWith("00-") && traceparent.endsWith("-00")) {
+        return undefined;
+      }
       const parent = propagator.extract(ROOT_CONTEXT, { traceparent, tracestate }, defaultTextMapGetter);
       const caller = trace.getSpanContext(parent);
-      // A parent-based sampler records no span under an unsampled parent: nothing to carry.
-      if (parentBased && caller && (caller.traceFlags & TraceFlags.SAMPLED) === 0) return undefined;
-      return { parent, receivedUs };
+      // A malformed traceparent is no parent (W3C Trace Context): the request is a root.
+      if (!caller) return root();
+      if (parentBased && (caller.traceFlags & TraceFlags.SAMPLED) === 0) return undefined;
+      return new RequestTrace(parent, receivedUs);
     },
 
     end(request, ended) {
