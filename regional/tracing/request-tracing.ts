@@ -178,8 +178,7 @@ export function createRequestTracing(
   return {
     enabled: true,
     begin(traceparent, tracestate, receivedUs) {
-      const root = () => (rootDraw() ? new RequestTrace(ROOT_CONTEXT, receivedUs) : undefined);
-      if (traceparent === undefined) return root();
+      if (traceparent === undefined) return rootDraw() ? new RequestTrace(ROOT_CONTEXT, receivedUs) : undefined;
       // A parent-based sampler records nothing under a parent marked unsampled: a version-00 traceparent ending
       // in flags 00 is dropped before it is parsed (the edge sends one with every request it does not sample).
       if (parentBased && traceparent.length === 55 && traceparent.startsWith("00-") && traceparent.endsWith("-00")) {
@@ -188,7 +187,7 @@ export function createRequestTracing(
       const parent = propagator.extract(ROOT_CONTEXT, { traceparent, tracestate }, defaultTextMapGetter);
       const caller = trace.getSpanContext(parent);
       // A malformed traceparent is no parent (W3C Trace Context): the request is a root.
-      if (!caller) return root();
+      if (!caller) return rootDraw() ? new RequestTrace(ROOT_CONTEXT, receivedUs) : undefined;
       if (parentBased && (caller.traceFlags & TraceFlags.SAMPLED) === 0) return undefined;
       return new RequestTrace(parent, receivedUs);
     },
