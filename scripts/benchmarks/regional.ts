@@ -64,7 +64,7 @@ const { values: args } = processFlags({
     "tracing-rounds": {
       type: "number",
       placeholder: "N",
-      default: 5,
+      default: 7,
       min: 0,
       integer: true,
       help: "rounds of the pool with tracing off, at 1%, at 100% and under unsampled parents (0 skips them)",
@@ -517,7 +517,7 @@ const flags = [
   ...(suffix ? ["--model", model] : []),
   ...(args["own-stack"] ? ["--own-stack"] : []),
   ...(args.pin === "off" ? ["--pin", "off"] : []),
-  ...(tracingRounds !== 5 ? ["--tracing-rounds", String(tracingRounds)] : []),
+  ...(tracingRounds !== 7 ? ["--tracing-rounds", String(tracingRounds)] : []),
 ];
 const command = `npm run bench:regional${flags.length ? ` -- ${flags.join(" ")}` : ""}`;
 const loadavg = readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
