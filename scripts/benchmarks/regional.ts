@@ -64,10 +64,10 @@ const { values: args } = processFlags({
     "tracing-rounds": {
       type: "number",
       placeholder: "N",
-      default: 7,
+      default: 4,
       min: 0,
       integer: true,
-      help: "rounds of the pool with tracing off, at 1%, at 100% and under unsampled parents (0 skips them)",
+      help: "rounds (each the four in order and back) of the pool with tracing off, at 1%, at 100% and under unsampled parents (0 skips them)",
     },
     out: OUT_FLAG,
     "own-stack": { type: "boolean", help: "also the pool's own stack without batching and without inference" },
@@ -517,7 +517,7 @@ const flags = [
   ...(suffix ? ["--model", model] : []),
   ...(args["own-stack"] ? ["--own-stack"] : []),
   ...(args.pin === "off" ? ["--pin", "off"] : []),
-  ...(tracingRounds !== 7 ? ["--tracing-rounds", String(tracingRounds)] : []),
+  ...(tracingRounds !== 4 ? ["--tracing-rounds", String(tracingRounds)] : []),
 ];
 const command = `npm run bench:regional${flags.length ? ` -- ${flags.join(" ")}` : ""}`;
 const loadavg = readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");

@@ -54,6 +54,16 @@ const VARIANTS = [
 ] as const;
 type Variant = (typeof VARIANTS)[number]["key"];
 
+/** One wrk measurement of one pool. */
+export interface RawMeasurement {
+  round: number;
+  reqPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  cpuUsPerRequest: number;
+  errors: number;
+}
+
 export interface TracingLoad {
   name: string;
   reqPerSec: number;
@@ -63,6 +73,8 @@ export interface TracingLoad {
   errors: number;
   /** Throughput over tracing off's: median of the rounds' own ratios (1 for off). */
   overOff: number;
+  /** Server CPU per request over tracing off's, the same way. */
+  cpuOverOff: number;
 }
 
 const median = (xs: number[]) => {
@@ -96,7 +108,7 @@ async function spanSink() {
 export async function measureTracingCost(options: TracingCostOptions): Promise<{
   loads: Record<Variant, TracingLoad>;
   exported: { requests: number; bytes: number };
-  raw: Record<Variant, TracingLoad[]>;
+  raw: Record<Variant, RawMeasurement[]>;
   markdown: string;
 }> {
   const { connections, durationS, warmupS, rounds, log } = options;
@@ -115,7 +127,10 @@ export async function measureTracingCost(options: TracingCostOptions): Promise<{
       })),
     ),
   );
-  const raw = Object.fromEntries(VARIANTS.map((v) => [v.key, [] as TracingLoad[]])) as Record<Variant, TracingLoad[]>;
+  const raw = Object.fromEntries(VARIANTS.map((v) => [v.key, [] as RawMeasurement[]])) as Record<
+    Variant,
+    RawMeasurement[]
+  >;
   const pools: RegionalPool[] = [];
   try {
     for (const v of VARIANTS) {
@@ -125,9 +140,10 @@ export async function measureTracingCost(options: TracingCostOptions): Promise<{
       options.onStarted?.(pool.pid);
     }
     for (let round = 1; round <= rounds; round++) {
-      const order = [...VARIANTS.entries()];
-      if (round % 2 === 0) order.reverse();
-      for (const [i, v] of order) {
+      // ABBA: the four in order and back, so that drift within a round (another process's burst on the
+      // machine) weighs on each pool alike: every pool's two measurements average to the round's middle.
+      const forward = [...VARIANTS.entries()];
+      for (const [i, v] of [...forward, ...forward.reverse()]) {
         const pool = pools[i]!;
         const url = `${pool.url}/v1/classify`;
         const script = v.parent ? withParent : plain;
@@ -137,13 +153,12 @@ export async function measureTracingCost(options: TracingCostOptions): Promise<{
         const after = cpuSeconds(pool.pid);
         const cpuUsPerRequest = ((after.user + after.kernel - before.user - before.kernel) * 1e6) / result.requests;
         raw[v.key].push({
-          name: v.name,
+          round,
           reqPerSec: result.reqPerSec,
           p50Ms: result.p50Ms,
           p99Ms: result.p99Ms,
           cpuUsPerRequest,
           errors: result.errors + result.non2xx,
-          overOff: 1,
         });
         log(
           `tracing round ${round} ${v.key.padEnd(15)} ${result.reqPerSec.toFixed(0)} req/s  p99 ${result.p99Ms.toFixed(2)} ms  ` +
@@ -157,9 +172,19 @@ export async function measureTracingCost(options: TracingCostOptions): Promise<{
   }
   const exported = sink.stats();
   await sink.close();
+  /** A pool's mean of `pick` within each round (its two measurements). */
+  const perRound = (key: Variant, pick: (m: RawMeasurement) => number) =>
+    Array.from({ length: rounds }, (_, r) => {
+      const ms = raw[key].filter((m) => m.round === r + 1);
+      return ms.reduce((sum, m) => sum + pick(m), 0) / ms.length;
+    });
   const loads = Object.fromEntries(
     VARIANTS.map((v) => {
       const ms = raw[v.key];
+      const rps = perRound(v.key, (m) => m.reqPerSec);
+      const cpu = perRound(v.key, (m) => m.cpuUsPerRequest);
+      const offRps = perRound("off", (m) => m.reqPerSec);
+      const offCpu = perRound("off", (m) => m.cpuUsPerRequest);
       return [
         v.key,
         {
@@ -169,7 +194,8 @@ export async function measureTracingCost(options: TracingCostOptions): Promise<{
           p99Ms: round3(median(ms.map((m) => m.p99Ms))),
           cpuUsPerRequest: Math.round(median(ms.map((m) => m.cpuUsPerRequest)) * 10) / 10,
           errors: ms.reduce((n, m) => n + m.errors, 0),
-          overOff: round3(median(ms.map((m, i) => m.reqPerSec / raw.off[i]!.reqPerSec))),
+          overOff: round3(median(rps.map((x, r) => x / offRps[r]!))),
+          cpuOverOff: round3(median(cpu.map((x, r) => x / offCpu[r]!))),
         },
       ];
     }),
@@ -177,14 +203,15 @@ export async function measureTracingCost(options: TracingCostOptions): Promise<{
   const markdown = `## Tracing cost
 
 The pool with tracing off beside the same pool exporting spans over OTLP/HTTP (protobuf, batched) to a sink that
-reads and drops them, ${rounds} rounds interleaving the four, the comparison's load (\`scripts/benchmarks/tracing-cost.ts\`).
-Throughput over tracing off is the median of the rounds' own ratios.
+reads and drops them, the comparison's load (\`scripts/benchmarks/tracing-cost.ts\`). ${rounds} rounds, each measuring
+the four in order and back (ABBA, so that drift within a round weighs on each alike); a pool's figure in a round is
+the mean of its two measurements, and its ratios to tracing off are the median of the rounds' own.
 
-| pool | req/s | over off | p50 ms | p99 ms | server CPU per request | errors |
-|---|---:|---:|---:|---:|---:|---:|
+| pool | req/s | throughput over off | p50 ms | p99 ms | server CPU per request | CPU over off | errors |
+|---|---:|---:|---:|---:|---:|---:|---:|
 ${VARIANTS.map((v) => {
   const l = loads[v.key];
-  return `| ${l.name} | ${l.reqPerSec} | ${l.overOff} | ${l.p50Ms} | ${l.p99Ms} | ${l.cpuUsPerRequest} µs | ${l.errors} |`;
+  return `| ${l.name} | ${l.reqPerSec} | ${l.overOff} | ${l.p50Ms} | ${l.p99Ms} | ${l.cpuUsPerRequest} µs | ${l.cpuOverOff} | ${l.errors} |`;
 }).join("\n")}
 
 Exported during the rounds: ${exported.exports} OTLP requests, ${exported.bytes} bytes.
