@@ -1,4 +1,5 @@
 import { type AnswerKey, answerKey } from "../protocol/cache-key.ts";
+import { edgeIsConfident } from "../protocol/cascade-rule.ts";
 import { BadRequest, NotReady } from "../protocol/errors.ts";
 import { float32Data, predictionsJson, topClass } from "../protocol/responses.ts";
 import type { InputRows } from "../protocol/tensor.ts";
@@ -70,6 +71,12 @@ export interface Served {
    * answer just stored in the cache (which keeps this text with it); undefined otherwise.
    */
   predictionsJson?: string;
+  /**
+   * An edge answer the cascade would have given itself: every row cleared the threshold. False for rows a client
+   * made the edge answer (`cascade: "edge"`) that would have gone to a region: the live audit leaves those out,
+   * since the import's agreement it is compared with is over the rows the cascade gives the edge.
+   */
+  chosen?: boolean;
   /** The shared-cache write and warm probes, for `waitUntil`. */
   pending?: Promise<void>;
   /**
@@ -185,7 +192,8 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
   /** The edge variant's answer when every row clears the threshold (auto, edge modes); undefined otherwise. */
   const confidentAnswer = (edgeProbs: Float32Array): Served | undefined => {
     const confidences = Array.from({ length: rows.batch }, (_, r) => topClass(edgeProbs, r, classes).confidence);
-    if (cascadeDecision(confidences, rt.threshold(served)!, mode) !== "edge") return undefined;
+    const threshold = rt.threshold(served)!;
+    if (cascadeDecision(confidences, threshold, mode) !== "edge") return undefined;
     const stored = key ? store(key, edgeVersion, edgeProbs) : undefined;
     return {
       probs: edgeProbs,
@@ -193,6 +201,7 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
       version: edgeVersion,
       servedBy: "edge",
       trace,
+      chosen: mode === "auto" || edgeIsConfident(confidences, threshold),
       pending: stored?.pending,
       predictionsJson: stored?.text,
     };

@@ -3,7 +3,14 @@ import type { StepEvidence } from "../protocol/rollout/evidence.ts";
 import { evidenceCounts } from "../protocol/rollout/evidence-counts.ts";
 import { CONFIDENCE_BUCKETS } from "../protocol/drift.ts";
 import { wilson } from "../protocol/wilson.ts";
-import { type Cell, collectedGauge, DeferredHistogram, deferredCounter, type GaugeCell, getOrMake } from "./deferred-metrics.ts";
+import {
+  type Cell,
+  collectedGauge,
+  DeferredHistogram,
+  deferredCounter,
+  type GaugeCell,
+  getOrMake,
+} from "./deferred-metrics.ts";
 import { type ModelStatistics, sumStatistics, VersionStatistics } from "./model-stats.ts";
 import type {
   InferenceOutcome,

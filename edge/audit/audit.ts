@@ -11,7 +11,8 @@ import type { EdgeRuntime } from "../runtime.ts";
 import { rowsJson, type Served } from "../serve.ts";
 
 /**
- * The live agreement audit (docs/observability.md): a share of the answers the edge variant gave itself is
+ * The live agreement audit (docs/observability.md): a share of the answers the edge variant gave itself (the
+ * cascade's choice, `Served.chosen`: not rows a client sent with `cascade: "edge"` that it would have forwarded) is
  * asked again of the nearest healthy region, with the edge's labels in `x-edgecascade-audit`; the region counts
  * per row whether its full model agrees (`edgecascade_cascade_audit_total`) and the edge writes the outcome to
  * Analytics Engine. The audit runs in `waitUntil`, after the answer has gone: it never delays one, its answer is
@@ -27,7 +28,7 @@ export function auditAnswer(
   facts: RequestFacts,
 ): Promise<void> | undefined {
   const now = Date.now();
-  if (served.servedBy !== "edge" || !rt.auditSampler.take(now, rt.auditDraw())) return undefined;
+  if (served.servedBy !== "edge" || !served.chosen || !rt.auditSampler.take(now, rt.auditDraw())) return undefined;
   return ask(rt, model, tenant, served, rows, facts, now);
 }
 

@@ -52,6 +52,8 @@ describe("deployed environments", () => {
         head_sampling_rate: expect.any(Number),
         traces: { enabled: true, head_sampling_rate: expect.any(Number) },
       });
+      // The traces the Worker starts itself (no platform span) are sampled as the platform's are.
+      expect(Number(config.vars.TRACE_SAMPLE_RATIO)).toBe(config.observability?.traces?.head_sampling_rate);
       expect(config.analytics_engine_datasets).toEqual([
         { binding: "ANALYTICS", dataset: `edgecascade_requests_${env.replace("-", "_")}` },
       ]);

@@ -263,6 +263,13 @@ describe("the live agreement audit, end to end", () => {
     expect(audit.rows / rows.length).toBeLessThan(AUDIT_SHARE + 0.1);
     // The measured disagreement holds the known share within its Wilson 95% interval.
     const disagreement = { lower: 1 - audit.interval.upper, upper: 1 - audit.interval.lower };
+    // The figures docs/observability.md quotes.
+    const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+    console.log(
+      `audit: ${rows.length} edge answers, known disagreement ${pct(known)}; ${audit.rows} audited ` +
+        `(${pct(audit.rows / rows.length)}), ${audit.agreeing} agreeing; measured disagreement ` +
+        `${pct(1 - audit.agreeing / audit.rows)}, Wilson 95% [${pct(disagreement.lower)}, ${pct(disagreement.upper)}]`,
+    );
     expect(known).toBeGreaterThanOrEqual(disagreement.lower);
     expect(known).toBeLessThanOrEqual(disagreement.upper);
     // Never counted as requests at the pool, nor as regional answers at the edge.
@@ -278,6 +285,18 @@ describe("the live agreement audit, end to end", () => {
     const again = await classify(worker, [disagreed], undefined, { cf: FRANKFURT });
     expect(again.body.servedBy).toBe("cache");
     expect(again.body.predictions[0]!.class).toBe(edgeLabel(disagreed));
+  });
+
+  it("leaves out rows a client made the edge answer (cascade: edge) that the cascade would have forwarded", async () => {
+    await sleep(200);
+    const before = (await observed()).audits.digits!;
+    for (const row of unsureRows.slice(0, 20)) {
+      const answer = await classify(worker, [row], { cascade: "edge" }, { cf: FRANKFURT });
+      expect(answer.body.servedBy).toBe("edge");
+    }
+    await sleep(300);
+    const after = (await observed()).audits.digits!;
+    expect(after.rows + after.failed).toBe(before.rows + before.failed);
   });
 
   it("drift: the answers' classes against the held-out mix, in /status", async () => {
