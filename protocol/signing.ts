@@ -1,5 +1,5 @@
 import { toHex } from "./digest.ts";
-import { SIGNATURE_HEADER, TENANT_HEADER, TIMESTAMP_HEADER } from "./headers.ts";
+import { AUDIT_HEADER, SIGNATURE_HEADER, TENANT_HEADER, TIMESTAMP_HEADER } from "./headers.ts";
 
 /** What an edge->regional signature covers. `path` includes the query string. */
 export interface SignedCall {
@@ -10,6 +10,12 @@ export interface SignedCall {
   timestamp: number;
   /** The edge tenant the call is for (`x-edgecascade-tenant`); none for the edge's own calls (warm probes). */
   tenant?: string;
+  /**
+   * An audit's edge labels (`x-edgecascade-audit`, protocol/audit.ts: digits and commas); none on any other call.
+   * Signed like the tenant: it takes the call out of the pool's request, latency and tenant series and into the
+   * audit's counts, which an alert reads.
+   */
+  audit?: string;
 }
 
 /**
@@ -42,11 +48,13 @@ function hmacKey(secret: string): Promise<HmacKey> {
 
 /**
  * What is signed: `METHOD \n path \n timestamp \n` followed by the body bytes; with a tenant, its line is
- * `timestamp;tenant=<name>`. A timestamp is digits only, so no call without a tenant signs the same bytes as one
- * with, and a signature made for one tenant never verifies for another (or for none).
+ * `timestamp;tenant=<name>`, and with an audit's labels `;audit=<labels>` follows. A timestamp is digits only and a
+ * tenant name holds no `;`, so no call without a tenant (or labels) signs the same bytes as one with, and a
+ * signature made for one tenant (or labels) never verifies for another (or for none).
  */
 export function signedMessage(call: SignedCall): Uint8Array {
-  const stamp = call.tenant === undefined ? String(call.timestamp) : `${call.timestamp};tenant=${call.tenant}`;
+  let stamp = call.tenant === undefined ? String(call.timestamp) : `${call.timestamp};tenant=${call.tenant}`;
+  if (call.audit !== undefined) stamp += `;audit=${call.audit}`;
   const head = encoder.encode(`${call.method.toUpperCase()}\n${call.path}\n${stamp}\n`);
   const body = typeof call.body === "string" ? encoder.encode(call.body) : call.body;
   const out = new Uint8Array(head.length + body.length);
@@ -60,7 +68,7 @@ export async function signCall(secret: string, call: SignedCall): Promise<string
   return toHex(await crypto.subtle.sign("HMAC", await hmacKey(secret), signedMessage(call)));
 }
 
-/** The headers that carry a call's signature, and its tenant when it has one. */
+/** The headers that carry a call's signature, and its tenant and audit labels when it has them. */
 export async function signatureHeaders(
   secret: string,
   call: Omit<SignedCall, "timestamp">,
@@ -71,6 +79,7 @@ export async function signatureHeaders(
     [TIMESTAMP_HEADER]: String(timestamp),
     [SIGNATURE_HEADER]: await signCall(secret, { ...call, timestamp }),
     ...(call.tenant === undefined ? {} : { [TENANT_HEADER]: call.tenant }),
+    ...(call.audit === undefined ? {} : { [AUDIT_HEADER]: call.audit }),
   };
 }
 

@@ -177,7 +177,10 @@ describe("parseCommandLine", () => {
   it.each([
     [{ OTEL_TRACES_SAMPLER: "jaeger_remote" }, "OTEL_TRACES_SAMPLER: must be one of parentbased_always_on"],
     [{ OTEL_TRACES_SAMPLER_ARG: "1.5" }, 'OTEL_TRACES_SAMPLER_ARG: must be a number from 0 to 1, got "1.5"'],
-    [{ OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" }, 'OTEL_EXPORTER_OTLP_ENDPOINT: must be an http(s) URL, got "collector:4318"'],
+    [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" },
+      'OTEL_EXPORTER_OTLP_ENDPOINT: must be an http(s) URL, got "collector:4318"',
+    ],
     [{ OTEL_SDK_DISABLED: "yes" }, 'OTEL_SDK_DISABLED: must be true or false, got "yes"'],
   ])("%j: tracing variables are checked too", (env, message) => {
     expect(() => parseCommandLine([], env)).toThrow(message);

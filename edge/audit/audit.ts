@@ -1,5 +1,4 @@
 import { agreeingRows, formatAuditLabels } from "../../protocol/audit.ts";
-import { AUDIT_HEADER } from "../../protocol/headers.ts";
 import { topClass } from "../../protocol/responses.ts";
 import type { InputRows } from "../../protocol/tensor.ts";
 import { auditDataPoint } from "../analytics/data-point.ts";
@@ -54,7 +53,9 @@ async function ask(
       body: rowsJson(model.name, undefined, rows),
       batch: rows.batch,
       classes,
-      headers: { [AUDIT_HEADER]: formatAuditLabels(labels), ...traceHeaders(facts.trace) },
+      // The labels are signed with the call (forward/sign.ts), as a tenant is.
+      audit: formatAuditLabels(labels),
+      headers: traceHeaders(facts.trace),
       deadlineAt: now + rt.options.regionCheckTimeoutMs,
       location,
     });

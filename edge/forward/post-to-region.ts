@@ -1,4 +1,4 @@
-import { MODEL_VERSION_HEADER, ROLLOUT_HEADER, TENANT_HEADER } from "../../protocol/headers.ts";
+import { AUDIT_HEADER, MODEL_VERSION_HEADER, ROLLOUT_HEADER, TENANT_HEADER } from "../../protocol/headers.ts";
 import { parseRolloutHeader } from "../../protocol/rollout/header.ts";
 import type { Prediction } from "../../protocol/types.ts";
 import { shedBackoffMs } from "../regions/shed-backoff-policy.ts";
@@ -44,8 +44,8 @@ function readProbs(region: string, body: unknown, batch: number, classes: number
  * version, a 404 (the pool's answer for a version it does not serve) or an answer of another version is
  * `wrong_version`: not a failure, another region may have it; so is a 503 `model_not_ready`
  * (`model_unavailable`: the pool serves its other models). A 429 `tenant_shed` is `tenant_shed`: the pool
- * refused the request's tenant as best-effort. The call carries its tenant (`x-edgecascade-tenant`), which the
- * signing layer covers. `send` is how the region is reached (its binding, or global fetch).
+ * refused the request's tenant as best-effort. The call carries its tenant (`x-edgecascade-tenant`) and an audit's
+ * labels (`x-edgecascade-audit`), which the signing layer covers. `send` is how the region is reached (its binding, or global fetch).
  */
 export function postToRegion(send: RegionTransport = (_region, url, init) => fetch(url, init)): RegionDispatch {
   return async (call) => {
@@ -59,6 +59,7 @@ export function postToRegion(send: RegionTransport = (_region, url, init) => fet
         headers: {
           "content-type": "application/json",
           ...(call.tenant === undefined ? {} : { [TENANT_HEADER]: call.tenant }),
+          ...(call.audit === undefined ? {} : { [AUDIT_HEADER]: call.audit }),
           ...call.headers,
         },
         body: call.body,

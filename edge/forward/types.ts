@@ -20,6 +20,11 @@ export interface RegionCall {
    * covered by the signature. None for the isolate's own calls (warm probes): the pool counts those `direct`.
    */
   tenant?: string;
+  /**
+   * An audit's edge labels (edge/audit/, protocol/audit.ts): sent as `x-edgecascade-audit`, covered by the
+   * signature. None on a request's calls.
+   */
+  audit?: string;
   /** Unix ms at which the caller stops waiting: the request's start plus its budget. */
   deadlineAt: number;
   /** Where the request comes from: the reach estimate's distance prior (regions/prior.ts). */

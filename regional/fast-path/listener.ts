@@ -129,7 +129,7 @@ export function inferenceFastPath({ deps, answers, fallback }: FastPathOptions):
       let answering: Promise<InferenceAnswer> | undefined;
       try {
         if (signature) {
-          const call = { method: "POST", path: req.url!, body, tenant };
+          const call = { method: "POST", path: req.url!, body, tenant, audit };
           checkEdgeSignature(signature, call, header(req, TIMESTAMP_HEADER), header(req, SIGNATURE_HEADER));
         }
         const input: InferenceInput = {

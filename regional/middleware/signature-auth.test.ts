@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { SIGNATURE_HEADER, TENANT_HEADER, TIMESTAMP_HEADER } from "../../protocol/headers.ts";
+import { AUDIT_HEADER, SIGNATURE_HEADER, TENANT_HEADER, TIMESTAMP_HEADER } from "../../protocol/headers.ts";
 import { signatureHeaders } from "../../protocol/signing.ts";
 import { verifyCallNow } from "./signature-auth.ts";
 
@@ -79,5 +79,18 @@ describe("edge->regional signatures", () => {
     const none = await signed();
     expect(verifyCallNow(secret, { ...call, tenant: "acme" }, none.ts, none.sig, at).ok).toBe(false);
     expect(Object.keys(await signatureHeaders(secret, call, now))).not.toContain(TENANT_HEADER);
+  });
+
+  it("covers an audit's labels: added, removed or changed, the signature no longer holds", async () => {
+    const audit = await signatureHeaders(secret, { ...call, tenant: "acme", audit: "3,7" }, now);
+    expect(audit[AUDIT_HEADER]).toBe("3,7");
+    const ts = audit[TIMESTAMP_HEADER]!;
+    const sig = audit[SIGNATURE_HEADER]!;
+    const at = { nowMs: now };
+    expect(verifyCallNow(secret, { ...call, tenant: "acme", audit: "3,7" }, ts, sig, at)).toEqual({ ok: true });
+    expect(verifyCallNow(secret, { ...call, tenant: "acme", audit: "3,8" }, ts, sig, at).ok).toBe(false);
+    expect(verifyCallNow(secret, { ...call, tenant: "acme" }, ts, sig, at).ok).toBe(false);
+    const none = await signed();
+    expect(verifyCallNow(secret, { ...call, audit: "3" }, none.ts, none.sig, at).ok).toBe(false);
   });
 });

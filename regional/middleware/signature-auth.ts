@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { MiddlewareHandler } from "hono";
 import { Unauthorized } from "../../protocol/errors.ts";
-import { SIGNATURE_HEADER, TENANT_HEADER, TIMESTAMP_HEADER } from "../../protocol/headers.ts";
+import { AUDIT_HEADER, SIGNATURE_HEADER, TENANT_HEADER, TIMESTAMP_HEADER } from "../../protocol/headers.ts";
 import {
   MISMATCH,
   presentedSignature,
@@ -54,8 +54,8 @@ export function checkEdgeSignature(
 }
 
 /**
- * Requires the edge's HMAC signature over method, path (with query), timestamp, tenant (when the call names one)
- * and body bytes: 401 naming what was wrong otherwise. Mount after the body limit.
+ * Requires the edge's HMAC signature over method, path (with query), timestamp, tenant and audit labels (when the
+ * call carries them) and body bytes: 401 naming what was wrong otherwise. Mount after the body limit.
  */
 export function edgeSignature(options: EdgeSignatureOptions): MiddlewareHandler {
   return async function edgeSignature(c, next) {
@@ -67,6 +67,7 @@ export function edgeSignature(options: EdgeSignatureOptions): MiddlewareHandler 
         path: url.pathname + url.search,
         body: new Uint8Array(await c.req.arrayBuffer()),
         tenant: c.req.header(TENANT_HEADER),
+        audit: c.req.header(AUDIT_HEADER),
       },
       c.req.header(TIMESTAMP_HEADER),
       c.req.header(SIGNATURE_HEADER),

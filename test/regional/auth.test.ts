@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { DEADLINE_HEADER, SIGNATURE_HEADER, TENANT_HEADER, TIMESTAMP_HEADER } from "../../protocol/headers.ts";
+import {
+  AUDIT_HEADER,
+  DEADLINE_HEADER,
+  SIGNATURE_HEADER,
+  TENANT_HEADER,
+  TIMESTAMP_HEADER,
+} from "../../protocol/headers.ts";
 import { signatureHeaders } from "../../protocol/signing.ts";
 import { binaryInferBody, postInfer } from "../support/binary-infer.ts";
 import {
@@ -52,6 +58,21 @@ describe("edge signature on inference endpoints", () => {
     expect((await post(`${server.url}/v1/classify`, body, { ...untenanted, [TENANT_HEADER]: "acme" })).status).toBe(
       401,
     );
+  });
+
+  it("covers an audit's labels: the signed ones are counted, changed or added ones are a 401", async () => {
+    // One row (classifyRows(4)): one label.
+    const audit = await signatureHeaders(SECRET, { method: "POST", path: "/v1/classify", body, audit: "0" });
+    expect(audit[AUDIT_HEADER]).toBe("0");
+    const audited = async () =>
+      metric((await get(`${server.url}/metrics`)).body, "edgecascade_cascade_audit_total", { model: "digits" });
+    const before = await audited();
+    expect((await post(`${server.url}/v1/classify`, body, audit)).status).toBe(200);
+    expect(await audited()).toBe(before + 1);
+    const changed = await post(`${server.url}/v1/classify`, body, { ...audit, [AUDIT_HEADER]: "3" });
+    expect(changed).toMatchObject({ status: 401, body: { error: expect.stringMatching(/signature does not match/) } });
+    const request = await signed("/v1/classify", body);
+    expect((await post(`${server.url}/v1/classify`, body, { ...request, [AUDIT_HEADER]: "0" })).status).toBe(401);
   });
 
   it("signed v2 infer, the query string included in what is signed", async () => {
