@@ -3,9 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EdgeFigures } from "../../edge/analytics/figures.ts";
 import { argmax, type HeldoutRow } from "../../protocol/heldout.ts";
 import { formatTraceParent, parseTraceParent } from "../../protocol/trace-context.ts";
+import type { ClassifyResponse } from "../../protocol/types.ts";
 import { wilson } from "../../protocol/wilson.ts";
 import { type OtlpReceiver, startOtlpReceiver } from "../../scripts/otlp/receiver.ts";
 import { type EdgeWorker, startEdgeWorker } from "../../scripts/stack/edge-worker.ts";
+import { type AuditGate, startAuditGate } from "../support/audit-gate.ts";
 import { biasedDigits, biasedLabel } from "../support/candidates.ts";
 import { sleep, until } from "../support/regional-process.ts";
 import {
@@ -25,6 +27,7 @@ import {
   getJson,
   NO_HEDGES,
   post,
+  regionStatus,
   regionsVar,
   serverTiming,
   unsureRows,
@@ -34,13 +37,15 @@ import {
 // The edge and one real pool behind it, observed from outside: the pool traces to a real OTLP/HTTP receiver,
 // the Worker keeps its Analytics Engine points in the isolate (LOCAL_PLATFORM=memory, as npm start does), and
 // the pool serves a digits version that labels a known share of the rows differently from the edge variant:
-// an edge variant miscalibrated on purpose, as far as the live audit can tell.
+// an edge variant miscalibrated on purpose, as far as the live audit can tell. The edge reaches the pool through a
+// gate (test/support/audit-gate.ts) that can hold the audits' calls: what an answer does while its audit is out.
 const SECRET = "observability-secret";
 const BIASED = biasedDigits(0.2);
 const AUDIT_SHARE = 0.5;
 let receiver: OtlpReceiver;
 let models: ReturnType<typeof copyModels>;
 let pool: TestServer;
+let gate: AuditGate;
 let worker: EdgeWorker;
 
 beforeAll(async () => {
@@ -55,13 +60,16 @@ beforeAll(async () => {
       OTEL_TRACES_SAMPLER: "parentbased_always_off",
     }),
   );
+  gate = await startAuditGate(pool.url);
   worker = await warmEdge(
     await startEdgeWorker({
       memoryPlatform: true,
       vars: {
-        REGIONS: regionsVar([{ name: "eu", url: pool.url, at: EU_CENTRAL }]),
+        REGIONS: regionsVar([{ name: "eu", url: gate.url, at: EU_CENTRAL }]),
         REGIONAL_SHARED_SECRET: SECRET,
         SLO_BUDGET_MS: "20000",
+        // An audit's deadline: the edge must not give up on one the gate holds, however slow the machine.
+        REGION_CHECK_TIMEOUT_MS: "60000",
         ...NO_HEDGES,
         TRACE_SAMPLE_RATIO: "1",
         AUDIT_SHARE: String(AUDIT_SHARE),
@@ -73,6 +81,8 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await worker?.dispose();
+  gate?.release();
+  await gate?.close();
   await pool?.shutdown();
   await receiver?.close();
   models?.remove();
@@ -101,6 +111,30 @@ interface ObservedStatus {
 }
 const observed = async () => (await getJson<ObservedStatus>(worker, "/status")).body.observed;
 const requestPoints = (o: ObservedStatus["observed"]) => o.latest.filter((p) => p.blobs[0] !== "audit");
+const poolMetrics = async () => (await get(`${pool.url}/metrics`)).body as string;
+
+/**
+ * Until every audit the gate has seen is answered and the edge has written its outcome (each audit here is one
+ * row: its rows, or its failure, count once). Release what the gate holds first.
+ */
+async function auditsSettled() {
+  await until("every audit answered and its outcome written at the edge", async () => {
+    const seen = gate.audits();
+    if (seen.some((a) => a.answer === undefined && !a.abandoned)) return false;
+    const written = (await observed()).audits.digits;
+    return (written ? written.rows + written.failed : 0) === seen.length;
+  });
+}
+
+const { k, delta } = BIASED.bias;
+const edgeLabel = (r: HeldoutRow) => argmax(r.expected["digits-edge"]!);
+/**
+ * Held-out rows the edge variant answers and the pool's version labels otherwise, as inputs no test sent before
+ * (one pixel moved by 1/1000: a new cache key, the same answers).
+ */
+const freshDisagreeing = confidentRows
+  .filter((r) => edgeLabel(r) !== biasedLabel(r, k, delta))
+  .map((r) => ({ ...r, input: [r.input[0]! + 0.001, ...r.input.slice(1)] }));
 
 describe("one trace across tiers", () => {
   it("a forwarded row continues the client's trace into the pool, and the answer names it", async () => {
@@ -212,9 +246,9 @@ describe("the edge's own numbers (Analytics Engine, in the isolate here)", () =>
 describe("the live agreement audit, end to end", () => {
   it("measures the share of edge answers the full model disagrees with, within its interval", async () => {
     // Earlier tests' edge answers may have been audited too: both sides are counted from here on.
-    await sleep(200);
+    await auditsSettled();
     const auditBefore = (await observed()).audits.digits ?? { rows: 0, agreeing: 0, failed: 0 };
-    const metricsBefore = (await get(`${pool.url}/metrics`)).body as string;
+    const metricsBefore = await poolMetrics();
     const digits = { model: "digits", version: "2" };
     // Each input once (a repeat would be a cache hit, which is never audited).
     const seen = new Set<string>([JSON.stringify(confidentRows[0]!.input)]);
@@ -226,43 +260,31 @@ describe("the live agreement audit, end to end", () => {
       expect(answer.body.servedBy).toBe("edge");
     }
     // The known share: edge answers the pool's version labels otherwise.
-    const { k, delta } = BIASED.bias;
-    const edgeLabel = (r: HeldoutRow) => argmax(r.expected["digits-edge"]!);
     const known = rows.filter((r) => edgeLabel(r) !== biasedLabel(r, k, delta)).length / rows.length;
     expect(known).toBeGreaterThan(0.1);
 
-    // Audits run after the answers (waitUntil): wait until the pool has counted what the edge has written.
-    const poolRows = async () => {
-      const text = (await get(`${pool.url}/metrics`)).body as string;
-      return (
-        metric(text, "edgecascade_cascade_audit_total", digits) -
-        metric(metricsBefore, "edgecascade_cascade_audit_total", digits)
-      );
+    // Audits run after the answers (waitUntil).
+    await auditsSettled();
+    const total = (await observed()).audits.digits!;
+    const audit = {
+      rows: total.rows - auditBefore.rows,
+      agreeing: total.agreeing - auditBefore.agreeing,
+      failed: total.failed - auditBefore.failed,
     };
-    const edgeAudits = async () => {
-      const total = (await observed()).audits.digits!;
-      const rows = total.rows - auditBefore.rows;
-      const agreeing = total.agreeing - auditBefore.agreeing;
-      return { rows, agreeing, failed: total.failed - auditBefore.failed, interval: wilson(agreeing, rows) };
-    };
-    await until("the pool to count the audits the edge wrote", async () => {
-      const audit = await edgeAudits();
-      return audit.rows + audit.failed > 0 && (await poolRows()) === audit.rows;
-    });
-    await sleep(200);
-    const audit = await edgeAudits();
+    const interval = wilson(audit.agreeing, audit.rows);
     expect(audit.failed).toBe(0);
-    expect(await poolRows()).toBe(audit.rows);
-    const metricsAfter = (await get(`${pool.url}/metrics`)).body as string;
-    const poolAgree =
-      metric(metricsAfter, "edgecascade_cascade_audit_total", { ...digits, agree: "true" }) -
-      metric(metricsBefore, "edgecascade_cascade_audit_total", { ...digits, agree: "true" });
-    expect(poolAgree).toBe(audit.agreeing);
+    // The pool counted what the edge wrote, row for row.
+    const metricsAfter = await poolMetrics();
+    const poolCount = (labels: Record<string, string>) =>
+      metric(metricsAfter, "edgecascade_cascade_audit_total", labels) -
+      metric(metricsBefore, "edgecascade_cascade_audit_total", labels);
+    expect(poolCount(digits)).toBe(audit.rows);
+    expect(poolCount({ ...digits, agree: "true" })).toBe(audit.agreeing);
     // About AUDIT_SHARE of the edge answers were audited (the draws are seeded: the same ones every run).
     expect(audit.rows / rows.length).toBeGreaterThan(AUDIT_SHARE - 0.1);
     expect(audit.rows / rows.length).toBeLessThan(AUDIT_SHARE + 0.1);
     // The measured disagreement holds the known share within its Wilson 95% interval.
-    const disagreement = { lower: 1 - audit.interval.upper, upper: 1 - audit.interval.lower };
+    const disagreement = { lower: 1 - interval.upper, upper: 1 - interval.lower };
     // The figures docs/observability.md quotes.
     const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
     console.log(
@@ -272,31 +294,100 @@ describe("the live agreement audit, end to end", () => {
     );
     expect(known).toBeGreaterThanOrEqual(disagreement.lower);
     expect(known).toBeLessThanOrEqual(disagreement.upper);
-    // Never counted as requests at the pool, nor as regional answers at the edge.
-    expect(
-      metric(metricsAfter, "edgecascade_inference_requests_total", digits) -
-        metric(metricsBefore, "edgecascade_inference_requests_total", digits),
-    ).toBe(0);
-    const tiers = (await observed()).models.digits!;
-    expect(tiers.regional).toBeLessThan(10); // only the forwarded rows of the tests above
+  });
 
-    // Never cached: a repeat of an audited row that the region labelled otherwise is the edge's answer from the cache.
-    const disagreed = rows.find((r) => edgeLabel(r) !== biasedLabel(r, k, delta))!;
-    const again = await classify(worker, [disagreed], undefined, { cf: FRANKFURT });
-    expect(again.body.servedBy).toBe("cache");
-    expect(again.body.predictions[0]!.class).toBe(edgeLabel(disagreed));
+  it("never delays an answer, is never cached, and counts in no SLO series at either tier", async () => {
+    await auditsSettled();
+    const digits = { model: "digits", version: "2" };
+    const poolBefore = await poolMetrics();
+    const regionBefore = await regionStatus(worker, "eu", FRANKFURT);
+    const before = await observed();
+    const auditsBefore = gate.audits().length;
+
+    // With the gate holding every audit, the edge answers: an answer that waited for its audit would never come.
+    gate.hold();
+    const answers = new Map<string, { row: HeldoutRow; label: number }>();
+    for (const row of freshDisagreeing.slice(0, 12)) {
+      const answer = await classify(worker, [row], undefined, { cf: FRANKFURT });
+      expect(answer.body.servedBy).toBe("edge");
+      expect(answer.body.predictions[0]!.class).toBe(edgeLabel(row));
+      answers.set(namedTrace(answer.headers).traceId, { row, label: edgeLabel(row) });
+    }
+    await until("an audit of these answers at the gate", () => gate.audits().length > auditsBefore);
+    const held = gate.audits().slice(auditsBefore);
+    for (const audit of held) {
+      // Each one an audit of an answer already given, still held: not answered, not given up on.
+      expect(answers.has(parseTraceParent(audit.traceparent)!.traceId)).toBe(true);
+      expect(audit).toMatchObject({ held: true, answer: undefined, abandoned: false });
+    }
+    gate.release();
+    await auditsSettled();
+    const audited = gate.audits().slice(auditsBefore);
+    // AUDIT_SHARE (0.5) of the answers, seeded: some audited, not all.
+    expect(audited.length).toBeGreaterThan(0);
+    expect(audited.length).toBeLessThan(answers.size);
+
+    // Never cached: each audited row, asked again, is the edge's answer from the cache, not the region's label.
+    for (const audit of audited) {
+      const { row, label } = answers.get(parseTraceParent(audit.traceparent)!.traceId)!;
+      const region = JSON.parse(audit.answer!.body) as ClassifyResponse;
+      expect(region.predictions[0]!.class).not.toBe(label);
+      const again = await classify(worker, [row], undefined, { cf: FRANKFURT });
+      expect(again.body.servedBy).toBe("cache");
+      expect(again.body.predictions[0]!.class).toBe(label);
+    }
+
+    // Counted as audits only. At the pool: the audit counter, and none of the series the SLO rules, the tenants'
+    // figures and drift read (deploy/prometheus/slo.rules.yml, cascade.rules.yml).
+    const poolAfter = await poolMetrics();
+    const grew = (name: string, labels: Record<string, string> = {}) =>
+      metric(poolAfter, name, labels) - metric(poolBefore, name, labels);
+    expect(grew("edgecascade_cascade_audit_total", digits)).toBe(audited.length);
+    expect(grew("edgecascade_cascade_audit_total", { ...digits, agree: "false" })).toBe(audited.length);
+    // (The route, as the rules read it: this test's own scrapes of /metrics count there.)
+    for (const [series, labels] of [
+      ["edgecascade_inference_requests_total", {}],
+      ["edgecascade_inference_request_duration_seconds_count", {}],
+      ["edgecascade_http_responses_total", { route: "/v1/classify" }],
+      ["edgecascade_tenant_requests_total", {}],
+      ["edgecascade_predictions_total", {}],
+    ] as const) {
+      expect(grew(series, labels), series).toBe(0);
+    }
+    // At the edge: no region call in the isolate's book (breaker, reach, hedges), no regional answer; one
+    // request point per client request (edge answers, then cache hits), the audits' outcomes apart.
+    const regionAfter = await regionStatus(worker, "eu", FRANKFURT);
+    expect(regionAfter.counters).toEqual(regionBefore.counters);
+    expect(regionAfter.places).toEqual(regionBefore.places);
+    const after = await observed();
+    const tiers = (o: ObservedStatus["observed"]) => o.models.digits!;
+    expect(tiers(after).edge - tiers(before).edge).toBe(answers.size);
+    expect(tiers(after).cache - tiers(before).cache).toBe(audited.length);
+    expect(tiers(after).regional).toBe(tiers(before).regional);
+    expect(after.audits.digits!.rows - before.audits.digits!.rows).toBe(audited.length);
+    expect(after.audits.digits!.agreeing).toBe(before.audits.digits!.agreeing);
   });
 
   it("leaves out rows a client made the edge answer (cascade: edge) that the cascade would have forwarded", async () => {
-    await sleep(200);
-    const before = (await observed()).audits.digits!;
+    await auditsSettled();
+    const auditsBefore = gate.audits().length;
+    const forced = new Set<string>();
     for (const row of unsureRows.slice(0, 20)) {
       const answer = await classify(worker, [row], { cascade: "edge" }, { cf: FRANKFURT });
       expect(answer.body.servedBy).toBe("edge");
+      forced.add(namedTrace(answer.headers).traceId);
     }
-    await sleep(300);
-    const after = (await observed()).audits.digits!;
-    expect(after.rows + after.failed).toBe(before.rows + before.failed);
+    // Then answers the cascade chose, until one is audited: the forced ones' audits, had any been drawn, went
+    // out before it.
+    for (const row of freshDisagreeing.slice(12)) {
+      await classify(worker, [row], undefined, { cf: FRANKFURT });
+      if (gate.audits().length > auditsBefore) break;
+      await sleep(50);
+    }
+    await until("an audit after the forced answers", () => gate.audits().length > auditsBefore);
+    await auditsSettled();
+    const traces = gate.audits().map((a) => parseTraceParent(a.traceparent)!.traceId);
+    expect(traces.filter((t) => forced.has(t))).toEqual([]);
   });
 
   it("drift: the answers' classes against the held-out mix, in /status", async () => {
