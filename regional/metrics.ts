@@ -1,7 +1,7 @@
 import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
+import { CONFIDENCE_BUCKETS } from "../protocol/drift.ts";
 import type { StepEvidence } from "../protocol/rollout/evidence.ts";
 import { evidenceCounts } from "../protocol/rollout/evidence-counts.ts";
-import { CONFIDENCE_BUCKETS } from "../protocol/drift.ts";
 import { wilson } from "../protocol/wilson.ts";
 import {
   type Cell,

@@ -329,6 +329,7 @@ export const REGIONAL_OPTIONS = defineTable({
     placeholder: "DIR",
     defaultText: "a directory under the system's temporary one",
     help: "where checked files from the registry are kept for loading (one subdirectory per process)",
+  },
   // Tracing (regional/tracing/): OpenTelemetry's own variables, read as its SDKs read them; environment only.
   // The OTLP exporter itself also reads OTEL_EXPORTER_OTLP_HEADERS, _TIMEOUT, _COMPRESSION and the certificate
   // variables (docs/observability.md).
