@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type RegionalPool, type RegionalPoolOptions, startRegionalPool } from "../stack/regional-pool.ts";
+import { median } from "./paired-ratio.ts";
 import { cpuSeconds } from "./process-cpu.ts";
 import { type WrkRequest, wrk, wrkScript } from "./wrk.ts";
 
@@ -77,11 +78,6 @@ export interface TracingLoad {
   cpuOverOff: number;
 }
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-};
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
 /** A sink for OTLP/HTTP exports: reads each body, answers 200, counts requests and bytes. */
