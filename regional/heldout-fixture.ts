@@ -26,8 +26,10 @@ async function readFixture(path: string): Promise<Fixture> {
 }
 
 /**
- * The fixtures of a repository, each read once per path (a model and its edge variant share one); a failed
- * read is not kept, so the next load retries it.
+ * The fixtures of a repository as loads read them: loads of one path at the same time (a model and its edge
+ * variant) share one read, and nothing is kept once the reads end: a repository of a thousand models would
+ * otherwise hold every fixture for as long as the pool runs (a load that passed does not read it again:
+ * version-check.ts `checkedBefore`).
  */
 export class FixtureCache {
   readonly #reads = new Map<string, Promise<Fixture>>();
@@ -35,11 +37,15 @@ export class FixtureCache {
   read(path: string): Promise<Fixture> {
     let read = this.#reads.get(path);
     if (!read) {
-      read = readFixture(path).catch((err: Error) => {
-        this.#reads.delete(path);
+      const started = readFixture(path).catch((err: Error) => {
         throw new Error(`fixture ${path}: ${err.message}`);
       });
-      this.#reads.set(path, read);
+      read = started;
+      this.#reads.set(path, started);
+      const forget = () => {
+        if (this.#reads.get(path) === started) this.#reads.delete(path);
+      };
+      started.then(forget, forget);
     }
     return read;
   }

@@ -208,7 +208,8 @@ export function inferenceAnswers(deps: AppDeps) {
     prepare: (io: ModelIo) => T,
   ): Promise<InferResult<T>> {
     if (clock.trace && call.request.id !== undefined) clock.trace.requestId = call.request.id;
-    const acquired = repository.acquire(model, version);
+    const leased = repository.lease(model, version, clock.deadlineUs);
+    const acquired = leased instanceof Promise ? await leased : leased;
     let lease = acquired;
     try {
       const rows = readInferInputs(call, acquired.model.io, limits, binary, rowArrays);
@@ -251,7 +252,29 @@ export function inferenceAnswers(deps: AppDeps) {
   ): void {
     const call = parseClassifyRequest(parseJsonBody(body, input.contentType));
     if (input.trace && call.id !== undefined) input.trace.requestId = call.id;
-    const acquired = repository.acquire(call.model, call.version);
+    const leased = repository.lease(call.model, call.version, input.deadlineUs);
+    if (leased instanceof Promise) {
+      // A model loaded on demand: its first requests wait for the load (within their deadline).
+      leased.then((acquired) => {
+        try {
+          classifyLeased(input, call, acquired, answered, failedWith);
+        } catch (err) {
+          failedWith(err);
+        }
+      }, failedWith);
+      return;
+    }
+    classifyLeased(input, call, leased, answered, failedWith);
+  }
+
+  /** `/v1/classify` of a parsed call on the version it leased. */
+  function classifyLeased(
+    input: InferenceInput,
+    call: ReturnType<typeof parseClassifyRequest>,
+    acquired: Lease,
+    answered: (answer: InferenceAnswer) => void,
+    failedWith: (err: unknown) => void,
+  ): void {
     let lease = acquired;
     let rows: InputRows;
     let audit: number[] | undefined;

@@ -95,7 +95,7 @@ describe("lifeStep: unloads", () => {
       { type: "retire", version: "v2" },
       { type: "retire", version: "v1" },
     ]);
-    expect(lifecycleView(unloading.entry.life)).toMatchObject({ wanted: false, serving: false });
+    expect(lifecycleView(unloading.entry.life)).toMatchObject({ wanted: false, unloaded: true, serving: false });
     const one = run([{ type: "drained", version: "v1" }], unloading.entry).entry;
     expect(one.life).toEqual({ state: "unloading" });
     expect(run([{ type: "drained", version: "v2" }], one).entry.life).toEqual({ state: "available", wanted: false });
@@ -122,6 +122,48 @@ describe("lifeStep: unloads", () => {
     );
     expect(reloaded.entry.life).toEqual({ state: "serving", serving: "v1b" });
     expect(reloaded.entry.retiring).toEqual(new Set(["v1"]));
+  });
+});
+
+describe("lifeStep: eviction", () => {
+  it("retires the serving version and leaves the model available, evicted, loadable again by a request", () => {
+    const evicted = run([{ type: "evicted" }], serving("v1"));
+    expect(evicted.entry).toEqual({
+      life: { state: "available", wanted: true, evicted: true },
+      retiring: new Set(["v1"]),
+    });
+    expect(evicted.effects).toEqual([{ type: "retire", version: "v1" }]);
+    // Not pinned: nothing waits for it or loads it but a request, which says why it is not loaded.
+    expect(lifecycleView(evicted.entry.life, false)).toMatchObject({ wanted: false, unloaded: false, evicted: true });
+    expect(indexRows("digits", evicted.entry, (v) => v, false)).toEqual([
+      { name: "digits", version: "v1", state: "UNLOADING" },
+      {
+        name: "digits",
+        state: "UNAVAILABLE",
+        reason: "evicted to fit the memory budget (least recently used); loads on its next request",
+      },
+    ]);
+    // Its next load may start while the evicted version still finishes its requests.
+    const again = run(
+      [
+        { type: "load-started", version: undefined },
+        { type: "loaded", version: "v1b" },
+        { type: "drained", version: "v1" },
+      ],
+      evicted.entry,
+    );
+    expect(again.entry).toEqual({ life: { state: "serving", serving: "v1b" }, retiring: new Set() });
+  });
+
+  it("a model loaded on demand and never loaded reads as such", () => {
+    expect(lifecycleView(discovered<V>().life, false)).toMatchObject({
+      wanted: false,
+      unloaded: false,
+      evicted: false,
+    });
+    expect(indexRows("digits", discovered<V>(), (v) => v, false)).toEqual([
+      { name: "digits", state: "UNAVAILABLE", reason: "not loaded; loads on its first request" },
+    ]);
   });
 });
 
@@ -168,6 +210,13 @@ describe("lifeStep: what no state takes", () => {
     ],
     ["an unload while a load runs", run([{ type: "load-started", version: undefined }]).entry, { type: "unloaded" }],
     ["a failure with no load running", serving("v1"), failed("x")],
+    ["an eviction of a model that does not serve", discovered(), { type: "evicted" }],
+    ["an eviction while a load runs", run([{ type: "load-started", version: undefined }]).entry, { type: "evicted" }],
+    [
+      "an eviction during a rollout",
+      run([{ type: "candidate-loaded", version: "v2" }], serving("v1")).entry,
+      { type: "evicted" },
+    ],
   ])("%s", (_what, entry, event) => {
     expect(() => lifeStep(entry, event)).toThrow(IllegalLifeStep);
   });

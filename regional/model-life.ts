@@ -7,7 +7,8 @@
  *
  * The legal states, and nothing else:
  * - `available`: the model's directory is known, no version is loaded or loading. `wanted` false after an
- *   operator's unload (readiness neither waits for it nor loads it); true before its first load.
+ *   operator's unload (nothing loads it until an explicit load); true before its first load, and after an
+ *   eviction (`evicted`: the memory budget needed its room; a request loads it again).
  * - `loading`: a load is running; the version that served before keeps serving meanwhile (`serving`, a reload or
  *   hot swap), and the failures before it are kept (`after`) for the reason and the backoff. `wanted` false once
  *   an unload (or the pool's shutdown) came while it ran: the version it makes is discarded.
@@ -36,7 +37,7 @@ export interface Candidate<V> {
 }
 
 export type ModelLife<V> =
-  | { state: "available"; wanted: boolean }
+  | { state: "available"; wanted: boolean; evicted?: true }
   | { state: "loading"; version: string | undefined; wanted: boolean; serving?: V; after?: Failures }
   | { state: "serving"; serving: V; candidate?: Candidate<V> }
   | { state: "failed"; failures: Failures }
@@ -68,7 +69,12 @@ export type LifeEvent<V> =
   /** The candidate retires (a rollback). */
   | { type: "candidate-dropped" }
   /** A retiring version answered its last request and released its session. */
-  | { type: "drained"; version: V };
+  | { type: "drained"; version: V }
+  /**
+   * The memory budget needs the serving version's room (least recently used): it retires, the model stays
+   * available and loads again on its next request. Only a model serving without a rollout's candidate.
+   */
+  | { type: "evicted" };
 
 export type LifeEffect<V> =
   /** The version now answers requests (its ready gauge 1). */
@@ -176,6 +182,11 @@ export function lifeStep<V>(
       retire(life.candidate.version);
       return next({ state: "serving", serving: life.serving });
     }
+    case "evicted": {
+      if (life.state !== "serving" || life.candidate) return illegal();
+      retire(life.serving);
+      return next({ state: "available", wanted: true, evicted: true });
+    }
     case "drained": {
       retiring.delete(event.version);
       return next(life.state === "unloading" && retiring.size === 0 ? { state: "available", wanted: false } : life);
@@ -185,32 +196,54 @@ export function lifeStep<V>(
 
 function describe<V>(life: ModelLife<V>): string {
   if (life.state === "serving" && life.candidate) return "serving with a rollout's candidate";
-  return life.state === "available" ? `available (${life.wanted ? "wanted" : "unloaded"})` : life.state;
+  if (life.state !== "available") return life.state;
+  return `available (${life.evicted ? "evicted" : life.wanted ? "wanted" : "unloaded"})`;
 }
 
-/** What the readiness policies (readiness-policy.ts) read of a model's state. */
-export function lifecycleView<V>(life: ModelLife<V>): ModelLifecycleView {
-  const none = { failures: 0, retryAtMs: 0 };
+/**
+ * What the readiness policies (readiness-policy.ts) read of a model's state. `pinned`: the load policy keeps
+ * the model loaded (`all`, a pinned model, an explicit load), so readiness waits for it and starts its loads;
+ * otherwise it loads on demand.
+ */
+export function lifecycleView<V>(life: ModelLife<V>, pinned = true): ModelLifecycleView {
+  const none = { failures: 0, retryAtMs: 0, evicted: false };
   switch (life.state) {
     case "available":
-      return { wanted: life.wanted, serving: false, loading: false, ...none };
+      return {
+        ...none,
+        wanted: life.wanted && pinned,
+        unloaded: !life.wanted,
+        evicted: life.evicted === true,
+        serving: false,
+        loading: false,
+      };
     case "unloading":
-      return { wanted: false, serving: false, loading: false, ...none };
+      return { ...none, wanted: false, unloaded: true, serving: false, loading: false };
     case "serving":
-      return { wanted: true, serving: true, loading: false, ...none };
+      return { ...none, wanted: pinned, unloaded: false, serving: true, loading: false };
     case "loading": {
       const { after } = life;
       return {
-        wanted: life.wanted,
+        ...none,
+        wanted: life.wanted && pinned,
+        unloaded: !life.wanted,
         serving: life.serving !== undefined,
         loading: true,
-        ...(after ? { lastError: after.reason, failures: after.count } : { failures: 0 }),
-        retryAtMs: 0,
+        ...(after ? { lastError: after.reason, failures: after.count } : {}),
       };
     }
     case "failed": {
       const { reason, count, retryAtMs } = life.failures;
-      return { wanted: true, serving: false, loading: false, lastError: reason, failures: count, retryAtMs };
+      return {
+        ...none,
+        wanted: pinned,
+        unloaded: false,
+        serving: false,
+        loading: false,
+        lastError: reason,
+        failures: count,
+        retryAtMs,
+      };
     }
   }
 }
@@ -227,8 +260,16 @@ export interface IndexEntry {
   candidate?: true;
 }
 
-/** A model's rows of the repository index: each version it serves, loads or retires, or why none serves. */
-export function indexRows<V>(name: string, entry: ModelEntry<V>, versionOf: (version: V) => string): IndexEntry[] {
+/**
+ * A model's rows of the repository index: each version it serves, loads or retires, or why none serves (a model
+ * available but not loaded is `UNAVAILABLE` with the reason, as Triton lists the models of its repository).
+ */
+export function indexRows<V>(
+  name: string,
+  entry: ModelEntry<V>,
+  versionOf: (version: V) => string,
+  pinned = true,
+): IndexEntry[] {
   const { life } = entry;
   const rows: IndexEntry[] = [];
   const serving = servingVersion(life);
@@ -240,7 +281,7 @@ export function indexRows<V>(name: string, entry: ModelEntry<V>, versionOf: (ver
   if (life.state === "loading") {
     rows.push({ name, ...(life.version === undefined ? {} : { version: life.version }), state: "LOADING" });
   } else if (serving === undefined) {
-    rows.push({ name, state: "UNAVAILABLE", reason: whyNotServing(lifecycleView(life)) });
+    rows.push({ name, state: "UNAVAILABLE", reason: whyNotServing(lifecycleView(life, pinned)) });
   }
   return rows;
 }

@@ -32,6 +32,13 @@ export interface LoadReport {
   fixture: { rows: number; accuracy: number; required: number };
 }
 
+/**
+ * Why a load runs, as `edgecascade_model_load_duration_seconds` labels it: `policy` (at start and by readiness,
+ * for the models the load policy keeps loaded), `demand` (a request for a model not loaded), `control` (the
+ * model-load API, SIGHUP, a rollout's candidate).
+ */
+export type LoadTrigger = "policy" | "demand" | "control";
+
 /** What one model's lifecycle needs of the repository it belongs to. */
 export interface LifecycleContext {
   loader: VersionLoader;
@@ -53,6 +60,13 @@ export interface LifecycleContext {
  */
 export class ModelLifecycle {
   readonly name: string;
+  /**
+   * The load policy keeps it loaded (`all`, `--pinned-models`, an explicit load): readiness waits for it and
+   * loads it, and it is never evicted. Otherwise it loads on demand and may be evicted.
+   */
+  pinned = true;
+  /** When a request last asked for it (`performance.now()`): the memory budget evicts the least recent first. */
+  lastUsed = 0;
   #entry: ModelEntry<ModelVersion> = discovered();
   /** The latest load asked for, so that identical concurrent loads share it. `version` undefined: the config's. */
   #pendingLoad?: { version: string | undefined; promise: Promise<LoadReport> };
@@ -67,12 +81,54 @@ export class ModelLifecycle {
 
   /** What the readiness policies read of the state. */
   view(): ModelLifecycleView {
-    return lifecycleView(this.#entry.life);
+    return lifecycleView(this.#entry.life, this.pinned);
   }
 
   /** The repository index's rows of this model. */
   index(): IndexEntry[] {
-    return indexRows(this.name, this.#entry, (v) => v.version);
+    return indexRows(this.name, this.#entry, (v) => v.version, this.pinned);
+  }
+
+  /** Whether a version serves now (a request can lease it at once). */
+  get serves(): boolean {
+    return servingVersion(this.#entry.life) !== undefined;
+  }
+
+  /** The memory its versions are counted as until released: serving, a rollout's candidate, those retiring. */
+  residentBytes(): number {
+    const { serving, candidate } = this.versions();
+    let bytes = (serving?.bytes ?? 0) + (candidate?.bytes ?? 0);
+    for (const old of this.#entry.retiring) bytes += old.bytes;
+    return bytes;
+  }
+
+  /**
+   * What evicting it would free now, when it may be evicted: a version serving without a rollout's candidate,
+   * not pinned, no operation of its own running or queued. Undefined otherwise.
+   */
+  evictableBytes(): number | undefined {
+    const { life } = this.#entry;
+    if (this.pinned || life.state !== "serving" || life.candidate || this.#busy > 0) return undefined;
+    return life.serving.bytes;
+  }
+
+  /**
+   * Evict the serving version to make room within the memory budget (`why` says for what): it answers no new
+   * request, and its session is released once the requests holding it are answered (the promise). The model
+   * stays available and loads again on its next request.
+   */
+  evict(why: string): Promise<void> {
+    const version = servingVersion(this.#entry.life);
+    const idleMs = Math.round(performance.now() - this.lastUsed);
+    this.#step({ type: "evicted" });
+    this.#context.recorder.modelEvicted(this.name);
+    this.#context.log("info", "model evicted", {
+      model: this.name,
+      version: version?.version ?? null,
+      reason: `least recently used (idle ${idleMs} ms); ${why}`,
+      bytes: version?.bytes ?? 0,
+    });
+    return version ? version.retire() : Promise.resolve();
   }
 
   /** The serving version and the rollout's candidate, if any. */
@@ -101,11 +157,11 @@ export class ModelLifecycle {
   }
 
   /** Load `version` (default: the config's) and swap it in; identical concurrent loads share one attempt. */
-  load(version?: string): Promise<LoadReport> {
+  load(version?: string, trigger: LoadTrigger = "control"): Promise<LoadReport> {
     this.#refuseWhileClosed();
     this.#refuseDuringRollout();
     if (this.#pendingLoad && this.#pendingLoad.version === version) return this.#pendingLoad.promise;
-    const promise = this.#serially(() => this.#loadNow(version));
+    const promise = this.#serially(() => this.#loadNow(version, trigger));
     this.#pendingLoad = { version, promise };
     const clear = () => {
       if (this.#pendingLoad?.promise === promise) this.#pendingLoad = undefined;
@@ -201,16 +257,24 @@ export class ModelLifecycle {
     }
   }
 
+  /** Operations of this model running or queued: while any is, the memory budget does not evict it. */
+  #busy = 0;
+
   #serially<T>(op: () => Promise<T>): Promise<T> {
+    this.#busy++;
     const result = this.#tail.then(op);
     this.#tail = result.then(
-      () => {},
-      () => {},
+      () => {
+        this.#busy--;
+      },
+      () => {
+        this.#busy--;
+      },
     );
     return result;
   }
 
-  async #loadNow(requested: string | undefined): Promise<LoadReport> {
+  async #loadNow(requested: string | undefined, trigger: LoadTrigger): Promise<LoadReport> {
     // What an operation queued before this one did meanwhile: the same refusals as at the call.
     this.#refuseWhileClosed();
     this.#refuseDuringRollout();
@@ -236,8 +300,10 @@ export class ModelLifecycle {
     const version = this.#context.loader.build(checked);
     this.#step({ type: "loaded", version });
     this.#context.recorder.modelLoad(this.name, "success");
+    const loadMs = performance.now() - started;
+    this.#context.recorder.modelLoadTime(trigger, loadMs / 1000);
     const report = this.#report(version, previous?.version ?? null);
-    this.#context.log("info", "model version serving", { ...report, loadMs: performance.now() - started });
+    this.#context.log("info", "model version serving", { ...report, trigger, loadMs, bytes: version.bytes });
     this.#context.loadEnded();
     return report;
   }

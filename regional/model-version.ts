@@ -32,6 +32,8 @@ export class ModelVersion {
   readonly checks: VersionChecks;
   /** Tests only (`--version-delay-ms`): milliseconds every run of this version waits first. */
   readonly simulatedDelayMs: number;
+  /** The memory it is counted as within the worker's budget until it is released (memory-budget.ts). */
+  readonly bytes: number;
   readonly #session: OnnxModel;
   readonly #executor: Executor;
   #leases = 0;
@@ -48,6 +50,7 @@ export class ModelVersion {
     recorder: ModelRecorder;
     checks: VersionChecks;
     simulatedDelayMs?: number;
+    bytes?: number;
   }) {
     this.name = options.config.name;
     this.version = options.version;
@@ -57,6 +60,7 @@ export class ModelVersion {
     this.checks = options.checks;
     this.simulatedDelayMs = options.simulatedDelayMs ?? 0;
     this.recorder.baseline(versionBaseline(options.config, options.version));
+    this.bytes = options.bytes ?? 0;
     this.#session = options.session;
     this.#executor = options.executor;
     const drained = new Promise<void>((resolve) => {

@@ -1,8 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { failedReason, loadDue, type ModelLifecycleView, poolReady, whyNotServing } from "./readiness-policy.ts";
+import {
+  demandLoadAllowed,
+  failedReason,
+  loadDue,
+  type ModelLifecycleView,
+  poolReady,
+  whyNotServing,
+} from "./readiness-policy.ts";
 
 const model = (fields: Partial<ModelLifecycleView> = {}): ModelLifecycleView => ({
   wanted: true,
+  unloaded: false,
+  evicted: false,
   serving: false,
   loading: false,
   failures: 0,
@@ -12,7 +21,9 @@ const model = (fields: Partial<ModelLifecycleView> = {}): ModelLifecycleView => 
 const serving = model({ serving: true });
 const loading = model({ loading: true });
 const failed = model({ failures: 2, lastError: "checksum mismatch" });
-const unloaded = model({ wanted: false });
+const unloaded = model({ wanted: false, unloaded: true });
+/** A model that loads on demand (not pinned), not loaded yet. */
+const onDemand = model({ wanted: false });
 
 describe("poolReady", () => {
   it.each([
@@ -24,6 +35,10 @@ describe("poolReady", () => {
     ["no model", [], false],
     ["an unloaded model is not waited for", [serving, unloaded], true],
     ["a failed model loading again keeps its failure", [serving, model({ loading: true, failures: 1 })], true],
+    ["every model loads on demand: ready with none loaded", [onDemand, onDemand], true],
+    ["on demand, one failed: the others still serve", [onDemand, model({ wanted: false, failures: 1 })], true],
+    ["a pinned model still loading holds the pool back", [onDemand, loading], false],
+    ["on demand, all unloaded", [unloaded, model({ wanted: false, unloaded: true })], false],
   ] as const)("%s: %s", (_what, models, ready) => {
     expect(poolReady(models)).toBe(ready);
   });
@@ -32,7 +47,12 @@ describe("poolReady", () => {
 describe("whyNotServing", () => {
   it.each([
     [unloaded, "unloaded"],
-    [model({ wanted: false, lastError: "x" }), "unloaded"],
+    [model({ wanted: false, unloaded: true, lastError: "x" }), "unloaded"],
+    [onDemand, "not loaded; loads on its first request"],
+    [
+      model({ wanted: false, evicted: true }),
+      "evicted to fit the memory budget (least recently used); loads on its next request",
+    ],
     [loading, "loading"],
     [model({ loading: true, lastError: "bad" }), "loading; the last attempt failed: bad"],
     [failed, "checksum mismatch"],
@@ -52,6 +72,18 @@ describe("failedReason", () => {
   });
 });
 
+describe("demandLoadAllowed", () => {
+  it("lets a request load a model that is not unloaded, not serving, and past a failure's backoff", () => {
+    expect(demandLoadAllowed(onDemand, 0)).toBe(true);
+    expect(demandLoadAllowed(model({ wanted: false, evicted: true }), 0)).toBe(true);
+    expect(demandLoadAllowed(model({ wanted: false, loading: true, retryAtMs: 900 }), 0)).toBe(true);
+    expect(demandLoadAllowed(model({ wanted: false, failures: 1, retryAtMs: 500 }), 499)).toBe(false);
+    expect(demandLoadAllowed(model({ wanted: false, failures: 1, retryAtMs: 500 }), 500)).toBe(true);
+    expect(demandLoadAllowed(unloaded, 1e9)).toBe(false);
+    expect(demandLoadAllowed(serving, 1e9)).toBe(false);
+  });
+});
+
 describe("loadDue", () => {
   it("starts a load for a wanted idle model once its backoff has passed", () => {
     expect(loadDue(model({ retryAtMs: 500 }), 499)).toBe(false);
@@ -59,5 +91,6 @@ describe("loadDue", () => {
     expect(loadDue(serving, 1e9)).toBe(false);
     expect(loadDue(loading, 1e9)).toBe(false);
     expect(loadDue(unloaded, 1e9)).toBe(false);
+    expect(loadDue(onDemand, 1e9)).toBe(false);
   });
 });

@@ -1,45 +1,65 @@
 /**
  * The lifecycle's readiness policies, apart from the repository's entries: whether the pod is ready, why a
- * model does not serve, and whether a readiness check may start another load.
+ * model does not serve, and whether a readiness check (or a request) may start another load.
  */
 
 /** What these policies read of one model's lifecycle. */
 export interface ModelLifecycleView {
-  /** False after an unload (or while the pool shuts down): readiness neither waits for it nor reloads it. */
+  /**
+   * Readiness waits for it and starts its loads: the load policy keeps it loaded (`all`, a pinned model, an
+   * explicit load) and no operator unloaded it. False for a model loaded on demand.
+   */
   wanted: boolean;
+  /** An operator unloaded it (or the pool shuts down): nothing loads it until an explicit load. */
+  unloaded: boolean;
+  /** Its serving version was evicted to fit the memory budget; a request loads it again. */
+  evicted: boolean;
   serving: boolean;
   loading: boolean;
   lastError?: string;
   /** Loads failed since the last success. */
   failures: number;
-  /** `performance.now()` before which readiness checks start no load. */
+  /** `performance.now()` before which neither readiness checks nor requests start a load. */
   retryAtMs: number;
 }
 
 /**
- * The pod's readiness: at least one wanted model serves, and every other wanted model has settled (it serves,
- * or its load failed). One model that cannot load never takes the others down: a pod held unready for it
- * would stop serving every model. Until each model's first load has ended the pod is not ready.
+ * The pod's readiness: every wanted model has settled (it serves, or its load failed) and at least one of them
+ * serves; with no wanted model at all (every model loads on demand), once the repository holds a model that
+ * was not unloaded. One model that cannot load never takes the others down: a pod held unready for it would
+ * stop serving every model. Until each wanted model's first load has ended the pod is not ready.
  */
 export function poolReady(models: Iterable<ModelLifecycleView>): boolean {
-  const wanted = [...models].filter((m) => m.wanted);
-  return wanted.some((m) => m.serving) && wanted.every((m) => m.serving || m.failures > 0);
+  const all = [...models];
+  const wanted = all.filter((m) => m.wanted);
+  if (!wanted.every((m) => m.serving || m.failures > 0)) return false;
+  return wanted.length > 0 ? wanted.some((m) => m.serving) : all.some((m) => !m.unloaded);
 }
 
 /** Why a model does not serve, for readiness bodies, 503s and the index. */
 export function whyNotServing(model: ModelLifecycleView): string {
-  if (!model.wanted) return "unloaded";
+  if (model.unloaded) return "unloaded";
   if (model.loading) return model.lastError ? `loading; the last attempt failed: ${model.lastError}` : "loading";
-  return model.lastError ?? "not loaded";
+  if (model.lastError) return model.lastError;
+  if (model.evicted) return "evicted to fit the memory budget (least recently used); loads on its next request";
+  return model.wanted ? "not loaded" : "not loaded; loads on its first request";
 }
 
-/** Why a wanted model's last load failed, when that is why it does not serve (the pod is ready without it). */
+/** Why a model's last load failed, when that is why it does not serve (the pod is ready without it). */
 export function failedReason(model: ModelLifecycleView): string | undefined {
-  if (!model.wanted || model.serving || model.failures === 0) return undefined;
+  if (model.unloaded || model.serving || model.failures === 0) return undefined;
   return model.lastError ?? whyNotServing(model);
 }
 
 /** Whether a readiness check starts a load: wanted, neither serving nor loading, and past its retry backoff. */
 export function loadDue(model: ModelLifecycleView, nowMs: number): boolean {
   return model.wanted && !model.serving && !model.loading && nowMs >= model.retryAtMs;
+}
+
+/**
+ * Whether a request may start (or join) a load of a model that does not serve: not unloaded, and not within
+ * the retry backoff of a failed load (a request then gets the failure's reason at once).
+ */
+export function demandLoadAllowed(model: ModelLifecycleView, nowMs: number): boolean {
+  return !model.unloaded && !model.serving && (model.loading || nowMs >= model.retryAtMs);
 }

@@ -2,8 +2,14 @@ import type { AppDeps } from "./app-context.ts";
 
 /** The pool's readiness, or why not. */
 export type PoolReadiness =
-  | { ready: true; failed?: { model: string; reason: string }[] }
-  | { ready: false; reasons: string[] };
+  | { ready: true; failed?: { model: string; reason: string }[]; models: ModelCounts }
+  | { ready: false; reasons: string[]; models: ModelCounts };
+
+/** This process's models: in the repository (less those unloaded) and serving now. */
+export interface ModelCounts {
+  available: number;
+  loaded: number;
+}
 
 /**
  * Whether the pool serves, as `/v2/health/ready`, gRPC `ServerReady` and the gRPC health service report it:
@@ -13,16 +19,19 @@ export type PoolReadiness =
  */
 export function poolReadiness(deps: Pick<AppDeps, "draining" | "repository" | "poolNotReady">): PoolReadiness {
   const { repository } = deps;
-  if (deps.draining()) return { ready: false, reasons: ["draining"] };
+  const { available, loaded } = repository.memory();
+  const models = { available, loaded };
+  if (deps.draining()) return { ready: false, reasons: ["draining"], models };
   repository.ensureLoading();
   const pool = deps.poolNotReady();
   if (repository.ready() && !pool) {
     const failed = repository.failedModels();
-    return failed.length > 0 ? { ready: true, failed } : { ready: true };
+    return failed.length > 0 ? { ready: true, failed, models } : { ready: true, models };
   }
   return {
     ready: false,
     reasons: [...(repository.ready() ? [] : repository.notReadyReasons()), ...(pool ? [pool] : [])],
+    models,
   };
 }
 

@@ -78,6 +78,12 @@ export interface Recorder {
   registry(where: string): RegistryRecorder;
   /** A load attempt of a model ended. */
   modelLoad(name: string, outcome: "success" | "failure"): void;
+  /** A load succeeded after `seconds` (file check, session, warm-up, fixture), started for `trigger`. */
+  modelLoadTime(trigger: "policy" | "demand" | "control", seconds: number): void;
+  /** A model's serving version was evicted to make room within the memory budget. */
+  modelEvicted(name: string): void;
+  /** Where the repository's memory figures are read from, at each scrape. */
+  modelMemory(read: () => ModelMemory): void;
   /** Whether model files must carry a valid signature (a public key is configured), or are served unsigned. */
   modelSignatures(required: boolean): void;
   /** The execution provider sessions run on. */
@@ -86,6 +92,18 @@ export interface Recorder {
   httpResponse(method: string, route: string, status: number): void;
   /** Any gRPC call answered, by method (`ModelInfer`, `Check`, ...) and status code name (`OK`, `NOT_FOUND`). */
   grpcResponse(method: string, code: string): void;
+}
+
+/** The repository's memory and models, as a scrape reads them. */
+export interface ModelMemory {
+  /** What the loaded (and retiring) versions are counted as. */
+  residentBytes: number;
+  /** `--model-memory-mb`, in bytes; 0 without a budget (`--load-policy all`). */
+  budgetBytes: number;
+  /** Models with a version serving. */
+  loaded: number;
+  /** Models in the repository (less those unloaded by an operator). */
+  available: number;
 }
 
 /** Reports of one model's rollouts (only metrics.ts knows they become `edgecascade_rollout_*` series). */

@@ -1,15 +1,27 @@
-import { NotFound } from "../protocol/errors.ts";
-import { describeModel, type ModelConfig } from "../protocol/model-config.ts";
+import { ModelNotReady, NotFound } from "../protocol/errors.ts";
+import { describeModel, type ModelConfig, type ModelIo, modelIoOf } from "../protocol/model-config.ts";
 import type { ModelMetadata } from "../protocol/types.ts";
+import { LoadSlots, MemoryBudget, withinDeadline } from "./demand-loads.ts";
 import type { Logger } from "./log.ts";
-import { discoverModels, isModelDir } from "./model-discovery.ts";
+import { versionBytes } from "./memory-budget.ts";
+import { discoverModels, isModelDir, readModelConfig } from "./model-discovery.ts";
 import type { IndexEntry } from "./model-life.ts";
-import { type LifecycleContext, type LoadReport, ModelLifecycle } from "./model-lifecycle.ts";
+import { type LifecycleContext, type LoadReport, type LoadTrigger, ModelLifecycle } from "./model-lifecycle.ts";
 import type { Lease, ModelVersion } from "./model-version.ts";
-import { failedReason, loadDue, poolReady, whyNotServing } from "./readiness-policy.ts";
+import { demandLoadAllowed, failedReason, loadDue, poolReady, whyNotServing } from "./readiness-policy.ts";
 import type { Recorder } from "./recorder.ts";
 import { DEFAULT_RETRY_BACKOFF, type RetryBackoff } from "./retry-backoff.ts";
 import { VersionLoader, type VersionLoaderOptions } from "./version-loader.ts";
+
+/**
+ * Which models load without a request asking: `all` (every model, at start, kept loaded: no budget applies),
+ * `on-demand` (the pinned models at start; every other on its first request, within the memory budget,
+ * evicted least recently used), `auto` (`all` when every model's estimate fits the budget, else `on-demand`).
+ */
+export type LoadPolicy = "auto" | "all" | "on-demand";
+
+/** Loads started by requests that may run at once in one worker (more wait their turn, within their deadline). */
+export const DEMAND_LOAD_SLOTS = 2;
 
 export type { IndexEntry, ModelState } from "./model-life.ts";
 export type { LoadReport } from "./model-lifecycle.ts";
@@ -27,6 +39,12 @@ export type RepositoryOptions = Omit<VersionLoaderOptions, "warmupBudgetMs" | "a
   retryBackoff?: RetryBackoff;
   /** Called once, the first time every wanted model serves. */
   onFirstReady?: () => void;
+  /** Default `all`. */
+  loadPolicy?: LoadPolicy;
+  /** Models always loaded (and never evicted) under `on-demand`; each must be in the repository. */
+  pinned?: readonly string[];
+  /** The memory the loaded versions may be counted as under `on-demand` (memory-budget.ts). Default 256 MiB. */
+  memoryBudgetBytes?: number;
 };
 
 /**
@@ -43,6 +61,14 @@ export class ModelRepository {
   #announced = false;
   /** After `close()`: no more loads. */
   #closed = false;
+  /** The policy in force once `discover` resolved `auto`. */
+  #policy: "all" | "on-demand" = "all";
+  readonly #budget: MemoryBudget;
+  readonly #slots = new LoadSlots(DEMAND_LOAD_SLOTS);
+  /** Each model's load started by requests, shared by every request waiting for it. */
+  readonly #demanded = new Map<string, Promise<void>>();
+  /** Every model's config as last read (discovery, loads): metadata and inputs of models not loaded. */
+  readonly #configs = new Map<string, ModelConfig>();
 
   constructor(options: RepositoryOptions, recorder: Recorder, log: Logger) {
     this.#options = options;
@@ -56,20 +82,65 @@ export class ModelRepository {
       closed: () => this.#closed,
       loadEnded: () => this.#announceIfReady(),
     };
+    this.#budget = new MemoryBudget(options.memoryBudgetBytes ?? 256 * 2 ** 20, () => this.#models.values());
+    recorder.modelMemory(() => this.memory());
   }
 
-  /** Find the model directories; throws when the repository is missing or holds no model. */
+  /** The load policy in force (`auto` resolved by `discover`). */
+  get policy(): "all" | "on-demand" {
+    return this.#policy;
+  }
+
+  /**
+   * Find the model directories and read their configs, resolve the load policy and pin its models; throws when
+   * the repository is missing or holds no model, or a pinned model is not in it. A config that cannot be read
+   * is left to the model's load, which fails with the reason.
+   */
   async discover(): Promise<string[]> {
-    const names = await discoverModels(this.#options.modelsDir);
-    if (names.length === 0) throw new Error(`model repository ${this.#options.modelsDir}: no <name>/config.json found`);
-    for (const name of names) this.#modelFor(name);
+    const { modelsDir } = this.#options;
+    const names = await discoverModels(modelsDir);
+    if (names.length === 0) throw new Error(`model repository ${modelsDir}: no <name>/config.json found`);
+    const configs = await Promise.all(names.map((name) => readModelConfig(modelsDir, name).catch(() => undefined)));
+    for (const config of configs) if (config) this.#configs.set(config.name, config);
+    const pinned = new Set(this.#options.pinned ?? []);
+    const unknown = [...pinned].filter((name) => !names.includes(name));
+    if (unknown.length > 0) {
+      throw new Error(`--pinned-models names ${unknown.map((n) => `"${n}"`).join(", ")}, not in ${modelsDir}`);
+    }
+    const needBytes = configs.reduce((sum, c) => sum + (c ? versionBytes(c.versions[c.version]!.bytes) : 0), 0);
+    const asked = this.#options.loadPolicy ?? "all";
+    this.#policy = asked === "auto" ? (needBytes <= this.#budget.budgetBytes ? "all" : "on-demand") : asked;
+    for (const name of names) this.#modelFor(name).pinned = this.#policy === "all" || pinned.has(name);
+    this.#log("info", `load policy: ${this.#policy}`, {
+      asked,
+      models: names.length,
+      pinned: this.#policy === "all" ? names.length : pinned.size,
+      estimatedBytes: needBytes,
+      ...(this.#policy === "on-demand" ? { budgetBytes: this.#budget.budgetBytes } : {}),
+    });
     return names;
   }
 
-  /** Load every wanted model; resolves when every load has ended (failures are logged and kept as reasons). */
+  /**
+   * Load every wanted model (under `on-demand`, the pinned ones); resolves when every load has ended (failures
+   * are logged and kept as reasons).
+   */
   async loadAll(): Promise<void> {
     const names = this.#wanted().map((m) => m.name);
-    await Promise.allSettled(names.map((name) => this.load(name)));
+    await Promise.allSettled(names.map((name) => this.load(name, undefined, "policy")));
+    this.#announceIfReady();
+  }
+
+  /** The memory and model counts `/metrics` and readiness report. */
+  memory(): { residentBytes: number; budgetBytes: number; loaded: number; available: number } {
+    let loaded = 0;
+    let available = 0;
+    for (const m of this.#models.values()) {
+      if (m.serves) loaded++;
+      if (!m.view().unloaded) available++;
+    }
+    const budgetBytes = this.#policy === "on-demand" ? this.#budget.budgetBytes : 0;
+    return { residentBytes: this.#budget.usedBytes(), budgetBytes, loaded, available };
   }
 
   /**
@@ -80,7 +151,12 @@ export class ModelRepository {
   ensureLoading(name?: string): void {
     const now = performance.now();
     for (const model of name ? [this.#get(name)] : this.#models.values()) {
-      if (loadDue(model.view(), now)) this.load(model.name).catch(() => {});
+      if (loadDue(model.view(), now)) this.load(model.name, undefined, "policy").catch(() => {});
+    }
+    // Asking whether a model loaded on demand is ready starts its load, as its first request would.
+    if (name && this.#policy === "on-demand") {
+      const model = this.#get(name);
+      if (!model.pinned && demandLoadAllowed(model.view(), now)) this.#demandLoad(model).catch(() => {});
     }
   }
 
@@ -126,13 +202,46 @@ export class ModelRepository {
     return this.#get(name).acquire(version);
   }
 
+  /**
+   * A request's lease on `name` (or exactly `version`): at once while it serves (no promise on the hot path);
+   * under `on-demand`, after the load a request starts (every request waiting for it shares that one load),
+   * waited for within the request's deadline (`deadlineUs`, `nowUs` clock: 504 past it, the load goes on). 503
+   * with the reason for a model that cannot load now: unloaded, or within the retry backoff of a failed load.
+   */
+  lease(name: string, version: string | undefined, deadlineUs: number): Lease | Promise<Lease> {
+    const model = this.#get(name);
+    model.lastUsed = performance.now();
+    if (model.serves || this.#policy === "all") return model.acquire(version);
+    if (!demandLoadAllowed(model.view(), model.lastUsed)) return model.acquire(version);
+    return withinDeadline(this.#demandLoad(model), deadlineUs, name).then(() => model.acquire(version));
+  }
+
+  /** `name`'s inputs and outputs from its config, loaded or not (404 for an unknown model). */
+  io(name: string): ModelIo {
+    const model = this.#get(name);
+    const config = this.#configs.get(name);
+    if (!config) return model.acquire().model.io; // never read: 503 with why, unless it serves
+    return modelIoOf(config);
+  }
+
   /** The serving version and the rollout's candidate of `name`, if any (404 for an unknown model). */
   versions(name: string): { serving?: ModelVersion; candidate?: ModelVersion } {
     return this.#get(name).versions();
   }
 
-  /** v2 model metadata of the serving version. */
+  /**
+   * v2 model metadata of the serving version; of a model that loads on demand and is not loaded, from its
+   * config (the version it names).
+   */
   metadata(name: string, version?: string): ModelMetadata {
+    const model = this.#get(name);
+    const config = this.#configs.get(name);
+    if (!model.serves && config && !model.pinned && !model.view().unloaded) {
+      if (version !== undefined && version !== config.version) {
+        throw new NotFound(`model "${name}" version ${version} is not served; version ${config.version} is`);
+      }
+      return describeModel(config, [config.version], name);
+    }
     const lease = this.acquire(name, version);
     lease.release();
     return describeModel(lease.model.config, [lease.model.version], name);
@@ -147,9 +256,13 @@ export class ModelRepository {
    * Load `version` of `name` (default: the version its config.json names, re-read from disk) and swap it in.
    * Concurrent identical loads share one attempt. On failure the serving version keeps serving and the
    * error says why (`LoadFailed`, 400); 404 when the repository has no such model; 409 during its rollout.
+   * An explicit load (`control`) pins the model until it is unloaded; under `on-demand` every load first makes
+   * room within the memory budget (503 when it cannot).
    */
-  async load(name: string, version?: string): Promise<LoadReport> {
-    return (await this.#discoverOne(name)).load(version);
+  async load(name: string, version?: string, trigger: LoadTrigger = "control"): Promise<LoadReport> {
+    const model = await this.#discoverOne(name);
+    if (trigger === "control") model.pinned = true;
+    return this.#withRoom(model, version, () => model.load(version, trigger));
   }
 
   /**
@@ -158,7 +271,8 @@ export class ModelRepository {
    * retired. Fails with `LoadFailed` (the serving version is untouched); 409 when the model does not serve.
    */
   async loadCandidate(name: string, version: string): Promise<LoadReport> {
-    return (await this.#discoverOne(name)).loadCandidate(version);
+    const model = await this.#discoverOne(name);
+    return this.#withRoom(model, version, () => model.loadCandidate(version));
   }
 
   /** `name`'s config.json as it is on disk now (rollouts read the gates' records from it). */
@@ -184,14 +298,19 @@ export class ModelRepository {
 
   /** Stop serving `name` (and drop a rollout's candidate); requests already holding it finish first. 404 when unknown. */
   async unload(name: string): Promise<IndexEntry> {
-    await this.#get(name).unload();
+    const model = this.#get(name);
+    if (this.#policy === "on-demand") model.pinned = false;
+    await model.unload();
     return { name, state: "UNAVAILABLE", reason: "unloaded" };
   }
 
-  /** SIGHUP: load every wanted model again from disk, including directories added since start. */
+  /**
+   * SIGHUP: load every wanted model (and, under `on-demand`, every model loaded now) again from disk, including
+   * directories added since start.
+   */
   async reloadAll(): Promise<PromiseSettledResult<LoadReport>[]> {
     for (const name of await discoverModels(this.#options.modelsDir)) this.#modelFor(name);
-    const wanted = this.#wanted();
+    const wanted = [...this.#models.values()].filter((m) => m.view().wanted || m.serves);
     for (const m of wanted) {
       const { candidate } = m.versions();
       if (candidate) {
@@ -201,7 +320,11 @@ export class ModelRepository {
         });
       }
     }
-    return Promise.allSettled(wanted.filter((m) => !m.versions().candidate).map((m) => m.load()));
+    return Promise.allSettled(
+      wanted
+        .filter((m) => !m.versions().candidate)
+        .map((m) => this.#withRoom(m, undefined, () => m.load(undefined, "control"))),
+    );
   }
 
   /**
@@ -239,9 +362,51 @@ export class ModelRepository {
     let model = this.#models.get(name);
     if (!model) {
       model = new ModelLifecycle(name, this.#context);
+      model.pinned = this.#policy === "all";
       this.#models.set(name, model);
     }
     return model;
+  }
+
+  /**
+   * `load` run with room made for the version it brings, under `on-demand` (the config re-read for its size;
+   * the load itself reads it again and fails with the reason if it cannot). A config that cannot be read
+   * makes no room: the load then fails on it.
+   */
+  async #withRoom<T>(model: ModelLifecycle, version: string | undefined, load: () => Promise<T>): Promise<T> {
+    if (this.#policy !== "on-demand") return load();
+    const config = await this.#context.loader.config(model.name).catch(() => undefined);
+    const entry = config?.versions[version ?? config.version];
+    if (!config || !entry) return load();
+    this.#configs.set(model.name, config);
+    const release = await this.#budget.room(model.name, versionBytes(entry.bytes));
+    try {
+      return await load();
+    } finally {
+      release();
+    }
+  }
+
+  /**
+   * The load requests start for a model that does not serve: one per model at a time, shared by every request
+   * waiting, in one of `DEMAND_LOAD_SLOTS`. Its failure is the model's 503, with the reason.
+   */
+  #demandLoad(model: ModelLifecycle): Promise<void> {
+    let loading = this.#demanded.get(model.name);
+    if (loading) return loading;
+    loading = this.#slots
+      .run(async () => {
+        if (model.serves) return;
+        await this.#withRoom(model, undefined, () => model.load(undefined, "demand"));
+      })
+      .catch((err: Error) => {
+        throw err instanceof ModelNotReady
+          ? err
+          : new ModelNotReady(`model "${model.name}" is not ready: ${err.message}`, 1);
+      })
+      .finally(() => this.#demanded.delete(model.name));
+    this.#demanded.set(model.name, loading);
+    return loading;
   }
 
   /** The model `name`, adding a model directory created since start (Triton's explicit model control). */

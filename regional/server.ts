@@ -214,6 +214,9 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
       // The batcher serves the pool's tenants fairly; benchmarks' baselines take none.
       executor: hooks.executor ?? ((context) => new DynamicBatcher(simulatedDevice(context, options), tenants)),
       onFirstReady: () => announceReady(),
+      loadPolicy: options.loadPolicy,
+      pinned: options.pinnedModels,
+      memoryBudgetBytes: options.modelMemoryMb * 2 ** 20,
       publicKey,
       simulatedVersionDelayMs: new Map(options.simulation.versionDelayMs.map((d) => [`${d.model}@${d.version}`, d.ms])),
       ...hooks.loadChecks,

@@ -21,6 +21,12 @@ export interface VersionSources {
   createSession(bytes: Uint8Array, io: ModelIo, weights: "fp32" | "int8" | undefined): Promise<OnnxModel>;
   /** The held-out fixture of `version` (`<name>/<version>/heldout.json`, or the full model's for an edge variant). */
   fixture(config: ModelConfig, version: string): Promise<Fixture>;
+  /**
+   * What an earlier load of exactly this file (`name`, `version`, `sha256`) checked, if one passed in this
+   * process: the same bytes on the same runtime give the same outputs, so a reload (after an eviction, say)
+   * warms up on a row of zeros and skips the fixture. Default: none.
+   */
+  checkedBefore?(name: string, version: string, sha256: string): VersionChecks | undefined;
 }
 
 export interface VersionCheckLimits {
@@ -64,6 +70,12 @@ export async function checkVersion(
     throw new Error(`cannot create a session: ${err.message}`);
   });
   try {
+    const before = sources.checkedBefore?.(name, version, file.sha256);
+    if (before) {
+      const zeros = { matrix: new Float32Array(io.width), width: io.width, labels: [0] };
+      const warmupMs = await warmUp(session, zeros, io, limits.warmupBudgetMs);
+      return { version, io, session, checks: { ...before, warmupMs } };
+    }
     const fixture = await sources.fixture(config, version);
     const warmupMs = await warmUp(session, fixture, io, limits.warmupBudgetMs);
     const required = Math.max(0, listed.accuracy.test - limits.accuracyTolerance);

@@ -8,8 +8,9 @@ import { DynamicBatcher } from "./batcher.ts";
 import type { ExecutionProvider } from "./execution-provider.ts";
 import type { ExecutorFactory } from "./executor.ts";
 import { FixtureCache } from "./heldout-fixture.ts";
+import { versionBytes } from "./memory-budget.ts";
 import { readModelConfig } from "./model-discovery.ts";
-import { ModelVersion } from "./model-version.ts";
+import { ModelVersion, type VersionChecks } from "./model-version.ts";
 import type { Recorder } from "./recorder.ts";
 import { createOnnxModel } from "./session.ts";
 import { type CheckedVersion, checkVersion, type VersionSources } from "./version-check.ts";
@@ -59,6 +60,8 @@ export class VersionLoader {
   readonly #fixtures = new FixtureCache();
   /** Where version checks read model files and fixtures, and how they open sessions. */
   readonly #sources: VersionSources;
+  /** What each file that passed its checks in this process checked, by `name@version:sha256`. */
+  readonly #passed = new Map<string, VersionChecks>();
 
   constructor(options: VersionLoaderOptions, recorder: Recorder) {
     this.#options = options;
@@ -71,6 +74,7 @@ export class VersionLoader {
         }),
       createSession: (bytes, io, weights) => createOnnxModel(bytes, io, provider, weights),
       fixture: (config, version) => this.#fixtures.read(join(modelsDir, heldoutPath(config, version))),
+      checkedBefore: (name, version, sha256) => this.#passed.get(`${name}@${version}:${sha256}`),
     };
   }
 
@@ -81,7 +85,9 @@ export class VersionLoader {
 
   /** Every check of `version` of the model `config` describes; its session is open when it resolves. */
   async check(config: ModelConfig, version: string): Promise<Checked> {
-    return { config, ...(await checkVersion(config, version, this.#sources, this.#options)) };
+    const checked = await checkVersion(config, version, this.#sources, this.#options);
+    this.#passed.set(`${config.name}@${version}:${checked.checks.sha256}`, checked.checks);
+    return { config, ...checked };
   }
 
   /** A checked version built into one that serves: its executor, recorder and simulated delay. */
@@ -97,6 +103,7 @@ export class VersionLoader {
       recorder,
     });
     const simulatedDelayMs = this.#options.simulatedVersionDelayMs?.get(`${name}@${version}`) ?? 0;
-    return new ModelVersion({ config, version, io, session, executor, recorder, checks, simulatedDelayMs });
+    const bytes = versionBytes(config.versions[version]!.bytes);
+    return new ModelVersion({ config, version, io, session, executor, recorder, checks, simulatedDelayMs, bytes });
   }
 }
