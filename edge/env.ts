@@ -204,6 +204,15 @@ export const EDGE_SETTINGS = defineTable({
     unit: "bytes",
     help: "most bytes of answers in the in-isolate cache (8 MiB)",
   },
+  edgeSessionMemoryMb: {
+    env: "EDGE_SESSION_MEMORY_MB",
+    type: "number",
+    min: 0.1,
+    max: 96,
+    default: 32,
+    unit: "MiB",
+    help: "memory the edge variants' sessions may be counted as in one isolate; past it the least recently used are released",
+  },
   rateLimitPeriodS: {
     env: "RATE_LIMIT_PERIOD_S",
     type: "number",

@@ -17,8 +17,8 @@ declare module "edgecascade-models" {
     config: unknown;
     /** Its edge variant: config.json and the `.onnx` of the served version. */
     edge: { config: unknown; bytes: ArrayBuffer } | undefined;
-    /** Held-out rows for the demo page. */
-    samples: { input: number[]; label: number }[];
+    /** Held-out rows for the demo page, as JSON text of `{input: number[], label: number}[]`. */
+    samples: string;
   }[];
   export default models;
 }

@@ -10,7 +10,8 @@ import { RegionBook } from "./forward/region-book.ts";
 import { type RegionTransport, regionTransport } from "./forward/region-transport.ts";
 import type { RegionDispatch } from "./forward/types.ts";
 import { warmProbe } from "./forward/warm-probe.ts";
-import { createOrtRunner } from "./inference/ort-workerd.ts";
+import { createOrtSession } from "./inference/ort-workerd.ts";
+import { SessionPool } from "./inference/session-pool.ts";
 import { MemoryAnalytics } from "./local/memory-analytics.ts";
 import { MemoryCache } from "./local/memory-cache.ts";
 import { MemoryRateLimit } from "./local/memory-rate-limit.ts";
@@ -66,6 +67,8 @@ export class EdgeRuntime {
   /** An audit's call to a region: no hedge, breaker or observe layer (forward/compose.ts). */
   readonly auditCall: RegionDispatch;
   readonly #traceIds = new TraceIds();
+  /** The edge variants' sessions within EDGE_SESSION_MEMORY_MB. */
+  readonly sessions: SessionPool;
 
   constructor(
     options: EdgeOptions,
@@ -83,8 +86,10 @@ export class EdgeRuntime {
     },
     send: RegionTransport,
     publicKey?: Promise<ModelPublicKey>,
+    sessions = new SessionPool(options.edgeSessionMemoryMb * 2 ** 20),
   ) {
     const { shared, regionStatus, rateLimiter, analytics } = platform;
+    this.sessions = sessions;
     this.options = options;
     this.rateLimiter = rateLimiter;
     const limiters = new Map<string, RateLimit>();
@@ -138,7 +143,8 @@ export class EdgeRuntime {
             store: new ServedViewStore(regionStatus, options.regionStatusMemoMs),
             models: this.models,
             publicKey,
-            createRunner: createOrtRunner,
+            createSession: createOrtSession,
+            pool: sessions,
           })
         : undefined;
   }
@@ -305,9 +311,10 @@ export function runtimeFor(env: Env): EdgeRuntime {
     }
     // Miniflare discards Analytics Engine writes: locally the points stay in the isolate (edge/local/).
     const analytics = local ? new MemoryAnalytics() : env.ANALYTICS;
+    const sessions = new SessionPool(options.edgeSessionMemoryMb * 2 ** 20);
     runtime = new EdgeRuntime(
       options,
-      bundledModels(publicKey),
+      bundledModels(sessions, publicKey),
       {
         shared,
         regionStatus: env.REGION_STATUS,
@@ -324,6 +331,7 @@ export function runtimeFor(env: Env): EdgeRuntime {
       },
       regionTransport(options.regions, env),
       publicKey,
+      sessions,
     );
     runtimes.set(env, runtime);
   }

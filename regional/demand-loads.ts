@@ -1,10 +1,11 @@
 import { DeadlineExceeded, ModelNotReady } from "../protocol/errors.ts";
+import { type EvictionCandidate, makeRoom } from "../protocol/memory-room.ts";
 import { nowUs } from "./clock.ts";
-import { type EvictionCandidate, makeRoom } from "./memory-budget.ts";
 import type { ModelLifecycle } from "./model-lifecycle.ts";
 
 /**
- * The worker's model memory within `--model-memory-mb` (the I/O around memory-budget.ts): before a load, room
+ * The worker's model memory within `--model-memory-mb` (the I/O around memory-budget.ts and
+ * protocol/memory-room.ts): before a load, room
  * is made for the version it will bring, by evicting the least recently used models that may be evicted;
  * the room is held (a reservation) until the load has ended, so that loads running at once never count the
  * same free memory twice; an evicted version's memory counts until its last request is answered and its

@@ -20,7 +20,7 @@ const models = new ModelCatalog(
   (["breast-cancer", "digits"] as const).map((name) => ({
     config: modelConfig(name),
     edge: undefined,
-    samples: samples(name),
+    samples: () => samples(name),
   })),
 );
 const app = new Hono<AppEnv>();

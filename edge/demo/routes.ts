@@ -19,7 +19,7 @@ export function demoModel(model: ServedModel) {
     labels: io.labels,
     features: config.features ?? Array.from({ length: io.width }, (_, i) => `feature ${i + 1}`),
     demo: config.demo ?? "numbers",
-    samples: model.samples,
+    samples: model.samples(),
   };
 }
 

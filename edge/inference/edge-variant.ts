@@ -8,6 +8,7 @@ import {
 import { checkModelFile, modelFileProblem } from "../../protocol/model-file-check.ts";
 import type { ModelPublicKey } from "../../protocol/model-signature.ts";
 import { Lazy } from "./lazy.ts";
+import { edgeSessionBytes, type PooledModel, SessionPool } from "./session-pool.ts";
 
 /**
  * Runs the model on `batch` rows of float32 features (row-major) and returns the output matrix, which the
@@ -16,15 +17,29 @@ import { Lazy } from "./lazy.ts";
  */
 export type Runner = (data: Float32Array, batch: number) => Float32Array | Promise<Float32Array>;
 
+/** A model's session in the isolate: its runs, and its release (every byte it holds given back). */
+export interface EdgeSession {
+  run: Runner;
+  /** Resolves once released (after a run under way); runs after it fail. */
+  release(): Promise<void>;
+}
+
 export interface EdgeVariantSource {
   /** The edge model's config.json, parsed. */
   config: ModelConfig;
-  /** The model file of `config.version` as bundled. */
-  bytes: ArrayBuffer | Uint8Array;
-  /** Builds a runner over verified model bytes (onnxruntime-web in the Worker). */
-  createRunner: (bytes: Uint8Array, io: ModelIo) => Promise<Runner>;
+  /**
+   * The model file of `config.version`: the bytes, or where they come from (the bundle today; a registry, read on
+   * the session's first creation, is another source of the same shape). Checked against the config either way.
+   */
+  bytes: ArrayBuffer | Uint8Array | (() => Promise<Uint8Array>);
+  /** Builds a session over verified model bytes (onnxruntime-web in the Worker). */
+  createSession: (bytes: Uint8Array, io: ModelIo) => Promise<EdgeSession>;
   /** The key the file must be signed with (the Worker's MODEL_PUBLIC_KEY); none: unsigned files load. */
   publicKey?: Promise<ModelPublicKey>;
+  /** The isolate's sessions within their memory budget; default: a pool of its own without a limit. */
+  pool?: SessionPool;
+  /** The file's size when `bytes` is a source (what the pool counts the session as); default: the bytes'. */
+  fileBytes?: number;
 }
 
 /**
@@ -44,30 +59,56 @@ export async function verifyModelBytes(
   if (problem) throw new Error(`${problem}; the edge model will not load`);
 }
 
+/** Bytes of a source: as given, or read from where they come from. */
+async function readBytes(bytes: EdgeVariantSource["bytes"]): Promise<Uint8Array> {
+  if (bytes instanceof Uint8Array) return bytes;
+  if (bytes instanceof ArrayBuffer) return new Uint8Array(bytes);
+  return bytes();
+}
+
 /**
- * An edge variant in one isolate: verified and loaded once, on first use or ahead of it (`load`, see Lazy),
- * then run.
+ * An edge variant in one isolate: its session created on first use or ahead of it (`load`, see Lazy), within
+ * the isolate's session budget (session-pool.ts: room is made first by evicting the least recently used
+ * sessions), its bytes verified before every creation; then run. An evicted session is created again on the
+ * model's next use.
  */
-export class EdgeVariant {
+export class EdgeVariant implements PooledModel {
   readonly config: ModelConfig;
   readonly io: ModelIo;
   readonly calibration: CascadeCalibration;
   /** `<name> v<version>`, as answers' Server-Timing names the edge model (written once, not per answer). */
   readonly label: string;
-  readonly #runner: Lazy<Runner>;
+  /** What its session is counted as within EDGE_SESSION_MEMORY_MB. */
+  readonly bytes: number;
+  readonly #session: Lazy<EdgeSession>;
+  readonly #pool: SessionPool;
   #loads = 0;
+  #evictions = 0;
 
   constructor(source: EdgeVariantSource) {
     this.config = source.config;
     this.io = modelIoOf(source.config);
     this.calibration = calibrationOf(source.config);
     this.label = `${source.config.name} v${source.config.version}`;
-    const bytes = source.bytes instanceof Uint8Array ? source.bytes : new Uint8Array(source.bytes);
-    this.#runner = new Lazy(async () => {
+    const fileBytes =
+      source.fileBytes ??
+      (typeof source.bytes === "function"
+        ? source.config.versions[source.config.version]!.bytes
+        : source.bytes.byteLength);
+    this.bytes = edgeSessionBytes(fileBytes);
+    this.#pool = source.pool ?? new SessionPool(Number.POSITIVE_INFINITY);
+    this.#session = new Lazy(() => {
       this.#loads++;
-      await verifyModelBytes(source.config, bytes, source.config.version, await source.publicKey);
-      return source.createRunner(bytes, this.io);
+      return this.#pool.create(this, async () => {
+        const bytes = await readBytes(source.bytes);
+        await verifyModelBytes(source.config, bytes, source.config.version, await source.publicKey);
+        return source.createSession(bytes, this.io);
+      });
     });
+  }
+
+  get name(): string {
+    return this.config.name;
   }
 
   /** The edge variant's own version (of `digits-edge`). */
@@ -80,24 +121,39 @@ export class EdgeVariant {
     return this.#loads;
   }
 
+  /** How many times its session was evicted to make room for another. */
+  get evictions(): number {
+    return this.#evictions;
+  }
+
+  /** Whether its session exists now (a request can run it at once). */
   get ready(): boolean {
-    return this.#runner.ready;
+    return this.#session.ready;
   }
 
   /** Why loading failed last, until a load succeeds. */
   get loadError(): unknown {
-    return this.#runner.lastError;
+    return this.#session.lastError;
   }
 
   /** Load the model if it is not loaded yet; rejects if loading fails (the next call retries). */
   async load(): Promise<void> {
-    await this.#runner.get();
+    await this.#session.get();
+  }
+
+  /** The pool evicts the session: forgotten first (the next use creates it again), then released. */
+  async evict(): Promise<void> {
+    const session = this.#session.reset();
+    if (!session) return;
+    this.#evictions++;
+    await session.release();
   }
 
   /** Probabilities `[batch, classes]` for `batch` rows. */
   async infer(data: Float32Array, batch: number): Promise<Float32Array> {
-    const runner = this.#runner.value ?? (await this.#runner.get());
-    const probs = await runner(data, batch);
+    const session = this.#session.value ?? (await this.#session.get());
+    this.#pool.touch(this);
+    const probs = await session.run(data, batch);
     if (probs.length !== batch * this.io.classes) {
       throw new Error(`${this.config.name}: expected ${batch}x${this.io.classes} outputs, got ${probs.length}`);
     }

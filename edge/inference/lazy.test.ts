@@ -41,4 +41,15 @@ describe("Lazy", () => {
     expect(await lazy.get()).toBe(2);
     expect(calls).toBe(2);
   });
+
+  it("creates again after a reset, and hands back what it forgot", async () => {
+    let calls = 0;
+    const lazy = new Lazy(async () => ++calls);
+    expect(lazy.reset()).toBeUndefined();
+    expect(await lazy.get()).toBe(1);
+    expect(lazy.reset()).toBe(1);
+    expect(lazy.ready).toBe(false);
+    expect(lazy.value).toBeUndefined();
+    expect(await lazy.get()).toBe(2);
+  });
 });

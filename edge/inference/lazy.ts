@@ -41,6 +41,16 @@ export class Lazy<T> {
     return this.#value !== undefined;
   }
 
+  /**
+   * Forget the value (it was released: an evicted session), so that the next `get` creates it again; returns
+   * it. A creation under way is left alone (nothing to forget yet).
+   */
+  reset(): T | undefined {
+    const value = this.#value?.value;
+    this.#value = undefined;
+    return value;
+  }
+
   /** Why the last creation failed, until one succeeds. */
   get lastError(): unknown {
     return this.#lastError;

@@ -30,6 +30,8 @@ export interface OrtWasmExports {
   ): number;
   /** `OrtGetLastError(code*, message**)`. */
   getLastError(code: number, message: number): void;
+  /** `OrtReleaseTensor(value)`: an OrtValue from `createTensor`, released (the data it points at is the caller's). */
+  releaseTensor(tensor: number): void;
   memory: WasmMemory;
 }
 
@@ -72,6 +74,7 @@ export function ortWasmExports(instance: WasmInstance, imports: WasmImports | un
 interface Slot {
   input: number;
   output: number;
+  inputTensor: number;
   /** `OrtValue*[1]` holding the input tensor. */
   inputs: number;
   /** `OrtValue*[1]` holding the preallocated output tensor (OrtRun writes into it). */
@@ -102,6 +105,8 @@ export class DirectRunner {
   /** `int code; char* message` for OrtGetLastError. */
   readonly #errorScratch: number;
   readonly #slots: Slot[] = [];
+  /** Everything malloc'd for names and scratch, freed by `dispose`. */
+  readonly #allocated: number[] = [];
   #heap: Float32Array;
   #pointers: Uint32Array;
 
@@ -116,6 +121,7 @@ export class DirectRunner {
   }
 
   run(data: Float32Array, batch: number): Float32Array {
+    if (this.#disposed) throw new Error("this session was released");
     const { width, classes, session } = this.#options;
     if (data.length !== batch * width) throw new Error(`expected ${batch}x${width} values, got ${data.length}`);
     const slot = this.#slots[batch] ?? this.#slot(batch);
@@ -152,6 +158,7 @@ export class DirectRunner {
     const slot = {
       input,
       output,
+      inputTensor,
       inputs: this.#pointerTo(inputTensor),
       outputs: this.#pointerTo(outputTensor),
       outputTensor,
@@ -161,7 +168,8 @@ export class DirectRunner {
   }
 
   #tensor(data: number, rows: number, columns: number): number {
-    const dims = this.#malloc(8);
+    const dims = this.#wasm.malloc(8); // not kept: freed below
+    if (dims === 0) throw new Error("wasm malloc of 8 bytes failed");
     new Int32Array(this.#wasm.memory.buffer, dims, 2).set([rows, columns]);
     const tensor = this.#wasm.createTensor(FLOAT, data, rows * columns * 4, dims, 2, CPU);
     this.#wasm.free(dims); // OrtCreateTensor copies the shape
@@ -172,8 +180,27 @@ export class DirectRunner {
   #malloc(bytes: number): number {
     const pointer = this.#wasm.malloc(bytes);
     if (pointer === 0) throw new Error(`wasm malloc of ${bytes} bytes failed`);
+    this.#allocated.push(pointer);
     return pointer;
   }
+
+  /**
+   * Release every OrtValue and free every buffer this runner made (before its session is released, when the
+   * isolate evicts the session to make room for another): nothing of it stays in the wasm heap. Runs after
+   * it throw.
+   */
+  dispose(): void {
+    for (const slot of this.#slots) {
+      if (!slot) continue;
+      this.#wasm.releaseTensor(slot.inputTensor);
+      this.#wasm.releaseTensor(slot.outputTensor);
+    }
+    this.#slots.length = 0;
+    for (const pointer of this.#allocated.splice(0)) this.#wasm.free(pointer);
+    this.#disposed = true;
+  }
+
+  #disposed = false;
 
   #string(text: string): number {
     const bytes = new TextEncoder().encode(text);

@@ -9,4 +9,5 @@ export const ORT_EXPORT_NAMES = {
   createTensor: "gb",
   run: "sb",
   getLastError: "Xa",
+  releaseTensor: "ib",
 } as const;

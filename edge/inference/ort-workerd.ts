@@ -1,7 +1,7 @@
 import ortWasm from "onnxruntime-web/ort-wasm-simd-threaded.wasm";
 import * as ort from "onnxruntime-web/wasm";
 import type { ModelIo } from "../../protocol/model-config.ts";
-import type { Runner } from "./edge-variant.ts";
+import type { EdgeSession, Runner } from "./edge-variant.ts";
 import { DirectRunner, type OrtWasmExports, ortWasmExports } from "./ort-direct.ts";
 import { serialRuns } from "./serial-runs.ts";
 import { WARM_UP_MODEL_BASE64 } from "./warm-up-model.ts";
@@ -86,7 +86,7 @@ function sessionHandle(session: ort.InferenceSession): number | undefined {
 }
 
 /** `session.run` per call, one at a time (serial-runs.ts). */
-function sessionRunner(session: ort.InferenceSession, io: ModelIo): Runner {
+function sessionRunner(session: ort.InferenceSession, io: ModelIo): ReturnType<typeof serialRuns> {
   const fetches = [io.outputName];
   return serialRuns(async (data, batch) => {
     const input = new ort.Tensor("float32", data, [batch, io.width]);
@@ -112,7 +112,7 @@ async function directRunner(
   wasm: OrtWasmExports | undefined,
   session: ort.InferenceSession,
   io: ModelIo,
-): Promise<Runner | undefined> {
+): Promise<DirectRunner | undefined> {
   const handle = sessionHandle(session);
   if (!wasm || handle === undefined) {
     console.warn(`onnxruntime-web: direct runs unavailable (unknown build); using session.run`);
@@ -132,17 +132,49 @@ async function directRunner(
     const got = direct.run(rows, batch);
     if (got.length !== expected.length || got.some((v, i) => v !== expected[i])) {
       console.warn("onnxruntime-web: direct runs differ from session.run; using session.run");
+      direct.dispose();
       return undefined;
     }
   }
-  return (data, batch) => direct.run(data, batch);
+  return direct;
 }
 
-/** An ORT session over `bytes` (wasm execution provider, one thread) as a plain row runner. */
-export async function createOrtRunner(bytes: Uint8Array, io: ModelIo): Promise<Runner> {
+/**
+ * An ORT session over `bytes` (wasm execution provider, one thread): its runs (direct once checked, else
+ * `session.run` one at a time) and its release, which gives the wasm heap back every byte of it (the direct
+ * runner's buffers and OrtValues, then the session).
+ */
+export async function createOrtSession(bytes: Uint8Array, io: ModelIo): Promise<EdgeSession> {
   await runtimeStarted;
   // The session fetches only the output that is read: a tree ensemble's int64 labels are never copied out.
   const session = await ort.InferenceSession.create(bytes, SESSION_OPTIONS);
   const wasm = instantiated && ortWasmExports(instantiated.instance, instantiated.imports);
-  return (await directRunner(wasm, session, io)) ?? sessionRunner(session, io);
+  const direct = await directRunner(wasm, session, io);
+  if (direct) {
+    const run: Runner = (data, batch) => direct.run(data, batch);
+    return {
+      run,
+      async release() {
+        direct.dispose();
+        await session.release();
+      },
+    };
+  }
+  const serial = sessionRunner(session, io);
+  return {
+    run: serial,
+    async release() {
+      await serial.idle();
+      await session.release();
+    },
+  };
+}
+
+/**
+ * The wasm heap's size now: it grows as sessions need room and never shrinks (released sessions' memory is
+ * reused by the next ones); it counts against the isolate's 128 MB. 0 before ORT started.
+ */
+export function wasmHeapBytes(): number {
+  const memory = instantiated && ortWasmExports(instantiated.instance, instantiated.imports)?.memory;
+  return memory ? memory.buffer.byteLength : 0;
 }

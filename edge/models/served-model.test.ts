@@ -18,7 +18,7 @@ const config = parseModelConfig(
   },
   "digits/config.json",
 );
-const model = () => new ServedModel({ config, edge: undefined, samples: [] });
+const model = () => new ServedModel({ config, edge: undefined, samples: () => [] });
 const view = (over: Partial<RolloutView>): RolloutView => ({
   id: 3,
   revision: 3,

@@ -6,11 +6,11 @@ import type { ModelMetadata } from "../../protocol/types.ts";
 import { newerVersion } from "../cascade/served-version.ts";
 import type { EdgeVariant } from "../inference/edge-variant.ts";
 
-/** A bundled model: the full model's config, its edge variant if it has one, demo samples. */
+/** A bundled model: the full model's config, its edge variant if it has one, demo samples (read when asked). */
 export interface ModelSource {
   config: ModelConfig;
   edge: EdgeVariant | undefined;
-  samples: readonly { input: number[]; label: number }[];
+  samples: () => readonly { input: number[]; label: number }[];
 }
 
 /**

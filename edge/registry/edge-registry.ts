@@ -3,7 +3,8 @@ import { checkModelFile } from "../../protocol/model-file-check.ts";
 import type { ModelPublicKey } from "../../protocol/model-signature.ts";
 import type { EdgeServedModel, EdgeServedView } from "../../protocol/registry/edge-view.ts";
 import { registryKey } from "../../protocol/registry/layout.ts";
-import { EdgeVariant, type Runner } from "../inference/edge-variant.ts";
+import { type EdgeSession, EdgeVariant } from "../inference/edge-variant.ts";
+import type { SessionPool } from "../inference/session-pool.ts";
 import type { ModelCatalog } from "../models/catalog.ts";
 import type { ServedModel } from "../models/served-model.ts";
 import { type FollowedModel, readServedView } from "./refresh.ts";
@@ -19,7 +20,9 @@ export interface EdgeRegistryOptions {
   models: ModelCatalog;
   /** The key registry files must be signed with; without one no registry file loads (the bundle's keep serving). */
   publicKey: Promise<ModelPublicKey> | undefined;
-  createRunner: (bytes: Uint8Array, io: ModelIo) => Promise<Runner>;
+  createSession: (bytes: Uint8Array, io: ModelIo) => Promise<EdgeSession>;
+  /** The isolate's sessions (EDGE_SESSION_MEMORY_MB): a registry variant's session lives within them too. */
+  pool: SessionPool;
 }
 
 /** What an isolate did with the registry, for `/status`. */
@@ -165,8 +168,9 @@ export class EdgeRegistry {
     const variant = new EdgeVariant({
       config: { ...config, version },
       bytes,
-      createRunner: this.#o.createRunner,
+      createSession: this.#o.createSession,
       publicKey: this.#o.publicKey,
+      pool: this.#o.pool,
     });
     try {
       await variant.load();

@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { refuseOtherMethods } from "../../hono-shared/method-not-allowed.ts";
 import { type Baselines, edgeFigures } from "../analytics/figures.ts";
 import type { AppEnv } from "../app-env.ts";
+import { wasmHeapBytes } from "../inference/ort-workerd.ts";
 import { MemoryAnalytics } from "../local/memory-analytics.ts";
 import type { EdgeRuntime } from "../runtime.ts";
 import { mayCall } from "../tenants/keys.ts";
@@ -43,6 +44,7 @@ status.get("/", async (c) => {
                 calibratedThreshold: m.edge.calibration.threshold,
                 loaded: m.edge.ready,
                 loads: m.edge.loads,
+                evictions: m.edge.evictions,
                 ...(m.edge.loadError ? { loadError: (m.edge.loadError as Error).message } : {}),
               }
             : null,
@@ -56,6 +58,8 @@ status.get("/", async (c) => {
     since: counts.since,
     tenant: tenant.name,
     modelSignatures: await rt.modelSignatures(),
+    // The isolate's edge sessions within EDGE_SESSION_MEMORY_MB, and the wasm heap they live in.
+    sessions: { ...rt.sessions.snapshot(), wasmHeapBytes: wasmHeapBytes() },
     models,
     tenants: counts.tenants,
     quotas: await rt.tenantLimits.quotas.snapshot(visibleTenant),

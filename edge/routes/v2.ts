@@ -55,10 +55,21 @@ const edgeReady = (model: ServedModel) =>
       )
     : Promise.resolve(true);
 
-/** Ready once every edge variant has loaded; the first call loads them (cold start, about half a second). */
+/**
+ * Ready once the edge variants that fit in EDGE_SESSION_MEMORY_MB together have loaded (in name order; the rest
+ * load on their first request, as every evicted one does); the first call loads them (cold start, about half a
+ * second for the samples). 503 when one of them cannot load.
+ */
 v2.get("/health/ready", async (c) => {
-  const ready = (await Promise.all(c.get("runtime").models.all().map(edgeReady))).every(Boolean);
-  return c.json({ ready }, ready ? 200 : 503);
+  const rt = c.get("runtime");
+  let all = true;
+  for (const model of rt.models.all()) {
+    // One at a time: each is counted before the next asks whether it fits.
+    if (model.edge && rt.sessions.fitsWithoutEviction(model.edge)) all = (await edgeReady(model)) && all;
+  }
+  const { resident } = rt.sessions.snapshot();
+  const variants = rt.models.all().filter((m) => m.edge).length;
+  return c.json({ ready: all, sessions: { resident, variants } }, all ? 200 : 503);
 });
 
 const metadata = (c: Context<AppEnv>) =>

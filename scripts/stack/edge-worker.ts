@@ -73,6 +73,11 @@ export interface EdgeWorkerOptions {
   directSocket?: boolean;
   /** R2 buckets to bind, by binding name (the model registry's: `MODEL_REGISTRY`), in Miniflare's own storage. */
   r2Buckets?: string[];
+  /**
+   * Open workerd's V8 inspector on this port (Miniflare's `inspectorPort`): benchmarks read the isolate's heap
+   * through it (`isolateHeap`, isolate-heap.ts). Default: closed.
+   */
+  inspectorPort?: number;
 }
 
 export interface EdgeWorker {
@@ -183,6 +188,7 @@ export async function startEdgeWorker(options: EdgeWorkerOptions = {}): Promise<
       host: "127.0.0.1",
       port: options.port ?? 0,
       cf: options.cf ?? {},
+      ...(options.inspectorPort !== undefined ? { inspectorPort: options.inspectorPort } : {}),
       // Miniflare 5 keeps every resource (Cache API, KV) under one root; the conversion drops v4's per-plugin
       // `cachePersist` / `kvPersist` without a word, so they would leave everything in memory.
       ...(options.persistDir ? { resourcePersistencePath: options.persistDir } : {}),

@@ -16,7 +16,11 @@ import {
 const SECRET = "cold-isolate-secret";
 
 interface Status {
-  models: Record<string, { edge: { loaded: boolean; loads: number } | null; requests: Record<string, number> }>;
+  models: Record<
+    string,
+    { edge: { loaded: boolean; loads: number; evictions: number } | null; requests: Record<string, number> }
+  >;
+  sessions: { budgetBytes: number; residentBytes: number; resident: number; created: number; evictions: number };
 }
 
 /** The edge variant of `model` has a session in this isolate (GET /status), after at most `tries` looks. */
@@ -34,17 +38,20 @@ describe("a cold isolate", () => {
   let us: RegionalPool;
   let withRegion: EdgeWorker;
   let withoutRegions: EdgeWorker;
+  /** Room for one session only: each model's session evicts the other's. */
+  let oneSession: EdgeWorker;
   beforeAll(async () => {
     us = await startRegionalPool({ region: "us", env: { REGIONAL_SHARED_SECRET: SECRET } });
     const REGIONS = regionsVar([{ name: "us", url: us.url, at: US_EAST }]);
     const vars = { SLO_BUDGET_MS: "20000", LOCAL_CACHE_ONLY: "true", ...NO_HEDGES };
-    [withRegion, withoutRegions] = await Promise.all([
+    [withRegion, withoutRegions, oneSession] = await Promise.all([
       startEdgeWorker({ vars: { ...vars, REGIONS, REGIONAL_SHARED_SECRET: SECRET } }),
       startEdgeWorker({ vars: { ...vars, REGIONS: "[]" } }),
+      startEdgeWorker({ vars: { ...vars, REGIONS, REGIONAL_SHARED_SECRET: SECRET, EDGE_SESSION_MEMORY_MB: "0.1" } }),
     ]);
   });
   afterAll(async () => {
-    await Promise.all([withRegion?.dispose(), withoutRegions?.dispose()]);
+    await Promise.all([withRegion?.dispose(), withoutRegions?.dispose(), oneSession?.dispose()]);
     await us?.stop();
   });
 
@@ -81,5 +88,30 @@ describe("a cold isolate", () => {
     expect(answer.status).toBe(200);
     expect(answer.body.servedBy).toBe("regional:us");
     expect(await edgeLoaded(withRegion, "breast-cancer")).toBe(true);
+  });
+
+  it("within a budget of one session: a model whose session was evicted is forwarded while it is created again", async () => {
+    const [a, b, c, d] = confidentRows.slice(3, 7);
+    const cancer = { model: "breast-cancer", inputs: Array.from({ length: 30 }, () => 1) };
+    expect((await classify(oneSession, [a!], undefined, { cf: NEW_YORK })).body.servedBy).toBe("regional:us");
+    expect(await edgeLoaded(oneSession)).toBe(true);
+    expect((await classify(oneSession, [b!], undefined, { cf: NEW_YORK })).body.servedBy).toBe("edge");
+    // breast-cancer's session needs digits' room: digits' session is released once breast-cancer's is created.
+    expect((await post(oneSession, "/v1/classify", cancer, { cf: NEW_YORK })).body.servedBy).toBe("regional:us");
+    expect(await edgeLoaded(oneSession, "breast-cancer")).toBe(true);
+    const { body: evicted } = await getJson<Status>(oneSession, "/status");
+    expect(evicted.models.digits!.edge).toMatchObject({ loaded: false, loads: 1, evictions: 1 });
+    expect(evicted.sessions).toMatchObject({ resident: 1, created: 2, evictions: 1 });
+    expect(evicted.sessions.residentBytes).toBeLessThanOrEqual(evicted.sessions.budgetBytes);
+    // digits again: not resident, so forwarded (a row the edge would answer), its session created after the answer.
+    const again = await classify(oneSession, [c!], undefined, { cf: NEW_YORK });
+    expect(again.body.servedBy).toBe("regional:us");
+    expectScores(again.body, [c!], "digits");
+    expect(await edgeLoaded(oneSession)).toBe(true);
+    expect((await classify(oneSession, [d!], undefined, { cf: NEW_YORK })).body.servedBy).toBe("edge");
+    const { body } = await getJson<Status>(oneSession, "/status");
+    expect(body.models.digits!.edge).toMatchObject({ loaded: true, loads: 2, evictions: 1 });
+    expect(body.models["breast-cancer"]!.edge).toMatchObject({ loaded: false, evictions: 1 });
+    expect(body.sessions).toMatchObject({ resident: 1, created: 3, evictions: 2 });
   });
 });

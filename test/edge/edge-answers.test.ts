@@ -44,7 +44,7 @@ describe("edge inference in workerd", () => {
   it("/v2/health/ready is 200 once the model is loaded", async () => {
     const ready = await getJson(worker, "/v2/health/ready");
     expect(ready.status).toBe(200);
-    expect(ready.body).toEqual({ ready: true });
+    expect(ready.body).toEqual({ ready: true, sessions: { resident: 2, variants: 2 } });
     expect((await getJson(worker, "/v2/health/live")).body).toEqual({ live: true });
   });
 

@@ -1,12 +1,13 @@
 import * as ort from "onnxruntime-web";
 import { describe, expect, it } from "vitest";
 import {
+  type EdgeSession,
   EdgeVariant,
   type EdgeVariantSource,
-  type Runner,
   verifyModelBytes,
 } from "../../edge/inference/edge-variant.ts";
 import { serialRuns } from "../../edge/inference/serial-runs.ts";
+import { edgeSessionBytes, SessionPool } from "../../edge/inference/session-pool.ts";
 import type { ModelIo } from "../../protocol/model-config.ts";
 import { modelBytes, modelConfig } from "../support/heldout.ts";
 import { confidentRows, TOLERANCE, unsureRows } from "./support.ts";
@@ -16,20 +17,31 @@ import { confidentRows, TOLERANCE, unsureRows } from "./support.ts";
 const config = modelConfig("digits-edge");
 const bytes = modelBytes("digits-edge");
 
-async function ortRunner(model: Uint8Array, io: ModelIo): Promise<Runner> {
+/** Sessions released so far, by this file's sessions. */
+let released = 0;
+
+async function ortSession(model: Uint8Array, io: ModelIo): Promise<EdgeSession> {
   const session = await ort.InferenceSession.create(model, { executionProviders: ["wasm"] });
-  return serialRuns(async (data, batch) => {
+  const run = serialRuns(async (data, batch) => {
     const outputs = await session.run({
       [io.inputName]: new ort.Tensor("float32", data, [batch, io.width]),
     });
     return outputs[io.outputName]!.data as Float32Array;
   });
+  return {
+    run,
+    async release() {
+      await run.idle();
+      await session.release();
+      released++;
+    },
+  };
 }
 
 const source = (over: Partial<EdgeVariantSource> = {}): EdgeVariantSource => ({
   config,
   bytes,
-  createRunner: ortRunner,
+  createSession: ortSession,
   ...over,
 });
 
@@ -45,11 +57,11 @@ describe("EdgeVariant", () => {
     );
     await expect(verifyModelBytes(config, bytes.subarray(1))).rejects.toThrow(`(${bytes.length - 1} bytes)`);
     let created = 0;
-    const counted: EdgeVariantSource["createRunner"] = async (...args) => {
+    const counted: EdgeVariantSource["createSession"] = async (...args) => {
       created++;
-      return ortRunner(...args);
+      return ortSession(...args);
     };
-    const model = new EdgeVariant(source({ bytes: tampered, createRunner: counted }));
+    const model = new EdgeVariant(source({ bytes: tampered, createSession: counted }));
     await expect(model.load()).rejects.toThrow(/sha256/);
     expect(created).toBe(0); // the session is never created from unverified bytes
     expect(model.ready).toBe(false);
@@ -60,9 +72,9 @@ describe("EdgeVariant", () => {
     let attempts = 0;
     const model = new EdgeVariant(
       source({
-        createRunner: async (...args) => {
+        createSession: async (...args) => {
           if (++attempts === 1) throw new Error("out of memory");
-          return ortRunner(...args);
+          return ortSession(...args);
         },
       }),
     );
@@ -98,5 +110,59 @@ describe("EdgeVariant", () => {
     expect(model.calibration.threshold).toBe(config.versions["1"]!.cascade!.threshold);
     expect(model.calibration.threshold).toBeGreaterThan(0.5);
     expect(model.version).toBe("1");
+  });
+});
+
+describe("edge variants within a session budget", () => {
+  // Three variants (the same file under three names) in a pool with room for two sessions.
+  const named = (name: string, pool: SessionPool) => new EdgeVariant(source({ config: { ...config, name }, pool }));
+  const row = Float32Array.from(confidentRows[0]!.input);
+
+  it("creates a session on first use, evicts the least recently used to make room, and creates it again when used", async () => {
+    const pool = new SessionPool(2.5 * edgeSessionBytes(bytes.length));
+    const [a, b, c] = ["a-edge", "b-edge", "c-edge"].map((n) => named(n, pool)) as [
+      EdgeVariant,
+      EdgeVariant,
+      EdgeVariant,
+    ];
+    expect(a.ready).toBe(false);
+    await a.infer(row, 1);
+    await b.infer(row, 1);
+    await a.infer(row, 1); // b is now the least recently used
+    const before = released;
+    await c.infer(row, 1);
+    expect([a.ready, b.ready, c.ready]).toEqual([true, false, true]);
+    expect(b.evictions).toBe(1);
+    expect(released).toBe(before + 1); // its session was released, not just forgotten
+    expect(pool.snapshot()).toMatchObject({ resident: 2, created: 3, evictions: 1 });
+    expect(pool.usedBytes()).toBeLessThanOrEqual(pool.budgetBytes);
+    // b again: created anew (its bytes checked again), a is evicted (c was used after it).
+    const probs = await b.infer(row, 1);
+    expect(probs).toHaveLength(10);
+    expect([a.ready, b.ready, c.ready]).toEqual([false, true, true]);
+    expect(b.loads).toBe(2);
+    expect(pool.snapshot()).toMatchObject({ resident: 2, created: 4, evictions: 2 });
+  });
+
+  it("concurrent first uses of models that do not all fit never hold more than the budget", async () => {
+    const pool = new SessionPool(2.5 * edgeSessionBytes(bytes.length));
+    const models = ["d-edge", "e-edge", "f-edge", "g-edge"].map((n) => named(n, pool));
+    let most = 0;
+    await Promise.all(
+      models.map(async (m) => {
+        await m.infer(row, 1);
+        most = Math.max(most, pool.usedBytes());
+      }),
+    );
+    expect(most).toBeLessThanOrEqual(pool.budgetBytes);
+    expect(pool.snapshot().resident).toBe(2);
+  });
+
+  it("refuses a session larger than the whole budget, saying so", async () => {
+    const tiny = new SessionPool(1024);
+    const model = named("h-edge", tiny);
+    await expect(model.load()).rejects.toThrow(
+      /h-edge: no room within EDGE_SESSION_MEMORY_MB: it needs 0\.\d+ MB, more than the whole budget/,
+    );
   });
 });

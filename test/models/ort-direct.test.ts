@@ -27,6 +27,7 @@ webAssembly.instantiate = async (...args: unknown[]) => {
 ort.env.wasm.numThreads = 1;
 
 let wasm: OrtWasmExports;
+type Handled = { handler: { sessionId: number } };
 beforeAll(async () => {
   await ort.InferenceSession.create(modelBytes("digits-edge"));
   wasm = ortWasmExports(caught!.instance, caught!.imports)!;
@@ -59,6 +60,29 @@ describe.each([
       }
     }
     expect(compared).toBeGreaterThan(rows.length * 3);
+  });
+
+  it("once disposed and its session released, leaves nothing in the wasm heap: a hundred in turn take no more room than one", async () => {
+    const io = modelIoOf(modelConfig(edgeName));
+    const rows = Float32Array.from(heldoutOf(fullName).rows.slice(0, 8).flatMap((r) => r.input));
+    const cycle = async () => {
+      const session = await ort.InferenceSession.create(modelBytes(edgeName), { graphOptimizationLevel: "basic" });
+      const direct = new DirectRunner(wasm, { session: (session as unknown as Handled).handler.sessionId, ...io });
+      for (const batch of [1, 3, 8]) direct.run(rows.subarray(0, batch * io.width), batch);
+      direct.dispose();
+      expect(() => direct.run(rows.subarray(0, io.width), 1)).toThrow("this session was released");
+      await session.release();
+    };
+    /** Where the allocator puts a small block now: it moves up as the heap fills with what was never freed. */
+    const probe = () => {
+      const pointer = wasm.malloc(64);
+      wasm.free(pointer);
+      return pointer;
+    };
+    await cycle();
+    const settled = probe();
+    for (let i = 0; i < 100; i++) await cycle();
+    expect(probe()).toBe(settled);
   });
 
   it("refuses rows that do not fill the batch", () => {

@@ -15,6 +15,7 @@ const C_NAMES = {
   createTensor: "_OrtCreateTensor",
   run: "_OrtRun",
   getLastError: "_OrtGetLastError",
+  releaseTensor: "_OrtReleaseTensor",
 };
 
 describe("ORT_EXPORT_NAMES", () => {

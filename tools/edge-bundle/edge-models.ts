@@ -9,6 +9,15 @@ export const EDGE_MODELS_SPECIFIER = "edgecascade-models";
 /** Held-out rows per model the demo page's "Random sample" draws from (the bundle carries no more). */
 export const DEMO_SAMPLES = 100;
 
+/**
+ * Demo rows per model in a repository of `models` logical models: 100 up to 20 models, then fewer, never under
+ * 10, so that a repository of a thousand models does not bundle (and hold in every isolate's heap) 100,000
+ * rows it never shows.
+ */
+export function demoRowsPerModel(models: number): number {
+  return Math.max(10, Math.min(DEMO_SAMPLES, Math.floor(2000 / Math.max(1, models))));
+}
+
 /** One logical model as the generator found it in the repository. */
 export interface RepositoryModel {
   config: ModelConfig;
@@ -46,6 +55,7 @@ export function readRepository(modelsDir: string): RepositoryModel[] {
     edges.set(of, config);
   }
   if (logical.length === 0) throw new Error(`${modelsDir} holds no model (no <name>/config.json)`);
+  const rows = demoRowsPerModel(logical.length);
   return logical.map((config) => {
     const edge = edges.get(config.name);
     const fixture = JSON.parse(readFileSync(join(modelsDir, heldoutPath(config)), "utf8")) as HeldoutSet;
@@ -54,7 +64,7 @@ export function readRepository(modelsDir: string): RepositoryModel[] {
       ...(edge
         ? { edge: { config: edge, file: join(modelsDir, edge.name, edge.version, edge.versions[edge.version]!.file) } }
         : {}),
-      samples: fixture.rows.slice(0, DEMO_SAMPLES).map(({ input, label }) => ({ input, label })),
+      samples: fixture.rows.slice(0, rows).map(({ input, label }) => ({ input, label })),
     };
   });
 }
@@ -67,14 +77,16 @@ function specifier(fromDir: string, file: string): string {
 
 /**
  * The source of the Worker's model module: every logical model's config, its edge variant's config and
- * `.onnx` (a wrangler `Data` import), and demo samples. What the Worker serves is exactly this list.
+ * `.onnx` (a wrangler `Data` import), and demo samples as JSON text (a string literal costs the isolate's
+ * start-up a scan, where an array literal of numbers costs a parse and a heap of objects; the demo parses it
+ * when asked). What the Worker serves is exactly this list.
  */
 export function edgeModelsSource(models: readonly RepositoryModel[], moduleDir: string, origin: string): string {
   const imports: string[] = [];
   const entries = models.map((m, i) => {
     const edge = m.edge ? `{ config: ${JSON.stringify(m.edge.config)}, bytes: edge${i} }` : "undefined";
     if (m.edge) imports.push(`import edge${i} from ${JSON.stringify(specifier(moduleDir, m.edge.file))};`);
-    return `  { config: ${JSON.stringify(m.config)}, edge: ${edge}, samples: ${JSON.stringify(m.samples)} },`;
+    return `  { config: ${JSON.stringify(m.config)}, edge: ${edge}, samples: ${JSON.stringify(JSON.stringify(m.samples))} },`;
   });
   return [
     `// Generated from ${origin} by tools/edge-bundle/edge-models.ts at build time; not committed, do not edit.`,

@@ -1,0 +1,81 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { edgeSessionBytes, type PooledModel, SessionPool } from "./session-pool.ts";
+
+const MB = 2 ** 20;
+
+/** A model counted as `mb`, whose evictions are recorded. */
+function model(name: string, mb: number, evicted: string[]): PooledModel {
+  return { name, bytes: mb * MB, evict: async () => void evicted.push(name) };
+}
+
+afterEach(() => vi.restoreAllMocks());
+
+describe("edgeSessionBytes", () => {
+  it("counts a session's fixed cost and four times its file", () => {
+    expect(edgeSessionBytes(0)).toBe(64 * 1024);
+    expect(edgeSessionBytes(3413)).toBe(64 * 1024 + 4 * 3413);
+  });
+});
+
+describe("SessionPool", () => {
+  it("evicts the least recently used sessions to make room, logging each with why", async () => {
+    const log = vi.spyOn(console, "log").mockImplementation(() => {});
+    const evicted: string[] = [];
+    const pool = new SessionPool(10 * MB);
+    const [a, b, c, d] = [
+      model("a", 4, evicted),
+      model("b", 4, evicted),
+      model("c", 2, evicted),
+      model("d", 6, evicted),
+    ];
+    for (const m of [a, b, c]) await pool.create(m!, async () => m!.name);
+    expect(pool.snapshot()).toEqual({
+      budgetBytes: 10 * MB,
+      residentBytes: 10 * MB,
+      resident: 3,
+      created: 3,
+      evictions: 0,
+    });
+    pool.touch(a!); // b is now the least recently used, then c
+    expect(await pool.create(d!, async () => "d")).toBe("d");
+    expect(evicted).toEqual(["b", "c"]);
+    expect(pool.snapshot()).toMatchObject({ residentBytes: 10 * MB, resident: 2, evictions: 2 });
+    expect(JSON.parse(log.mock.calls[0]![0] as string)).toEqual({
+      msg: "edge session evicted",
+      model: "b",
+      reason: "least recently used; room for d (6.00 MB) within EDGE_SESSION_MEMORY_MB",
+    });
+  });
+
+  it("a creation that fails leaves nothing resident and evicts what it had to before it ran", async () => {
+    vi.spyOn(console, "log").mockImplementation(() => {});
+    const evicted: string[] = [];
+    const pool = new SessionPool(5 * MB);
+    await pool.create(model("a", 4, evicted), async () => "a");
+    await expect(
+      pool.create(model("b", 4, evicted), async () => Promise.reject(new Error("bad file"))),
+    ).rejects.toThrow("bad file");
+    expect(evicted).toEqual(["a"]);
+    expect(pool.snapshot()).toMatchObject({ residentBytes: 0, resident: 0, created: 1 });
+  });
+
+  it("creations run one at a time, each seeing the room the one before left", async () => {
+    vi.spyOn(console, "log").mockImplementation(() => {});
+    const evicted: string[] = [];
+    const pool = new SessionPool(8 * MB);
+    let most = 0;
+    const make = async () => {
+      most = Math.max(most, pool.usedBytes());
+    };
+    await Promise.all(["a", "b", "c", "d"].map((n) => pool.create(model(n, 4, evicted), make)));
+    expect(most).toBeLessThanOrEqual(8 * MB);
+    expect(evicted).toEqual(["a", "b"]);
+  });
+
+  it("refuses a session larger than the whole budget", async () => {
+    const pool = new SessionPool(1 * MB);
+    await expect(pool.create(model("big", 2, []), async () => "big")).rejects.toThrow(
+      "big: no room within EDGE_SESSION_MEMORY_MB: it needs 2.0 MB, more than the whole budget of 1.0 MB",
+    );
+  });
+});

@@ -1,0 +1,136 @@
+import { type EvictionCandidate, makeRoom } from "../../protocol/memory-room.ts";
+
+/**
+ * What one edge session is counted as in the isolate's memory, from its model file's size (docs/edge.md,
+ * *Sessions within a budget*): onnxruntime-web's session in the wasm heap (measured with the allocator's
+ * high-water mark: 50-59 KB for the sample edge variants, 253 KB for the 64 KB breast-cancer forest, 311 KB for
+ * the 204 KB digits MLP), the direct runner's buffers, and its few KB of JavaScript heap (measured in workerd
+ * through the inspector, after a collection). Conservative for every kind measured.
+ */
+export const EDGE_SESSION_BASE_BYTES = 64 * 1024;
+/** Bytes of session per byte of model file (measured: 1.3 for the MLP, 3.3 for the forest and the int8 MLP). */
+export const EDGE_SESSION_BYTES_PER_FILE_BYTE = 4;
+
+export function edgeSessionBytes(fileBytes: number): number {
+  return EDGE_SESSION_BASE_BYTES + EDGE_SESSION_BYTES_PER_FILE_BYTE * fileBytes;
+}
+
+/** A model whose session the pool holds: what it is counted as, and how to let it go. */
+export interface PooledModel {
+  /** The edge variant's name (`digits-edge`), for logs and /status. */
+  readonly name: string;
+  /** What its session is counted as (`edgeSessionBytes` of its file). */
+  readonly bytes: number;
+  /** Release its session (the next use creates it again); resolves once released. */
+  evict(): Promise<void>;
+}
+
+/** What `/status` shows of the isolate's sessions. */
+export interface SessionsView {
+  budgetBytes: number;
+  residentBytes: number;
+  resident: number;
+  created: number;
+  evictions: number;
+}
+
+/**
+ * The isolate's edge sessions within `EDGE_SESSION_MEMORY_MB`: a session is created on its model's first use
+ * (edge-variant.ts), after room is made for it by evicting the least recently used sessions
+ * (protocol/memory-room.ts, the pools' rule too), one creation at a time. An evicted session counts until its
+ * release has finished. Uses are stamped with a counter, one increment per request, not a clock: the order is
+ * all eviction needs.
+ */
+export class SessionPool {
+  readonly budgetBytes: number;
+  readonly #resident = new Map<PooledModel, number>();
+  /** Evicted sessions whose release has not finished: still counted. */
+  readonly #releasing = new Set<PooledModel>();
+  #reserved = 0;
+  #tick = 0;
+  #created = 0;
+  #evictions = 0;
+
+  constructor(budgetBytes: number) {
+    this.budgetBytes = budgetBytes;
+  }
+
+  /** `model` answered a request: it is the most recently used. */
+  touch(model: PooledModel): void {
+    if (this.#resident.has(model)) this.#resident.set(model, ++this.#tick);
+  }
+
+  /** Whether `model` would fit now without evicting anything (readiness loads only those). */
+  fitsWithoutEviction(model: PooledModel): boolean {
+    return this.#resident.has(model) || this.usedBytes() + model.bytes <= this.budgetBytes;
+  }
+
+  usedBytes(): number {
+    let used = this.#reserved;
+    for (const model of this.#resident.keys()) used += model.bytes;
+    for (const model of this.#releasing) used += model.bytes;
+    return used;
+  }
+
+  /**
+   * Create `model`'s session with `make`, within the budget: room is made first by evicting the least recently
+   * used others (released before `make` runs), then it is resident. One creation at a time per isolate: creating
+   * a session is CPU on the isolate's one thread anyway, and each creation then sees the room the one before it
+   * left. Throws, with why, when there cannot be room (a session larger than the whole budget).
+   */
+  create<T>(model: PooledModel, make: () => Promise<T>): Promise<T> {
+    const created = this.#creations.then(() => this.#createNow(model, make));
+    this.#creations = created.then(
+      () => undefined,
+      () => undefined,
+    );
+    return created;
+  }
+
+  #creations: Promise<void> = Promise.resolve();
+
+  async #createNow<T>(model: PooledModel, make: () => Promise<T>): Promise<T> {
+    const candidates: EvictionCandidate[] = [];
+    for (const [other, lastUsed] of this.#resident) {
+      if (other !== model) candidates.push({ name: other.name, bytes: other.bytes, lastUsed });
+    }
+    const room = makeRoom(model.bytes, this.usedBytes(), this.budgetBytes, candidates, "sessions being released");
+    if (!room.fits) throw new Error(`${model.name}: no room within EDGE_SESSION_MEMORY_MB: ${room.reason}`);
+    const victims = [...this.#resident.keys()].filter((m) => room.evict.includes(m.name));
+    const why = `room for ${model.name} (${(model.bytes / 2 ** 20).toFixed(2)} MB) within EDGE_SESSION_MEMORY_MB`;
+    for (const victim of victims) {
+      this.#resident.delete(victim);
+      this.#releasing.add(victim);
+      this.#evictions++;
+      console.log(
+        JSON.stringify({ msg: "edge session evicted", model: victim.name, reason: `least recently used; ${why}` }),
+      );
+    }
+    await Promise.all(
+      victims.map((victim) =>
+        victim.evict().finally(() => {
+          this.#releasing.delete(victim);
+        }),
+      ),
+    );
+    this.#reserved += model.bytes;
+    try {
+      const value = await make();
+      this.#created++;
+      this.#resident.set(model, ++this.#tick);
+      return value;
+    } finally {
+      this.#reserved -= model.bytes;
+    }
+  }
+
+  snapshot(): SessionsView {
+    return {
+      budgetBytes: this.budgetBytes,
+      residentBytes: this.usedBytes(),
+      resident: this.#resident.size,
+      created: this.#created,
+      evictions: this.#evictions,
+    };
+  }
+}
