@@ -5,6 +5,7 @@ import type { Admitted, InferenceAdmission } from "./middleware/admit-in-time.ts
 import type { DeadlineVariables } from "./middleware/request-deadline.ts";
 import type { ModelControl } from "./model-control.ts";
 import type { ModelStatistics } from "./model-stats.ts";
+import type { Peers } from "./peers/peers.ts";
 import type { Recorder } from "./recorder.ts";
 import type { ModelRepository } from "./repository.ts";
 import type { Rollouts } from "./rollout/rollouts.ts";
@@ -49,4 +50,6 @@ export interface AppDeps {
   tracing: RequestTracing;
   sharedSecret?: string;
   adminToken?: string;
+  /** `--model-placement hashed` in a pod of several workers: the worker owning each model (regional/peers/). */
+  peers?: Peers;
 }

@@ -4,7 +4,8 @@ import type { ModelStatistics } from "./model-stats.ts";
 
 /** Messages between the cluster primary (cluster-primary.ts) and its workers (cluster.ts `workerChannel`). */
 export type Message =
-  | { type: "edgecascade:listening"; url: string; port: number }
+  /** A worker listens; `slot` is the one it was forked into (its place in the pod, kept by its replacement). */
+  | { type: "edgecascade:listening"; url: string; port: number; slot?: number }
   | { type: "edgecascade:ready" }
   | { type: "edgecascade:pool-ready"; ready: number; workers: number }
   | { type: "edgecascade:metrics-request"; id: number }

@@ -28,8 +28,9 @@ function run(state: PrimaryState, events: PrimaryEvent[], world: WorkerView[]) {
 }
 
 const msg = (worker: number, message: Message): PrimaryEvent => ({ type: "message", worker, message });
+/** Worker `worker` listens, in slot `worker - 1` (forked in order). */
 const listening = (worker: number) =>
-  msg(worker, { type: "edgecascade:listening", url: "http://127.0.0.1:9", port: 9 });
+  msg(worker, { type: "edgecascade:listening", url: "http://127.0.0.1:9", port: 9, slot: worker - 1 });
 const ready = (worker: number) => msg(worker, { type: "edgecascade:ready" });
 const exit = (worker: number, code: number | null, signal: string | null = null): PrimaryEvent => ({
   type: "exit",
@@ -52,9 +53,9 @@ function readyPool() {
 describe("primaryStep: workers", () => {
   it("forks the wanted number of workers at start", () => {
     expect(run(initialPrimary(3), [{ type: "start" }], []).effects).toEqual([
-      { type: "fork" },
-      { type: "fork" },
-      { type: "fork" },
+      { type: "fork", slot: 0 },
+      { type: "fork", slot: 1 },
+      { type: "fork", slot: 2 },
     ]);
   });
 
@@ -81,16 +82,18 @@ describe("primaryStep: workers", () => {
         msg: "a worker died; starting a replacement",
         fields: { pid: 1002, code: 1, signal: null },
       },
-      { type: "fork" },
+      // Into the slot of the worker it replaces: the models hashed to slot 1 keep their owner.
+      { type: "fork", slot: 1 },
     ]);
     expect(state.failed).toBe(false);
+    expect([...state.slots]).toEqual([[1, 0]]);
   });
 
   it("stops the pool, and exits 1, when a worker fails before it listened", () => {
     const start = run(initialPrimary(2), [listening(1)], workersOf(1, 2)).state;
     const failed = run(start, [exit(2, 1)], workersOf(1));
     expect(failed.effects).toContainEqual({ type: "kill", signal: "SIGTERM" });
-    expect(failed.effects).not.toContainEqual({ type: "fork" });
+    expect(failed.effects.some((e) => e.type === "fork")).toBe(false);
     expect(logs(failed.effects)).toEqual([
       "a worker failed to start; stopping",
       "stopping 1 workers (a worker failed to start)",

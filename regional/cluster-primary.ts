@@ -59,6 +59,11 @@ export interface PrimaryState {
   address?: { url: string; port: number };
   /** Workers that listen (they have control handlers). */
   started: ReadonlySet<number>;
+  /**
+   * Each started worker's slot (0 to workers - 1), as it said when it listened: a replacement is forked into the
+   * slot of the worker it replaces, so that the models hashed to that slot (regional/peers/) keep their owner.
+   */
+  slots: ReadonlyMap<number, number>;
   ready: ReadonlySet<number>;
   collections: ReadonlyMap<number, Collection>;
   nextCollect: number;
@@ -77,7 +82,8 @@ export type PrimaryEvent =
   | { type: "timeout"; timer: "collect" | "control"; id: number };
 
 export type PrimaryEffect =
-  | { type: "fork" }
+  /** Fork a worker into `slot`. */
+  | { type: "fork"; slot: number }
   /** Send to a worker, if its channel is still open. */
   | { type: "send"; worker: number; message: Message }
   /** Signal every worker. */
@@ -97,6 +103,7 @@ export function initialPrimary(workers: number): PrimaryState {
     announcedListening: false,
     announcedReady: false,
     started: new Set(),
+    slots: new Map(),
     ready: new Set(),
     collections: new Map(),
     nextCollect: 0,
@@ -128,6 +135,7 @@ export function primaryStep(
   const s: Mutable = {
     ...state,
     started: new Set(state.started),
+    slots: new Map(state.slots),
     ready: new Set(state.ready),
     collections: new Map(state.collections),
     controls: new Map(state.controls),
@@ -202,7 +210,7 @@ export function primaryStep(
 
   switch (event.type) {
     case "start":
-      for (let i = 0; i < s.workers; i++) effects.push({ type: "fork" });
+      for (let slot = 0; slot < s.workers; slot++) effects.push({ type: "fork", slot });
       break;
     case "signal":
       if (event.signal === "SIGHUP") {
@@ -255,6 +263,7 @@ export function primaryStep(
         return;
       case "edgecascade:listening":
         s.started.add(worker);
+        if (message.slot !== undefined) s.slots.set(worker, message.slot);
         s.address = { url: message.url, port: message.port };
         if (!s.announcedListening && s.started.size >= s.workers) {
           s.announcedListening = true;
@@ -296,6 +305,14 @@ export function primaryStep(
     }
   }
 
+  /** The lowest slot no started worker holds. */
+  function freeSlot(): number {
+    const held = new Set(s.slots.values());
+    let slot = 0;
+    while (held.has(slot)) slot++;
+    return slot;
+  }
+
   function onExit(
     worker: number,
     fields: { pid: number | undefined; code: number | null; signal: string | null },
@@ -306,6 +323,8 @@ export function primaryStep(
       answered(id, worker, notAnswered(`worker ${worker} exited before it answered`));
     }
     const wasStarted = s.started.delete(worker);
+    const slot = s.slots.get(worker);
+    s.slots.delete(worker);
     const wasReady = s.ready.delete(worker);
     if (wasReady) announcePool();
     if (code !== 0 && !s.stopping) {
@@ -316,7 +335,7 @@ export function primaryStep(
         stopAll("a worker failed to start");
       } else {
         log("warn", "a worker died; starting a replacement", fields);
-        effects.push({ type: "fork" });
+        effects.push({ type: "fork", slot: slot ?? freeSlot() });
       }
     } else if (code !== 0 && !wasReady) {
       // Stopped while it still started up: it had nothing to drain. (It may die of our own signal before its
@@ -334,8 +353,9 @@ export function primaryStep(
 }
 
 /** The state as a step builds it: its own copies of the collections. */
-type Mutable = Omit<PrimaryState, "started" | "ready" | "collections" | "controls" | "replay"> & {
+type Mutable = Omit<PrimaryState, "started" | "slots" | "ready" | "collections" | "controls" | "replay"> & {
   started: Set<number>;
+  slots: Map<number, number>;
   ready: Set<number>;
   collections: Map<number, Collection>;
   controls: Map<number, Control>;

@@ -1,4 +1,7 @@
 import cluster, { type Worker } from "node:cluster";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { COLLECT_TIMEOUT_MS, isMessage, type Message } from "./cluster-messages.ts";
 import { initialPrimary, type PrimaryEffect, type PrimaryEvent, primaryStep } from "./cluster-primary.ts";
 import type { Logger } from "./log.ts";
@@ -19,7 +22,9 @@ import type { ModelStatistics } from "./model-stats.ts";
 
 /** Run the primary until every worker has exited; resolves with the process's exit code. */
 export function runPrimary(workers: number, log: Logger): Promise<number> {
-  return new Promise((resolve) => {
+  // The workers' sockets for one another (regional/peers/): a directory of the pod's own (mode 0700).
+  const peerDir = mkdtempSync(join(tmpdir(), "edgecascade-pool-"));
+  return new Promise<number>((resolve) => {
     let state = initialPrimary(workers);
     const timers = new Map<string, NodeJS.Timeout>();
     const live = () => Object.values(cluster.workers ?? {}).filter((w): w is Worker => !!w);
@@ -32,7 +37,7 @@ export function runPrimary(workers: number, log: Logger): Promise<number> {
     const perform = (effect: PrimaryEffect) => {
       switch (effect.type) {
         case "fork": {
-          const worker = cluster.fork();
+          const worker = cluster.fork({ [WORKER_SLOT_ENV]: String(effect.slot), [PEER_DIR_ENV]: peerDir });
           // Without a listener, an IPC write to a worker that just exited (Node's own cluster reply to its
           // listen(), say, during a stop) throws EPIPE in the primary and ends the whole pool. Its exit is
           // handled by primaryStep.
@@ -88,8 +93,12 @@ export function runPrimary(workers: number, log: Logger): Promise<number> {
       dispatch({ type: "exit", worker: worker.id, pid: worker.process.pid, code, signal }),
     );
     dispatch({ type: "start" });
-  });
+  }).finally(() => rmSync(peerDir, { recursive: true, force: true }));
 }
+
+/** The slot a worker was forked into, and the directory of the pod's worker sockets (regional/peers/). */
+export const WORKER_SLOT_ENV = "EDGECASCADE_WORKER_SLOT";
+export const PEER_DIR_ENV = "EDGECASCADE_PEER_DIR";
 
 /**
  * In a worker: report to the primary, answer `/metrics` with the primary's aggregate of all workers, and run
@@ -144,7 +153,10 @@ export function workerChannel(local: Metrics): {
       if (!pool) return "waiting for the other workers of this pool";
       return pool.ready >= pool.workers ? undefined : `${pool.ready} of ${pool.workers} workers of this pool are ready`;
     },
-    listening: (url, port) => send({ type: "edgecascade:listening", url, port }),
+    listening: (url, port) => {
+      const slot = process.env[WORKER_SLOT_ENV];
+      send({ type: "edgecascade:listening", url, port, ...(slot === undefined ? {} : { slot: Number(slot) }) });
+    },
     ready: () => send({ type: "edgecascade:ready" }),
     metricsText: () =>
       new Promise((resolve) => {

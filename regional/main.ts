@@ -1,7 +1,7 @@
 import cluster from "node:cluster";
 import { UsageError } from "../tools/cli/errors.ts";
 import { simulationWarning } from "../tools/cli/flags.ts";
-import { runPrimary, workerChannel } from "./cluster.ts";
+import { PEER_DIR_ENV, runPrimary, WORKER_SLOT_ENV, workerChannel } from "./cluster.ts";
 import { jsonLogger } from "./log.ts";
 import { HELP, parseCommandLine, type RegionalOptions } from "./options.ts";
 import { startRegionalServer } from "./server.ts";
@@ -71,8 +71,13 @@ async function main(): Promise<number | undefined> {
   });
 
   let channel: ReturnType<typeof workerChannel> | undefined;
+  const slot = process.env[WORKER_SLOT_ENV];
+  const peerDir = process.env[PEER_DIR_ENV];
   const running = await startRegionalServer(options, {
     log,
+    ...(clustered && slot !== undefined && peerDir !== undefined
+      ? { placement: { slot: Number(slot), workers: options.workers, dir: peerDir } }
+      : {}),
     ...(clustered
       ? {
           metricsText: (local) => {

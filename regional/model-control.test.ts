@@ -3,7 +3,8 @@ import { ServingError } from "../protocol/errors.ts";
 import { rolloutConfig } from "../protocol/rollout/config.ts";
 import { emptyEvidence, type StepEvidence } from "../protocol/rollout/evidence.ts";
 import type { RolloutState } from "../protocol/rollout/state.ts";
-import { combineChange, combineStatus, type Settled } from "./model-control.ts";
+import { combineChange, combineIndex, combineStatus, type Settled } from "./model-control.ts";
+import type { IndexEntry } from "./model-life.ts";
 import type { RolloutStatus } from "./rollout/rollouts.ts";
 
 const ok = <T>(value: T): Settled<T> => ({ ok: true, value });
@@ -121,5 +122,33 @@ describe("combineStatus", () => {
   it("throws the failure when every worker failed", () => {
     const err = thrown(() => combineStatus([failed(404, "not_found", "no such model")]));
     expect(err).toMatchObject({ status: 404, message: "no such model" });
+  });
+});
+
+describe("combineIndex", () => {
+  it("lists a model as its most servable worker has it, each version and state once", () => {
+    const a: IndexEntry[] = [
+      { name: "digits", version: "1", state: "READY" },
+      { name: "iris", state: "UNAVAILABLE", reason: "not loaded; loads on its first request" },
+      { name: "wine", state: "UNAVAILABLE", reason: "not loaded; loads on its first request" },
+    ];
+    const b: IndexEntry[] = [
+      { name: "digits", version: "1", state: "READY" },
+      { name: "iris", version: "1", state: "UNLOADING" },
+      { name: "iris", version: "2", state: "READY" },
+      { name: "wine", state: "UNAVAILABLE", reason: "evicted to fit the memory budget" },
+    ];
+    expect(combineIndex([ok(a), ok(b)])).toEqual([
+      { name: "digits", version: "1", state: "READY" },
+      { name: "iris", version: "2", state: "READY" },
+      { name: "iris", version: "1", state: "UNLOADING" },
+      { name: "wine", state: "UNAVAILABLE", reason: "not loaded; loads on its first request" },
+    ]);
+  });
+
+  it("answers with the failure when no worker answered", () => {
+    expect(() => combineIndex([failed(503, "not_ready", "worker 1 did not answer")])).toThrow(
+      "worker 1 did not answer",
+    );
   });
 });

@@ -15,6 +15,8 @@ export interface WorkersAnswered {
  * (`clusterControl`, relayed by the primary).
  */
 export interface ModelControl {
+  /** The repository index: in a cluster, every worker's rows combined (`combineIndex`). */
+  index(): Promise<IndexEntry[]>;
   load(name: string, version?: string): Promise<LoadReport & WorkersAnswered>;
   unload(name: string): Promise<IndexEntry & WorkersAnswered>;
   rollout(state: RolloutState): Promise<RolloutStatus & WorkersAnswered>;
@@ -23,6 +25,7 @@ export interface ModelControl {
 
 export function localControl(repository: ModelRepository, rollouts: Rollouts): ModelControl {
   return {
+    index: async () => repository.index(),
     load: (name, version) => repository.load(name, version),
     unload: (name) => repository.unload(name),
     rollout: (state) => rollouts.apply(state),
@@ -101,12 +104,45 @@ export function combineStatus(results: readonly Settled<RolloutStatus>[]): Rollo
   };
 }
 
+/** Triton's states, the most servable first: a model is in the pod's index as its most servable worker has it. */
+const STATE_ORDER: Record<IndexEntry["state"], number> = { READY: 0, LOADING: 1, UNLOADING: 2, UNAVAILABLE: 3 };
+
+/**
+ * Every worker's repository index as the pod's: a model with versions serving, loading or retiring in any
+ * worker is listed with those rows (each version and state once); one no worker loads is listed once, with the
+ * first worker's reason. With models placed on their owning worker (regional/peers/), the pod serves what any
+ * of its workers does. Sorted by model as each worker's index is.
+ */
+export function combineIndex(results: readonly Settled<IndexEntry[]>[]): IndexEntry[] {
+  const indexes = results.filter((r) => r.ok).map((r) => (r as { value: IndexEntry[] }).value);
+  if (indexes.length === 0) return combineChange(results);
+  const byModel = new Map<string, IndexEntry[]>();
+  for (const rows of indexes) for (const row of rows) byModel.set(row.name, [...(byModel.get(row.name) ?? []), row]);
+  const combined: IndexEntry[] = [];
+  for (const name of [...byModel.keys()].sort()) {
+    const rows = byModel.get(name)!;
+    const loaded = rows.filter((r) => r.state !== "UNAVAILABLE");
+    if (loaded.length === 0) {
+      combined.push(rows[0]!);
+      continue;
+    }
+    const seen = new Set<string>();
+    for (const row of [...loaded].sort((a, b) => STATE_ORDER[a.state] - STATE_ORDER[b.state])) {
+      const key = `${row.version}\u0000${row.state}\u0000${row.candidate ?? false}`;
+      if (!seen.has(key)) combined.push(row);
+      seen.add(key);
+    }
+  }
+  return combined;
+}
+
 /** Sends a control call to every worker of the pool (through the primary) and collects their answers. */
 export type Relay = <T>(op: ControlOp, args: unknown[]) => Promise<Settled<T>[]>;
 
 /** Control of a clustered pool: every call runs in every worker, whichever worker took the connection. */
 export function clusterControl(relay: Relay): ModelControl {
   return {
+    index: async () => combineIndex(await relay<IndexEntry[]>("index", [])),
     // IPC carries JSON: an undefined argument would arrive as null.
     load: async (name, version) =>
       combineChange(await relay<LoadReport>("load", version === undefined ? [name] : [name, version])),

@@ -216,6 +216,15 @@ export class ModelRepository {
     return withinDeadline(this.#demandLoad(model), deadlineUs, name).then(() => model.acquire(version));
   }
 
+  /**
+   * Whether this process runs `name`'s requests itself whatever its placement (404 for an unknown model): every
+   * model under `all`, and under `on-demand` a pinned model or one it serves now.
+   */
+  runsHere(name: string): boolean {
+    const model = this.#get(name);
+    return this.#policy === "all" || model.pinned || model.serves;
+  }
+
   /** `name`'s inputs and outputs from its config, loaded or not (404 for an unknown model). */
   io(name: string): ModelIo {
     const model = this.#get(name);

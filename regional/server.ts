@@ -1,4 +1,4 @@
-import { createServer, STATUS_CODES } from "node:http";
+import { createServer, type Server, STATUS_CODES } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -25,6 +25,7 @@ import { localControl, type ModelControl } from "./model-control.ts";
 import type { ModelStatistics } from "./model-stats.ts";
 import type { RegionalOptions } from "./options.ts";
 import { RegistryFollower } from "./registry/follower.ts";
+import { type PeerPlacement, Peers } from "./peers/peers.ts";
 import { type LoadReport, ModelRepository, type RepositoryOptions } from "./repository.ts";
 import { Rollouts } from "./rollout/rollouts.ts";
 import { checkProvider } from "./session.ts";
@@ -48,6 +49,11 @@ export interface ServerHooks {
   poolNotReady?: () => string | undefined;
   /** Overrides of the load checks and of the retry backoff (tests). */
   loadChecks?: Pick<RepositoryOptions, "warmupBudgetMs" | "accuracyTolerance" | "retryBackoff">;
+  /**
+   * A cluster worker's place in its pod (its slot, the number of workers, the directory of their sockets): with
+   * `--model-placement hashed` and models loaded on demand, each model's requests go to its owning worker.
+   */
+  placement?: PeerPlacement;
 }
 
 export interface RegionalServer {
@@ -268,6 +274,29 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
     sharedSecret: options.sharedSecret,
     adminToken: options.adminToken,
   };
+  let peerServer: Server | undefined;
+  if (hooks.placement && options.modelPlacement === "hashed" && repository.policy === "on-demand") {
+    const peers = new Peers(hooks.placement, (model) => repository.runsHere(model), log);
+    deps.peers = peers;
+    // What the other workers hand this one: their requests' rows for the models it owns, already checked by
+    // them (the edge's signature, the simulated distance); counted here as the model's, not again as HTTP.
+    const peerDeps: AppDeps = {
+      ...deps,
+      peers: undefined,
+      sharedSecret: undefined,
+      simulatedDelayMs: 0,
+      recorder: { ...metrics.recorder, httpResponse: () => {} },
+    };
+    const peerAnswers = inferenceAnswers(peerDeps);
+    const peerApp = createRegionalApp(peerDeps, peerAnswers);
+    peerServer = await peers.listen(
+      inferenceFastPath({ deps: peerDeps, answers: peerAnswers, fallback: getRequestListener(peerApp.fetch) }),
+    );
+    log("info", "model placement: hashed; this worker owns its share of the models loaded on demand", {
+      slot: hooks.placement.slot,
+      workers: hooks.placement.workers,
+    });
+  }
   const answers = inferenceAnswers(deps);
   const app = createRegionalApp(deps, answers);
 
@@ -332,8 +361,14 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
             server.closeIdleConnections();
           }),
           grpc?.drain(),
+          peerServer &&
+            new Promise<void>((resolve) => {
+              peerServer.close(() => resolve());
+              peerServer.closeIdleConnections();
+            }),
         ]);
         follower?.stop();
+        await deps.peers?.close();
         await repository.close();
         await follower?.remove();
         // The last spans: exported (or given up on by the exporter's timeout) before the process ends.

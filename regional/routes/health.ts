@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { refuseOtherMethods } from "../../hono-shared/method-not-allowed.ts";
 import type { ServerMetadata } from "../../protocol/types.ts";
 import type { AppDeps, RegionalEnv } from "../app-context.ts";
+import { PeerUnreachable } from "../peers/peer-client.ts";
 import { modelReadiness, poolReadiness } from "../readiness.ts";
 import { SERVER_NAME, SERVER_VERSION } from "../server-info.ts";
 
@@ -35,8 +36,19 @@ export function healthRoutes(deps: AppDeps): Hono<RegionalEnv> {
   });
 
   const modelReady = (name: string, version: string | undefined) => modelReadiness(repository, name, version);
-  app.get("/v2/models/:model/ready", (c) => {
+  app.get("/v2/models/:model/ready", async (c) => {
     const name = c.req.param("model");
+    // A model another worker of the pod owns (regional/peers/) is ready where it runs: that worker answers.
+    const peer = deps.peers?.ownerOf(name);
+    if (peer) {
+      try {
+        const owner = await peer.modelReady(name);
+        return c.json(owner.body as object, owner.status === 200 ? 200 : 503);
+      } catch (err) {
+        if (!(err instanceof PeerUnreachable)) throw err;
+        deps.peers!.unreachable(peer, err);
+      }
+    }
     if (modelReady(name, undefined)) return c.json({ name, ready: true });
     return c.json({ name, ready: false, reason: repository.notReadyReason(name) }, 503);
   });

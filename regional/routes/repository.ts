@@ -55,7 +55,8 @@ export function repositoryRoutes(deps: AppDeps): Hono<RegionalEnv> {
 
   app.post("/v2/repository/index", async (c) => {
     const { ready } = await optionalBody(await c.req.text(), c.req.header("content-type"), indexSchema);
-    const entries = repository.index().filter((e) => !ready || e.state === "READY");
+    // Through `control`: in a cluster, every worker's index combined (a model may serve in its owning worker only).
+    const entries = (await deps.control.index()).filter((e) => !ready || e.state === "READY");
     // Serving versions are described too (inputs, outputs, labels), as /v2/models/{name} would.
     return c.json(
       entries.map((e) => {

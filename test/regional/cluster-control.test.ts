@@ -1,7 +1,9 @@
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RolloutState } from "../../protocol/rollout/state.ts";
+import { copiedFrom, repositoryOfCopies } from "../../scripts/stack/model-copies.ts";
 import { type RegionalPool, startRegionalPool } from "../../scripts/stack/regional-pool.ts";
+import { heldoutOf } from "../support/heldout.ts";
 import { childPids } from "../support/processes.ts";
 import { until } from "../support/regional-process.ts";
 import { addVersion, classifyRows, copyModels, metric } from "../support/regional-server.ts";
@@ -106,5 +108,62 @@ describe("model control with --workers 2", () => {
       30_000,
     );
     expect(logs.some((l) => l.includes("replaying model control to a replacement worker"))).toBe(true);
+  });
+});
+
+// Models loaded on demand in a pod of two workers, placed by hashing (regional/peers/): each model is loaded by
+// its owning worker only; a request the other worker takes runs there.
+describe("models on demand with --workers 2, placed by hashing", () => {
+  let copies: ReturnType<typeof repositoryOfCopies>;
+  let hashed: RegionalPool;
+  beforeAll(async () => {
+    copies = repositoryOfCopies(6);
+    hashed = await startRegionalPool({
+      region: "eu",
+      workers: 2,
+      modelsDir: copies.dir,
+      env: { ADMIN_TOKEN: TOKEN },
+      extraArgs: ["--load-policy", "on-demand", "--model-memory-mb", "64"],
+    });
+  });
+  afterAll(async () => {
+    await hashed?.stop();
+    copies?.remove();
+  });
+
+  const ask = async (path: string, body?: unknown) => {
+    const res = await request(`${hashed.url}${path}`, {
+      method: body === undefined ? "GET" : "POST",
+      reset: true, // a connection of its own: the primary hands connections to the workers in turn
+      headers: { "content-type": "application/json", ...auth },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await res.body.text();
+    return { status: res.statusCode, body: text.startsWith("{") || text.startsWith("[") ? JSON.parse(text) : text };
+  };
+
+  it("loads each model in one worker, whichever worker its requests reach", async () => {
+    for (const name of copies.names) {
+      const inputs = heldoutOf(copiedFrom(name)).rows[0]!.input;
+      // Four requests on new connections: both workers take some.
+      for (let i = 0; i < 4; i++) {
+        expect(await ask("/v1/classify", { model: name, inputs })).toMatchObject({
+          status: 200,
+          body: { model: name },
+        });
+      }
+    }
+    const text = (await ask("/metrics")).body as string;
+    for (const name of copies.names) {
+      expect(metric(text, "edgecascade_model_loads_total", { model: name, outcome: "success" }), name).toBe(1);
+      expect(metric(text, "edgecascade_inference_requests_total", { model: name, outcome: "success" }), name).toBe(4);
+    }
+    // Summed over the workers: six models loaded once each, not twice.
+    expect(metric(text, "edgecascade_models_loaded")).toBe(6);
+    // The pod's index: every worker's, combined: each model READY once, whichever worker owns it.
+    const index = (await ask("/v2/repository/index", {})).body as { name: string; state: string }[];
+    expect(index.filter((e) => e.state === "READY").map((e) => e.name)).toEqual([...copies.names].sort());
+    // Its readiness is its owner's, whichever worker is asked.
+    for (let i = 0; i < 4; i++) expect((await ask(`/v2/models/${copies.names[0]}/ready`)).status).toBe(200);
   });
 });
