@@ -47,6 +47,7 @@ describe("readiness sequencing", () => {
     expect(ready.body).toEqual({
       ready: true,
       failed: [{ model: "digits", reason: expect.stringMatching(/^cannot read digits\/1\/model\.onnx/) }],
+      models: { available: 4, loaded: 3 },
     });
     expect(await get(`${url}/v2/models/digits/ready`)).toMatchObject({
       status: 503,
@@ -69,7 +70,7 @@ describe("readiness sequencing", () => {
     );
     for (const res of burst) expect([200, 503]).toContain(res.status);
     while ((await get(`${url}/v2/models/digits/ready`)).status !== 200) await new Promise((r) => setTimeout(r, 10));
-    expect((await get(`${url}/v2/health/ready`)).body).toEqual({ ready: true });
+    expect((await get(`${url}/v2/health/ready`)).body).toEqual({ ready: true, models: { available: 4, loaded: 4 } });
     expect(await loads(url, "success")).toBe(1);
     expect(await loads(url, "failure")).toBe(failuresBefore);
     expect((await post(`${url}/v1/classify`, classifyRows(0))).status).toBe(200);
