@@ -65,6 +65,11 @@ const versionEntry = v.object({
   cascade: v.optional(calibration),
   quantization: v.optional(quantization),
   heldout: v.optional(heldoutFigures),
+  /**
+   * The file's batch dimension is fixed (an export without a dynamic batch): every run takes exactly this many
+   * rows (protocol/fixed-batch.ts), as Triton serves a model with `max_batch_size: 0`.
+   */
+  fixedBatch: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
 });
 
 const positive = v.pipe(v.number(), v.minValue(0, "must be 0 or more"));
@@ -123,6 +128,8 @@ export interface ModelIo {
   classes: number;
   labels: string[];
   maxBatchSize: number;
+  /** Rows every run of the version's graph takes, when its batch dimension is fixed; undefined: any number. */
+  fixedBatch?: number;
 }
 
 /** Parse and check a config.json; the error names the file and the field. */
@@ -170,9 +177,10 @@ export function parseModelConfig(raw: unknown, source: string): ModelConfig {
 }
 
 /** The inputs and outputs the validators and sessions need. */
-export function modelIoOf(config: ModelConfig): ModelIo {
+export function modelIoOf(config: ModelConfig, version = config.version): ModelIo {
   const input = config.inputs[0]!;
   const output = config.outputs[0]!;
+  const fixedBatch = config.versions[version]?.fixedBatch;
   return {
     name: config.name,
     inputName: input.name,
@@ -181,6 +189,7 @@ export function modelIoOf(config: ModelConfig): ModelIo {
     classes: output.shape[1]!,
     labels: config.labels,
     maxBatchSize: config.maxBatchSize,
+    ...(fixedBatch === undefined ? {} : { fixedBatch }),
   };
 }
 

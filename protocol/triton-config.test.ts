@@ -59,4 +59,14 @@ describe("tritonModelConfig", () => {
       instance_group: [{ kind: "KIND_GPU" }],
     });
   });
+
+  it("a version whose graph has a fixed batch is what Triton serves with max_batch_size 0: whole dims, no batcher", () => {
+    const digits = modelConfig("digits");
+    const fixed = { ...digits, versions: { "1": { ...digits.versions["1"]!, fixedBatch: 1 } } };
+    const config = tritonModelConfig(fixed, { maxBatchSize: 64, maxQueueDelayUs: 0, kind: "KIND_CPU", version: "1" });
+    expect(config.max_batch_size).toBe(0);
+    expect(config.input[0]!.dims).toEqual([1, 64]);
+    expect(config.output[0]!.dims).toEqual([1, 10]);
+    expect(config.dynamic_batching).toBeUndefined();
+  });
 });

@@ -77,14 +77,16 @@ export interface TritonModelConfig {
  * to Triton's default policy (the latest one).
  */
 export function tritonModelConfig(config: ModelConfig, shape: ServingShape): TritonModelConfig {
-  const dims = (s: readonly number[]) => s.slice(1);
+  // A graph with a fixed batch is what Triton serves with max_batch_size 0: dims are the whole shape, no batcher.
+  const fixed = config.versions[shape.version]?.fixedBatch;
+  const dims = (s: readonly number[]) => (fixed === undefined ? s.slice(1) : [fixed, ...s.slice(1)]);
   const numeric = /^\d+$/.test(shape.version) ? Number(shape.version) : undefined;
   return {
     name: config.name,
     platform: config.platform,
     backend: "onnxruntime",
     version_policy: numeric !== undefined ? { specific: { versions: [numeric] } } : { latest: { num_versions: 1 } },
-    max_batch_size: shape.maxBatchSize,
+    max_batch_size: fixed === undefined ? shape.maxBatchSize : 0,
     input: config.inputs.map((t) => ({
       name: t.name,
       data_type: TRITON_TYPE[t.datatype as Datatype],
@@ -101,7 +103,7 @@ export function tritonModelConfig(config: ModelConfig, shape: ServingShape): Tri
       label_filename: "",
       is_shape_tensor: false,
     })),
-    ...(shape.maxQueueDelayUs !== undefined
+    ...(shape.maxQueueDelayUs !== undefined && fixed === undefined
       ? {
           dynamic_batching: {
             preferred_batch_size: [],

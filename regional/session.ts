@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import * as ort from "onnxruntime-node";
+import { inFixedBatches } from "../protocol/fixed-batch.ts";
 import type { ModelIo } from "../protocol/model-config.ts";
 import type { ExecutionProvider } from "./execution-provider.ts";
 import { PROVIDER_CHECK_MODEL } from "./provider-check-model.ts";
@@ -37,7 +38,7 @@ export async function createOnnxModel(
   weights: "fp32" | "int8" = "fp32",
 ): Promise<OnnxModel> {
   const session = await ort.InferenceSession.create(bytes, sessionOptions(provider, weights));
-  const { inputName, outputName, width } = io;
+  const { inputName, outputName, width, classes, fixedBatch } = io;
   // Only the probabilities are fetched, by name: tree classifiers also output labels (int64), and first.
   const fetches = [outputName];
   if (!session.inputNames.includes(inputName) || !session.outputNames.includes(outputName)) {
@@ -47,11 +48,13 @@ export async function createOnnxModel(
         `are not the config's ("${inputName}" -> "${outputName}")`,
     );
   }
+  const run: RunRows = async (data, batch) => {
+    const out = await session.run({ [inputName]: new ort.Tensor("float32", data, [batch, width]) }, fetches);
+    return out[outputName]!.data as Float32Array;
+  };
   return {
-    async run(data, batch) {
-      const out = await session.run({ [inputName]: new ort.Tensor("float32", data, [batch, width]) }, fetches);
-      return out[outputName]!.data as Float32Array;
-    },
+    // A graph with a fixed batch runs any number of rows in runs of exactly that many (protocol/fixed-batch.ts).
+    run: fixedBatch === undefined ? run : (inFixedBatches(run, fixedBatch, width, classes) as RunRows),
     release: () => session.release(),
   };
 }

@@ -65,7 +65,7 @@ export async function checkVersion(
   const file = await checkModelFile(bytes, name, version, listed, limits.publicKey);
   const problem = modelFileProblem(file);
   if (problem) throw new Error(`${problem}; the file will not be served`);
-  const io = modelIoOf(config);
+  const io = modelIoOf(config, version);
   const session = await sources.createSession(bytes, io, listed.weights).catch((err: Error) => {
     throw new Error(`cannot create a session: ${err.message}`);
   });

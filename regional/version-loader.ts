@@ -96,7 +96,8 @@ export class VersionLoader {
     const recorder = this.#recorder.model(name, version);
     const executor = (this.#options.executor ?? ((c) => new DynamicBatcher(c)))({
       run: session.run,
-      maxBatch: Math.min(this.#options.maxBatch, config.maxBatchSize),
+      // The batcher's limit is the model's: a graph with a fixed batch takes that many rows per run.
+      maxBatch: Math.min(this.#options.maxBatch, config.maxBatchSize, io.fixedBatch ?? Number.POSITIVE_INFINITY),
       maxQueue: this.#options.maxQueue,
       maxQueueDelayUs: this.#options.maxQueueDelayUs,
       queueFull: this.#options.queueFull,

@@ -1,3 +1,4 @@
+import { inFixedBatches } from "../../protocol/fixed-batch.ts";
 import {
   type CascadeCalibration,
   calibrationOf,
@@ -102,7 +103,12 @@ export class EdgeVariant implements PooledModel {
       return this.#pool.create(this, async () => {
         const bytes = await readBytes(source.bytes);
         await verifyModelBytes(source.config, bytes, source.config.version, await source.publicKey);
-        return source.createSession(bytes, this.io);
+        const session = await source.createSession(bytes, this.io);
+        const { fixedBatch, width, classes } = this.io;
+        // A graph with a fixed batch runs a request's rows in runs of exactly that many (protocol/fixed-batch.ts).
+        return fixedBatch === undefined
+          ? session
+          : { ...session, run: inFixedBatches(session.run, fixedBatch, width, classes) };
       });
     });
   }

@@ -1,3 +1,5 @@
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
 import * as ort from "onnxruntime-web";
 import { describe, expect, it } from "vitest";
 import {
@@ -164,5 +166,35 @@ describe("edge variants within a session budget", () => {
     await expect(model.load()).rejects.toThrow(
       /h-edge: no room within EDGE_SESSION_MEMORY_MB: it needs 0\.\d+ MB, more than the whole budget/,
     );
+  });
+});
+
+describe("an edge variant whose graph has a fixed batch", () => {
+  it("runs a request's rows one fixed batch at a time, each row as a run of its own would answer it", async () => {
+    // torch.onnx.export without dynamic_axes: "input" [1, 13] -> "output" [1, 3] (test/fixtures/converters/).
+    const fixed = new Uint8Array(readFileSync(new URL("../fixtures/converters/torch-fixed.onnx", import.meta.url)));
+    const entry = {
+      ...config.versions["1"]!,
+      sha256: createHash("sha256").update(fixed).digest("hex"),
+      bytes: fixed.length,
+      fixedBatch: 1,
+    };
+    const fixedConfig = {
+      ...config,
+      name: "torch-fixed-edge",
+      inputs: [{ name: "input", datatype: "FP32" as const, shape: [-1, 13] }],
+      outputs: [{ name: "output", datatype: "FP32" as const, shape: [-1, 3] }],
+      labels: ["0", "1", "2"],
+      versions: { "1": entry },
+    };
+    const model = new EdgeVariant(source({ config: fixedConfig, bytes: fixed }));
+    const rows = Array.from({ length: 5 }, (_, r) => Array.from({ length: 13 }, (_, f) => ((r + 1) * (f + 3)) % 7));
+    const together = await model.infer(Float32Array.from(rows.flat()), 5);
+    const raw = await ort.InferenceSession.create(fixed, { executionProviders: ["wasm"] });
+    for (const [r, row] of rows.entries()) {
+      const one = await raw.run({ input: new ort.Tensor("float32", Float32Array.from(row), [1, 13]) });
+      expect(Array.from(together.subarray(r * 3, r * 3 + 3))).toEqual(Array.from(one.output!.data as Float32Array));
+    }
+    await raw.release();
   });
 });

@@ -12,7 +12,7 @@ import { importModel } from "../../tools/model/import/run.ts";
 import { importSummary } from "../../tools/model/import/summary.ts";
 import { inspectCommand } from "../../tools/model/onnx/inspect-command.ts";
 import { decodeModel, EXTERNAL_DATA } from "../../tools/model/onnx/proto.ts";
-import { get, post, startTestServer, type TestServer, testOptions } from "../support/regional-server.ts";
+import { get, metric, post, startTestServer, type TestServer, testOptions } from "../support/regional-server.ts";
 
 /**
  * Models as skl2onnx, onnxmltools and torch.onnx.export write them at their defaults (committed fixtures made
@@ -240,6 +240,41 @@ describe("converters' default exports import unchanged", () => {
     expect(config("gbdt3-edge").versions["1"].cascade).toMatchObject({ agreementTarget: 0.9, confidence: 0.95 });
   });
 
+  it("exports with a fixed batch (skl2onnx's [1, N], torch.onnx.export without dynamic_axes) import, saying what was chosen", async () => {
+    const lr = await importing([
+      "--name",
+      "lr-fixed",
+      "--full",
+      fixture("lr-fixed.onnx"),
+      "--data",
+      fixture("breast-cancer.csv"),
+      "--labels",
+      "malignant,benign",
+    ]);
+    expect(config("lr-fixed").versions["1"].fixedBatch).toBe(1);
+    expect(importSummary(lr.result)).toContain(
+      'fixed batch (lr-fixed): input "X" was exported as [1, 30], not [-1, 30]: served one row per run (as Triton serves max_batch_size 0)',
+    );
+    // An int8 edge variant quantized from a fixed-batch MLP keeps its fixed batch; both run at the edge's batch sizes.
+    const torch = await importing([
+      "--name",
+      "torch-fixed",
+      "--full",
+      fixture("torch-fixed.onnx"),
+      "--softmax",
+      "--quantize",
+      "--agreement",
+      "0.95",
+      "--data",
+      fixture("wine.csv"),
+    ]);
+    expect(torch.result.facts.edge!.tensors.fixedBatch).toBe(1);
+    expect(config("torch-fixed-edge").versions["1"]).toMatchObject({ fixedBatch: 1, weights: "int8" });
+    expect(importSummary(torch.result)).toMatch(
+      /fixed batch \(torch-fixed-edge\): input "input" was exported as \[1, 13\]/,
+    );
+  });
+
   describe("served by a real pool, as the framework predicts", () => {
     let server: TestServer;
     beforeAll(async () => {
@@ -255,6 +290,9 @@ describe("converters' default exports import unchanged", () => {
       ["torch", "torch-mlp"],
       ["gbdt", "gbdt-binary"],
       ["gbdt3", "gbdt-softmax"],
+      // Fixed batch of 1: each request's 32 rows run one at a time.
+      ["lr-fixed", "lr-fixed"],
+      ["torch-fixed", "torch-fixed"],
     ])("%s answers every row with the framework's probabilities (%s)", async (model, name) => {
       const want = expected[name]!;
       const rows = csvRows(want.data);
@@ -273,6 +311,28 @@ describe("converters' default exports import unchanged", () => {
       }
       // float32 inference against float64 sklearn (and float32 tree thresholds): within 1e-4.
       expect(worst).toBeLessThan(1e-4);
+    });
+
+    it("describes a fixed-batch model as Triton does one with max_batch_size 0, and batches no more than it takes", async () => {
+      const triton = await get(`${server.url}/v2/models/lr-fixed/config`);
+      expect(triton.body).toMatchObject({ max_batch_size: 0, input: [{ name: "X", dims: [1, 30] }] });
+      expect(triton.body.dynamic_batching).toBeUndefined();
+      // Concurrent one-row requests: the batcher never gathers more rows than a run takes, one execution each.
+      const counts = async () => {
+        const text = (await get(`${server.url}/metrics`)).body as string;
+        const labels = { model: "lr-fixed" };
+        return [
+          metric(text, "edgecascade_inference_executions_total", labels),
+          metric(text, "edgecascade_inference_rows_total", labels),
+        ];
+      };
+      const [executions, rowsBefore] = await counts();
+      const rows = csvRows("breast-cancer.csv").slice(0, 24);
+      const answers = await Promise.all(
+        rows.map((r) => post(`${server.url}/v1/classify`, { model: "lr-fixed", inputs: r })),
+      );
+      for (const a of answers) expect(a.status).toBe(200);
+      expect(await counts()).toEqual([executions! + 24, rowsBefore! + 24]);
     });
   });
 });

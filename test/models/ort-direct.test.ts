@@ -64,7 +64,11 @@ describe.each([
 
   it("once disposed and its session released, leaves nothing in the wasm heap: a hundred in turn take no more room than one", async () => {
     const io = modelIoOf(modelConfig(edgeName));
-    const rows = Float32Array.from(heldoutOf(fullName).rows.slice(0, 8).flatMap((r) => r.input));
+    const rows = Float32Array.from(
+      heldoutOf(fullName)
+        .rows.slice(0, 8)
+        .flatMap((r) => r.input),
+    );
     const cycle = async () => {
       const session = await ort.InferenceSession.create(modelBytes(edgeName), { graphOptimizationLevel: "basic" });
       const direct = new DirectRunner(wasm, { session: (session as unknown as Handled).handler.sessionId, ...io });

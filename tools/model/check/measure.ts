@@ -46,11 +46,16 @@ export async function rowLatency(run: RunOne, rows: readonly Float32Array[], sam
   };
 }
 
-async function webRunner(bytes: Uint8Array, config: ModelConfig): Promise<RunOne> {
+async function webRunner(bytes: Uint8Array, config: ModelConfig, version: string): Promise<RunOne> {
   ortWeb.env.wasm.numThreads = 1;
   const session = await ortWeb.InferenceSession.create(bytes, { executionProviders: ["wasm"] });
-  const { inputName, outputName, width } = modelIoOf(config);
-  return (row) => session.run({ [inputName]: new ortWeb.Tensor("float32", row, [1, width]) }, [outputName]);
+  const { inputName, outputName, width, fixedBatch = 1 } = modelIoOf(config, version);
+  // A graph with a fixed batch takes that many rows: the row, then rows of zeros (protocol/fixed-batch.ts).
+  const rows = new Float32Array(fixedBatch * width);
+  return (row) => {
+    rows.set(row);
+    return session.run({ [inputName]: new ortWeb.Tensor("float32", rows, [fixedBatch, width]) }, [outputName]);
+  };
 }
 
 async function readVersion(modelsDir: string, config: ModelConfig, version: string): Promise<Uint8Array> {
@@ -92,7 +97,7 @@ export async function measureVersion(options: {
     load: { error: undefined },
   };
   if (options.publicKey) measured.signature = { problem: check.signatureProblem };
-  const io = modelIoOf(config);
+  const io = modelIoOf(config, version);
   let candidate: OnnxModel;
   try {
     candidate = await createOnnxModel(bytes, io, "cpu", entry.weights);
@@ -107,10 +112,11 @@ export async function measureVersion(options: {
     measured.schema =
       graph.input.name !== io.inputName ||
       graph.input.width !== io.width ||
+      graph.input.fixedBatch !== io.fixedBatch ||
       graph.probabilities.name !== io.outputName ||
       (classes !== undefined && classes !== io.classes)
-        ? `graph: "${graph.input.name}" [-1, ${graph.input.width}] -> "${graph.probabilities.name}" [-1, ${classes ?? "?"}]; ` +
-          `config.json: "${io.inputName}" [-1, ${io.width}] -> "${io.outputName}" [-1, ${io.classes}]`
+        ? `graph: "${graph.input.name}" [${graph.input.fixedBatch ?? -1}, ${graph.input.width}] -> "${graph.probabilities.name}" [-1, ${classes ?? "?"}]; ` +
+          `config.json: "${io.inputName}" [${io.fixedBatch ?? -1}, ${io.width}] -> "${io.outputName}" [-1, ${io.classes}]`
         : undefined;
     if (measured.schema) return measured;
 
@@ -125,7 +131,13 @@ export async function measureVersion(options: {
 
     const servedVersion = config.version;
     const servedEntry = config.versions[servedVersion]!;
-    served = await createOnnxModel(await readVersion(modelsDir, config, servedVersion), io, "cpu", servedEntry.weights);
+    const servedIo = modelIoOf(config, servedVersion);
+    served = await createOnnxModel(
+      await readVersion(modelsDir, config, servedVersion),
+      servedIo,
+      "cpu",
+      servedEntry.weights,
+    );
     const servedProbs = await runFixture(served, fixture.matrix, fixture.width, config);
     const rows = fixture.labels.length;
     const matrix = (p: Float32Array) => ({ probs: p, rows, classes: io.classes });
@@ -141,7 +153,7 @@ export async function measureVersion(options: {
       fixture.matrix.slice(r * fixture.width, (r + 1) * fixture.width),
     );
     measured.node = await rowLatency((row) => candidate.run(row, 1), rowsOf, samples);
-    if (config.standsFor) measured.web = await rowLatency(await webRunner(bytes, config), rowsOf, samples);
+    if (config.standsFor) measured.web = await rowLatency(await webRunner(bytes, config, version), rowsOf, samples);
     return measured;
   } finally {
     await candidate.release();

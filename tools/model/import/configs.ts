@@ -18,6 +18,8 @@ export interface Tensors {
   width: number;
   outputName: string;
   classes: number;
+  /** The batch the file's graph was exported with, when it is fixed (served in runs of that many rows). */
+  fixedBatch?: number;
 }
 
 export interface VariantFacts {
@@ -128,6 +130,7 @@ function versionEntry(model: string, version: string, v: VariantFacts, sign?: Si
     weights: v.weights,
     accuracy: v.accuracy,
     ...(v.conversions ? { conversions: v.conversions } : {}),
+    ...(v.tensors.fixedBatch === undefined ? {} : { fixedBatch: v.tensors.fixedBatch }),
   };
 }
 

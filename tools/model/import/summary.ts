@@ -20,6 +20,16 @@ export function importSummary(result: ImportResult): string {
     ...[full, ...(edge ? [edge] : [])].flatMap((v, i) =>
       (v.conversions ?? []).map((c) => `converted (${i === 0 ? facts.name : `${facts.name}-edge`}): ${c.detail}`),
     ),
+    ...[full, ...(edge ? [edge] : [])].flatMap((v, i) => {
+      const fixed = v.tensors.fixedBatch;
+      if (fixed === undefined) return [];
+      const name = i === 0 ? facts.name : `${facts.name}-edge`;
+      return [
+        `fixed batch (${name}): input "${v.tensors.inputName}" was exported as [${fixed}, ${v.tensors.width}], not [-1, ${v.tensors.width}]: ` +
+          `served ${fixed === 1 ? "one row" : `${fixed} rows`} per run (as Triton serves max_batch_size 0), a request's rows in turn; ` +
+          "export with a dynamic batch (torch.onnx.export dynamic_axes, skl2onnx [None, N]) to run them together",
+      ];
+    }),
     "",
     ...table([
       ["model", "version", "weights", "bytes", "accuracy (calibration)", "accuracy (held-out)"],

@@ -26,7 +26,12 @@ export const inspectCommand = defineCommand({
     out.log(
       `${file}: ${bytes.byteLength} bytes as served, opset ${signature.opset}, weights ${signature.int8 ? "int8" : "fp32"}; loads in onnxruntime-node`,
     );
-    out.log(`  input          "${input.name}" FP32 [-1, ${input.width}]`);
+    out.log(`  input          "${input.name}" FP32 [${input.fixedBatch ?? -1}, ${input.width}]`);
+    if (input.fixedBatch !== undefined) {
+      out.log(
+        `  fixed batch    ${input.fixedBatch}: served ${input.fixedBatch} row${input.fixedBatch === 1 ? "" : "s"} per run (as Triton serves max_batch_size 0); a dynamic batch runs a request's rows together`,
+      );
+    }
     out.log(`  probabilities  "${probabilities.name}" FP32 [-1, ${probabilities.classes ?? "?"}]`);
     if (label) out.log(`  labels         "${label.name}" (not served: the classes come from the probabilities)`);
     if (labels) out.log(`  classes        ${labels.labels.join(", ")} (${labels.source}), in column order`);

@@ -97,6 +97,8 @@ export async function openSession(candidate: Candidate, classes: number): Promis
     classes,
     labels: [],
     maxBatchSize: RUN_CHUNK,
+    // A graph with a fixed batch runs the data in runs of that many rows (protocol/fixed-batch.ts).
+    ...(signature.input.fixedBatch === undefined ? {} : { fixedBatch: signature.input.fixedBatch }),
   };
   try {
     return await createOnnxModel(candidate.bytes, serving, "cpu", signature.int8 ? "int8" : "fp32");
@@ -170,14 +172,24 @@ export async function runFp64Reference(
 ): Promise<Float32Array> {
   const { input, probabilities } = candidate.signature;
   const session = await ort.InferenceSession.create(candidate.fp64Reference!);
+  // All rows in one run, or in runs of a fixed batch, the last padded with zeros.
+  const step = input.fixedBatch ?? rows;
   try {
-    const out = await session.run({ [input.name]: new ort.Tensor("float64", values, [rows, input.width]) }, [
-      probabilities.name,
-    ]);
-    const data = out[probabilities.name]!.data as Float32Array;
-    if (data.length !== rows * classes)
-      throw new RefusedError(`${candidate.label} (FP64) returned ${data.length} values`);
-    return Float32Array.from(data);
+    const out = new Float32Array(rows * classes);
+    for (let start = 0; start < rows; start += step) {
+      const n = Math.min(step, rows - start);
+      const chunk = new Float64Array(step * input.width);
+      chunk.set(values.subarray(start * input.width, (start + n) * input.width));
+      const run = await session.run({ [input.name]: new ort.Tensor("float64", chunk, [step, input.width]) }, [
+        probabilities.name,
+      ]);
+      const data = run[probabilities.name]!.data as Float32Array;
+      if (data.length !== step * classes) {
+        throw new RefusedError(`${candidate.label} (FP64) returned ${data.length} values`);
+      }
+      out.set(data.subarray(0, n * classes), start * classes);
+    }
+    return out;
   } finally {
     await session.release();
   }

@@ -72,6 +72,15 @@ describe("inspectSignature", () => {
     expect(sig.input).toEqual({ name: "x", width: 4 });
   });
 
+  it("reads a batch fixed at export (torch.onnx.export without dynamic_axes, skl2onnx's [1, N]) as the batch its runs take", () => {
+    const sig = inspectSignature(graph([info("x", DataType.FLOAT, [1, 13])], [info("p", DataType.FLOAT, [1, 3])]));
+    expect(sig.input).toEqual({ name: "x", width: 13, fixedBatch: 1 });
+    expect(sig.probabilities).toEqual({ name: "p", classes: 3 });
+    expect(
+      inspectSignature(graph([info("x", DataType.FLOAT, [8, 4])], [info("p", DataType.FLOAT, [8, 2])])).input,
+    ).toEqual({ name: "x", width: 4, fixedBatch: 8 });
+  });
+
   it.each<[string, object[], object[], string]>([
     [
       "two inputs",
@@ -85,7 +94,6 @@ describe("inspectSignature", () => {
       [info("p", 1, ["n", 2])],
       'input "x" is INT64 [n, 2]; it must be FP32 [-1, N]',
     ],
-    ["a fixed batch", [info("x", 1, [1, 2])], [info("p", 1, ["n", 2])], "its batch dimension is fixed"],
     ["an open width", [info("x", 1, ["n", "f"])], [info("p", 1, ["n", 2])], "the number of features must be fixed"],
     ["no probabilities", [info("x", 1, ["n", 2])], [info("l", DataType.INT64, ["n"])], "has 0 FP32 [-1, C] outputs"],
     [

@@ -1,8 +1,12 @@
 import { DataType, type Dimension, defaultOpset, int64, type ModelProto, type ValueInfoProto } from "./proto.ts";
 
-/** What edgecascade can serve of a classifier: one FP32 input `[-1, width]`, probabilities `[-1, classes]`. */
+/**
+ * What edgecascade can serve of a classifier: one FP32 input `[-1, width]`, probabilities `[-1, classes]`; or
+ * a batch dimension fixed at export (`[1, width]`), served in runs of that many rows.
+ */
 export interface OnnxSignature {
-  input: { name: string; width: number };
+  /** `fixedBatch`: the batch dimension the graph was exported with, when it is not dynamic. */
+  input: { name: string; width: number; fixedBatch?: number };
   /** `classes` is undefined when the graph leaves the class dimension symbolic; a run tells it. */
   probabilities: { name: string; classes: number | undefined };
   /** The label output tree converters add (`ai.onnx.ml` classifiers: int64 or string labels), if any. */
@@ -75,11 +79,8 @@ export function inspectSignature(model: ModelProto): OnnxSignature {
   if (input.type?.tensorType?.elemType !== DataType.FLOAT || inputDims?.length !== 2) {
     throw new SignatureError(`input "${input.name}" is ${describe(input)}; it must be FP32 [-1, N]`);
   }
-  if (!isOpen(inputDims[0])) {
-    throw new SignatureError(
-      `input "${input.name}" is ${describe(input)}: its batch dimension is fixed; export it with a dynamic batch ([-1, N])`,
-    );
-  }
+  // A fixed batch (torch.onnx.export without dynamic_axes, skl2onnx's [1, N]) is served in runs of that size.
+  const fixedBatch = isOpen(inputDims[0]) ? undefined : int64(inputDims[0]!.dimValue);
   const width = int64(inputDims[1]!.dimValue);
   if (isOpen(inputDims[1])) {
     throw new SignatureError(`input "${input.name}" is ${describe(input)}: the number of features must be fixed`);
@@ -124,7 +125,7 @@ export function inspectSignature(model: ModelProto): OnnxSignature {
     graph.node.some((n) => n.opType === "DequantizeLinear" || n.opType.startsWith("QLinear")) ||
     graph.initializer.some((t) => t.dataType === DataType.INT8 || t.dataType === DataType.UINT8);
   return {
-    input: { name: input.name, width },
+    input: { name: input.name, width, ...(fixedBatch === undefined ? {} : { fixedBatch }) },
     probabilities: { name: probs.name, classes },
     ...(labels[0] ? { label: { name: labels[0].name } } : {}),
     opset: defaultOpset(model),
