@@ -23,7 +23,9 @@ import { RefusedError, UsageError } from "../tools/cli/errors.ts";
 import { MODELS_DIR } from "../tools/edge-bundle/build-edge.ts";
 import { readRepository } from "../tools/edge-bundle/edge-models.ts";
 import { type EdgeWorker, startEdgeWorker } from "./stack/edge-worker.ts";
+import { loadingLine } from "./stack/loading-line.ts";
 import { LOCAL_REGIONS } from "./stack/local-regions.ts";
+import { modelsLine, NAMED_MODELS } from "./stack/models-banner.ts";
 import { probeCommand } from "./stack/probe-command.ts";
 import { type RegionalPool, startRegionalPool } from "./stack/regional-pool.ts";
 import { REGISTRY_BINDING, type RegistryRelay, relayRegistry } from "./stack/registry-relay.ts";
@@ -177,6 +179,7 @@ async function main(
   await cron();
   setInterval(cron, 60_000).unref();
   const edgeReady = await fetch(`${edge.url}/v2/health/ready`).then((r) => r.status === 200);
+  const repository = readRepository(modelsDir);
   let warmed: WarmReport | undefined;
   // With keys, warming would spend a tenant's rate limit and need a key that may call every model: not done.
   const keyed = Boolean(process.env.EDGE_API_KEYS);
@@ -184,7 +187,8 @@ async function main(
     warmed = await warmStack({
       edgeUrl: edge.url,
       regions: LOCAL_REGIONS,
-      models: readRepository(modelsDir).map((m) => ({
+      // A large repository warms its first few models only: the rest load on their first requests.
+      models: repository.slice(0, NAMED_MODELS).map((m) => ({
         name: m.config.name,
         rows: m.samples.map((s) => s.input),
         edge: m.edge !== undefined,
@@ -199,10 +203,8 @@ async function main(
   console.log(
     `  regional  ready  ${LOCAL_REGIONS.map((r, i) => `${r.name} ${pools[i]!.url} (${r.place})`).join(" · ")}`,
   );
-  const models = readRepository(modelsDir).map(
-    (m) => `${m.config.name}${m.edge ? ` (edge: ${m.edge.config.name})` : " (no edge variant)"}`,
-  );
-  console.log(`  models    ${models.join(" · ")}  from ${modelsDir}`);
+  console.log(`  models    ${modelsLine(repository, modelsDir)}`);
+  console.log(`  loading   ${await loadingLine(pools[0]!.url, edge.url, repository.filter((m) => m.edge).length)}`);
   console.log(`  cron      region readiness and versions every 60 s, to KV; ${edge.url}/status/regions`);
   if (registry) {
     const r = registry.registry;
@@ -235,7 +237,7 @@ async function main(
     `  probes    ${probeCommand(
       edge.url,
       process.env.EDGE_API_KEYS,
-      readRepository(modelsDir).map((m) => m.config.name),
+      repository.map((m) => m.config.name),
     )}`,
   );
   console.log(

@@ -6,6 +6,17 @@ import { PeerUnreachable } from "../peers/peer-client.ts";
 import { modelReadiness, poolReadiness } from "../readiness.ts";
 import { SERVER_NAME, SERVER_VERSION } from "../server-info.ts";
 
+/** The load policy in force, the budget per worker (`on-demand`) and this process's model counts. */
+function modelLoading(repository: AppDeps["repository"]) {
+  const { budgetBytes, available, loaded } = repository.memory();
+  return {
+    policy: repository.policy,
+    ...(repository.policy === "on-demand" ? { memoryBudgetBytes: budgetBytes } : {}),
+    available,
+    loaded,
+  };
+}
+
 /**
  * Server and model metadata, liveness and readiness (open to everyone, like /metrics: Kubernetes' probes and scrapers
  * carry no credentials). Readiness checks also start the load of any wanted model that is neither serving nor
@@ -24,6 +35,8 @@ export function healthRoutes(deps: AppDeps): Hono<RegionalEnv> {
       executionProvider: deps.provider,
       // Said where operators look: a deployment without a public key serves unsigned models.
       modelSignatures: deps.modelSigningKey ? { required: true, key: deps.modelSigningKey } : { required: false },
+      // Which models load without a request asking, and within what (this process's figures).
+      modelLoading: modelLoading(deps.repository),
     } satisfies ServerMetadata & Record<string, unknown>),
   );
 

@@ -26,6 +26,8 @@ describe("server and model metadata (Open Inference Protocol v2)", () => {
       region: "eu",
       executionProvider: expect.stringMatching(/^(cpu|cuda)$/),
       modelSignatures: { required: false },
+      // Two samples and their edge variants fit the default budget: auto loads them all.
+      modelLoading: { policy: "all", available: 4, loaded: 4 },
     });
   });
 
