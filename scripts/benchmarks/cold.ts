@@ -1,15 +1,16 @@
-import { execFile, execFileSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { edgeAnswers, type HeldoutRow } from "../../protocol/heldout.ts";
 import { processFlags } from "../../tools/cli/command.ts";
-import { generateModels, MODELS_DIR, ROOT } from "../../tools/edge-bundle/build-edge.ts";
+import { MODELS_DIR, ROOT } from "../../tools/edge-bundle/build-edge.ts";
 import { probeTarget } from "../../tools/probe/target.ts";
 import { OUT_FLAG } from "../run-flags.ts";
 import { type EdgeWorker, startEdgeWorker } from "../stack/edge-worker.ts";
 import { startRegionalPool } from "../stack/regional-pool.ts";
+import { checkStartup } from "./bundle-figures.ts";
 import { startHelloWorker } from "./hello.ts";
 import { holdBenchLock } from "./lock.ts";
 import { cpuMs, listeningPid } from "./process-cpu.ts";
@@ -147,23 +148,6 @@ async function helloStartupCpu(): Promise<number> {
   }
 }
 
-/** `wrangler check startup` of the bundle as deployed (its models module generated first): the profile's active ms. */
-async function checkStartup(): Promise<{ activeMs: number; output: string }> {
-  const config = await generateModels(MODELS_DIR, join(ROOT, ".build/edge"));
-  const output = await new Promise<string>((done, fail) =>
-    execFile(
-      join(ROOT, "node_modules/.bin/wrangler"),
-      ["check", "startup", `--args=${config.join(" ")}`, "--outfile", join(ROOT, ".build/worker-startup.cpuprofile")],
-      { cwd: ROOT, env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" } },
-      (err, stdout, stderr) =>
-        err ? fail(new Error(`wrangler check startup: ${stderr || err.message}`)) : done(stdout),
-    ),
-  );
-  const active = /Active: ([\d.]+) ms/.exec(output)?.[1];
-  if (!active) throw new Error(`wrangler check startup printed no "Active:" line:\n${output}`);
-  return { activeMs: Number(active), output: output.slice(output.indexOf("Bundle:")).trim() };
-}
-
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length === 0
@@ -177,7 +161,7 @@ const r2 = (x: number) => Math.round(x * 100) / 100;
 async function main() {
   const load = loadavg();
   console.log("wrangler check startup...");
-  const startup = await checkStartup();
+  const startup = await checkStartup(MODELS_DIR, join(ROOT, ".build/edge"));
   console.log(`  active ${startup.activeMs} ms`);
   const secret = randomBytes(16).toString("hex");
   const pool = await startRegionalPool({ region: "bench", workers: 1, env: { REGIONAL_SHARED_SECRET: secret } });

@@ -1,0 +1,161 @@
+import { type RunInfo, runLine } from "../validate/run-info.ts";
+import type { BundleSize } from "./bundle-figures.ts";
+import type { RunFigures } from "./many-models-traffic.ts";
+import type { MemorySample } from "./stack-memory.ts";
+
+/** What bench:many-models measured (many-models.ts), as it writes bench/many-models.json. */
+export interface ManyModelsResults extends RunInfo {
+  options: {
+    models: number;
+    rate: number;
+    duration: number;
+    rounds: number;
+    hot: number;
+    "zipf-s": number;
+    cold: number;
+  };
+  bundles: { samples: BundleSize; many: BundleSize };
+  startup: { samplesMs: number[]; manyMs: number[]; limitMs: number };
+  ready: { samples: { pool: number; edge: number }; many: { pool: number; edge: number } };
+  memoryAtReady: { many: MemorySample; samplesPoolRssBytes: number };
+  cold: Record<"regional" | "edgeAuto" | "edgeOnly", { ms: number; status: number; servedBy: string }[]>;
+  rounds: { samples: RunFigures; many: RunFigures }[];
+  hotP99Ratio: { perRound: number[]; median: number };
+  memory: MemorySample[];
+  placement: {
+    flags: string;
+    workers: number;
+    models: number;
+    loaded: number;
+    rssAtReadyBytes: number;
+    rssAfterBytes: number;
+  }[];
+}
+
+const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
+const kib = (bytes: number) => Math.round(bytes / 1024).toLocaleString("en-US");
+const max = (xs: number[]) => Math.max(...xs);
+
+/** bench/many-models.md: the figures, each table saying what it compares. */
+export function manyModelsMarkdown(r: ManyModelsResults): string {
+  const { models, rate, duration, rounds, hot } = r.options;
+  const many = r.memory;
+  const first = many[0];
+  const last = many.at(-1);
+  const lines = [
+    `# ${models} models on demand, both tiers`,
+    "",
+    runLine(r),
+    "",
+    `${models} models (copies of the samples under distinct names, each with its edge variant: ${2 * models} models in the`,
+    "pool's repository) through the local stack (one regional pool, `--workers 1` as `npm start` runs them, and the",
+    "Worker in workerd), against the same stack serving the 2 samples, in interleaved rounds of open-loop traffic at",
+    `${rate} req/s for ${duration} s each (${rounds} rounds): each request asks for a model by Zipf popularity (s = ${r.options["zipf-s"]})`,
+    "and sends a held-out row of its sample; the response cache is off (`CACHE_ENTRIES=0`), so every request takes",
+    `the model path. The hot models are the ${hot} most popular. Defaults: \`--load-policy auto\` (on-demand here),`,
+    "`--model-memory-mb 256`, `EDGE_SESSION_MEMORY_MB=32`, `SLO_BUDGET_MS=10`.",
+    "",
+    "## Hot models against the 2-model run",
+    "",
+    "| round | hot p50 (ms) | hot p99 (ms) | 2 models p50 | 2 models p99 | p99 ratio | edge share | 2 models edge share | failed |",
+    "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ...r.rounds.map(
+      (x, i) =>
+        `| ${i + 1} | ${x.many.hot.p50Ms} | ${x.many.hot.p99Ms} | ${x.samples.hot.p50Ms} | ${x.samples.hot.p99Ms} | ` +
+        `${r.hotP99Ratio.perRound[i]} | ${(x.many.edgeShare * 100).toFixed(1)}% | ${(x.samples.edgeShare * 100).toFixed(1)}% | ` +
+        `${x.many.failed + x.samples.failed} |`,
+    ),
+    "",
+    `Median p99 ratio (hot models of ${models} / the 2-model run): **${r.hotP99Ratio.median}** (target ≤ 1.10). ` +
+      `Requests: ${r.rounds.reduce((n, x) => n + x.many.requests + x.samples.requests, 0)}, failed: ` +
+      `**${r.rounds.reduce((n, x) => n + x.many.failed + x.samples.failed, 0)}**. All requests of the ${models}-model runs ` +
+      `(cold models included): p50 ${r.rounds.map((x) => x.many.all.p50Ms).join(" / ")} ms, p99 ` +
+      `${r.rounds.map((x) => x.many.all.p99Ms).join(" / ")} ms; models asked for per run: ${r.rounds.map((x) => x.many.models).join(" / ")}; ` +
+      `forwarded ${r.rounds.map((x) => x.many.forwarded).join(" / ")}, degraded ${r.rounds.map((x) => x.many.degraded).join(" / ")}.`,
+    "",
+    "## A cold model's first request",
+    "",
+    "Models no traffic had asked for, one request each, before the rounds:",
+    "",
+    "| tier | request | ms | answered by |",
+    "|---|---|---:|---|",
+    ...r.cold.regional.map(
+      (c) =>
+        `| pool | \`/v1/classify\` straight to the pool (no deadline): load on demand, then the run | ${c.ms} | ${c.servedBy} |`,
+    ),
+    ...r.cold.edgeAuto.map(
+      (c) =>
+        `| edge | \`/v1/classify\`, auto: forwarded, the session created after the answer | ${c.ms} | ${c.servedBy} |`,
+    ),
+    ...r.cold.edgeOnly.map((c) => `| edge | \`cascade: "edge"\`: waits for the session | ${c.ms} | ${c.servedBy} |`),
+    "",
+    "## Memory over time against the budgets",
+    "",
+    `Sampled every second during the ${models}-model rounds (${many.length} samples). The budgets count each tier's own`,
+    "estimate of its models (docs/regional.md, docs/edge.md); the process figures are what the system holds.",
+    "",
+    "| | at ready | first sample | last sample | highest | budget |",
+    "|---|---:|---:|---:|---:|---:|",
+    `| pool: models counted (MB) | ${mb(r.memoryAtReady.many.pool.residentBytes)} | ${mb(first?.pool.residentBytes ?? 0)} | ${mb(last?.pool.residentBytes ?? 0)} | ${mb(max(many.map((s) => s.pool.residentBytes)))} | ${mb(r.memoryAtReady.many.pool.budgetBytes)} |`,
+    `| pool: models loaded | ${r.memoryAtReady.many.pool.loaded} | ${first?.pool.loaded ?? 0} | ${last?.pool.loaded ?? 0} | ${max(many.map((s) => s.pool.loaded))} | |`,
+    `| pool: process RSS (MB) | ${mb(r.memoryAtReady.many.pool.rssBytes)} | ${mb(first?.pool.rssBytes ?? 0)} | ${mb(last?.pool.rssBytes ?? 0)} | ${mb(max(many.map((s) => s.pool.rssBytes)))} | |`,
+    `| edge: sessions counted (MB) | ${mb(r.memoryAtReady.many.edge.residentBytes)} | ${mb(first?.edge.residentBytes ?? 0)} | ${mb(last?.edge.residentBytes ?? 0)} | ${mb(max(many.map((s) => s.edge.residentBytes)))} | ${mb(r.memoryAtReady.many.edge.budgetBytes)} |`,
+    `| edge: sessions resident | ${r.memoryAtReady.many.edge.resident} | ${first?.edge.resident ?? 0} | ${last?.edge.resident ?? 0} | ${max(many.map((s) => s.edge.resident))} | |`,
+    `| edge: wasm heap (MB) | ${mb(r.memoryAtReady.many.edge.wasmHeapBytes)} | ${mb(first?.edge.wasmHeapBytes ?? 0)} | ${mb(last?.edge.wasmHeapBytes ?? 0)} | ${mb(max(many.map((s) => s.edge.wasmHeapBytes)))} | |`,
+    `| edge: JS heap in use (MB) | ${mb(r.memoryAtReady.many.edge.jsHeapBytes)} | ${mb(first?.edge.jsHeapBytes ?? 0)} | ${mb(last?.edge.jsHeapBytes ?? 0)} | ${mb(max(many.map((s) => s.edge.jsHeapBytes)))} | |`,
+    `| workerd RSS (MB; every Miniflare worker) | ${mb(r.memoryAtReady.many.edge.rssBytes)} | ${mb(first?.edge.rssBytes ?? 0)} | ${mb(last?.edge.rssBytes ?? 0)} | ${mb(max(many.map((s) => s.edge.rssBytes)))} | |`,
+    "",
+    `Evictions during the rounds: pool ${(last?.pool.evictions ?? 0) - (first?.pool.evictions ?? 0)}, edge ` +
+      `${(last?.edge.evictions ?? 0) - (first?.edge.evictions ?? 0)}. Samples above budget: pool ` +
+      // Budget 0: --load-policy all (auto, when every model fits), no budget to be above.
+      `**${many.filter((s) => s.pool.budgetBytes > 0 && s.pool.residentBytes > s.pool.budgetBytes).length}**, edge ` +
+      `**${many.filter((s) => s.edge.residentBytes > s.edge.budgetBytes).length}**. The 2-sample pool's RSS at ready: ` +
+      `${mb(r.memoryAtReady.samplesPoolRssBytes)} MB.`,
+    "",
+    "Over time (every tenth sample):",
+    "",
+    "| s | pool counted MB | pool loaded | pool RSS MB | edge counted MB | edge resident | wasm heap MB | JS heap MB |",
+    "|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ...many
+      .filter((_, i) => i % 10 === 0)
+      .map(
+        (s) =>
+          `| ${Math.round(s.atS)} | ${mb(s.pool.residentBytes)} | ${s.pool.loaded} | ${mb(s.pool.rssBytes)} | ` +
+          `${mb(s.edge.residentBytes)} | ${s.edge.resident} | ${mb(s.edge.wasmHeapBytes)} | ${mb(s.edge.jsHeapBytes)} |`,
+      ),
+    "",
+    "## Start-up and the Worker bundle",
+    "",
+    "| | 2 samples | " + `${models} models |`,
+    "|---|---:|---:|",
+    `| pool ready (s) | ${r.ready.samples.pool} | ${r.ready.many.pool} |`,
+    `| Worker started in Miniflare (s) | ${r.ready.samples.edge} | ${r.ready.many.edge} |`,
+    `| \`wrangler check startup\`, active CPU (ms; limit ${r.startup.limitMs}) | ${r.startup.samplesMs.join(", ")} | ${r.startup.manyMs.join(", ")} |`,
+    `| bundle: modules | ${r.bundles.samples.files} | ${r.bundles.many.files} |`,
+    `| bundle: edge variants (\`.onnx\` modules) | ${r.bundles.samples.edgeVariants} | ${r.bundles.many.edgeVariants} |`,
+    `| bundle: raw KiB (limit 65,536) | ${kib(r.bundles.samples.rawBytes)} | ${kib(r.bundles.many.rawBytes)} |`,
+    `| bundle: gzip KiB | ${kib(r.bundles.samples.gzipBytes)} | ${kib(r.bundles.many.gzipBytes)} |`,
+    `| worker.js KiB (code, configs, demo rows) | ${kib(r.bundles.samples.workerJsBytes)} | ${kib(r.bundles.many.workerJsBytes)} |`,
+    "",
+  ];
+  if (r.placement.length > 0) {
+    const [hashed, everyWorker] = r.placement;
+    lines.push(
+      "## A pod of two workers: models placed by hashing",
+      "",
+      `${r.placement[0]!.models} models (and their edge variants, not asked for), each asked 4 times on new connections (the`,
+      "primary hands connections to the workers in turn), `--workers 2`:",
+      "",
+      "| flags | models loaded (summed over workers) | workers' RSS at ready (MB) | after (MB) |",
+      "|---|---:|---:|---:|",
+      ...r.placement.map((p) => `| \`${p.flags}\` | ${p.loaded} | ${mb(p.rssAtReadyBytes)} | ${mb(p.rssAfterBytes)} |`),
+      "",
+      hashed && everyWorker
+        ? `Placed by hashing, the pod holds each model once: ${mb(everyWorker.rssAfterBytes - hashed.rssAfterBytes)} MB less ` +
+            `than every worker loading what its own requests ask for (${(100 * (1 - hashed.rssAfterBytes / everyWorker.rssAfterBytes)).toFixed(0)}% of the pod's RSS).`
+        : "",
+      "",
+    );
+  }
+  return `${lines.join("\n")}\n`;
+}

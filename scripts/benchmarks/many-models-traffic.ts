@@ -1,0 +1,79 @@
+import { nearestRank } from "../../protocol/quantile.ts";
+
+/**
+ * The traffic of bench:many-models, pure: which model each request asks for (Zipf popularity over the models,
+ * in a seeded shuffled order, so that the hottest models are not all copies of one sample), and what a run's
+ * answers amount to for the hot models, the edge share and failures.
+ */
+
+/** A seeded generator of numbers in [0, 1) (mulberry32): the same traffic for the same seed. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+}
+
+/** `names` in a seeded shuffled order: popularity rank r is `order[r]`. */
+export function popularityOrder(names: readonly string[], random: () => number): string[] {
+  const order = [...names];
+  for (let i = order.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [order[i], order[j]] = [order[j]!, order[i]!];
+  }
+  return order;
+}
+
+/** One answered (or failed) request of a run. */
+export interface Answered {
+  rank: number;
+  latencyMs: number;
+  status: number;
+  servedBy: string;
+}
+
+/** What a run amounted to: the hot models' latency, everyone's, the edge share and failures. */
+export interface RunFigures {
+  requests: number;
+  failed: number;
+  /** Requests answered by the edge variant (servedBy "edge"), of all answered. */
+  edgeShare: number;
+  forwarded: number;
+  degraded: number;
+  hot: { requests: number; p50Ms: number; p99Ms: number };
+  all: { p50Ms: number; p99Ms: number };
+  /** Distinct models asked for in the run. */
+  models: number;
+}
+
+const r3 = (x: number) => Math.round(x * 1000) / 1000;
+
+/** A run's figures; the hot models are the `hot` most popular (ranks below it). */
+export function runFigures(answers: readonly Answered[], hot: number): RunFigures {
+  const ok = answers.filter((a) => a.status === 200);
+  const latencies = (xs: readonly Answered[]) => xs.map((a) => a.latencyMs).sort((a, b) => a - b);
+  const hotOk = latencies(ok.filter((a) => a.rank < hot));
+  const all = latencies(ok);
+  const q = (xs: number[], p: number) => (xs.length === 0 ? 0 : r3(nearestRank(xs, p)));
+  return {
+    requests: answers.length,
+    failed: answers.length - ok.length,
+    edgeShare: ok.length === 0 ? 0 : r3(ok.filter((a) => a.servedBy === "edge").length / ok.length),
+    forwarded: ok.filter((a) => a.servedBy.startsWith("regional:")).length,
+    degraded: ok.filter((a) => a.servedBy === "degraded").length,
+    hot: { requests: hotOk.length, p50Ms: q(hotOk, 0.5), p99Ms: q(hotOk, 0.99) },
+    all: { p50Ms: q(all, 0.5), p99Ms: q(all, 0.99) },
+    models: new Set(answers.map((a) => a.rank)).size,
+  };
+}
+
+/** The median of a list of numbers (the mean of the middle two for an even count). */
+export function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  if (s.length === 0) return Number.NaN;
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+}

@@ -1,0 +1,339 @@
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { request } from "undici";
+import { signatureHeaders } from "../../protocol/signing.ts";
+import { processFlags } from "../../tools/cli/command.ts";
+import { MODELS_DIR, ROOT } from "../../tools/edge-bundle/build-edge.ts";
+import { readRepository } from "../../tools/edge-bundle/edge-models.ts";
+import { LoadClient, openLoop } from "../../tools/probe/load.ts";
+import { headerValue } from "../../tools/probe/load-response.ts";
+import { OUT_FLAG } from "../run-flags.ts";
+import { type EdgeWorker, startEdgeWorker } from "../stack/edge-worker.ts";
+import { copiedFrom, repositoryOfCopies } from "../stack/model-copies.ts";
+import { childPids } from "../stack/processes.ts";
+import { type RegionalPool, startRegionalPool } from "../stack/regional-pool.ts";
+import { rssFromStatus } from "../validate/rss.ts";
+import { runInfo } from "../validate/run-info.ts";
+import { zipfSampler } from "../validate/traffic.ts";
+import { bundleSize, checkStartup } from "./bundle-figures.ts";
+import { holdBenchLock } from "./lock.ts";
+import { manyModelsMarkdown } from "./many-models-report.ts";
+import {
+  type Answered,
+  median,
+  popularityOrder,
+  type RunFigures,
+  runFigures,
+  seededRandom,
+} from "./many-models-traffic.ts";
+import { listeningPid } from "./process-cpu.ts";
+import { type MemorySample, sampleMemory, sampleMemoryEvery } from "./stack-memory.ts";
+
+/**
+ * `npm run bench:many-models -- --models 1000`: a thousand models (copies of the samples under distinct names,
+ * each with its edge variant) through the local stack (one regional pool, `--workers 1` as `npm start` runs
+ * them, and the Worker in workerd), against the same stack serving the two samples, in interleaved rounds of
+ * open-loop traffic at the same rate: requests pick a model by Zipf-like popularity, and a held-out row of its
+ * sample. Reports the hot models' p50/p99 beside the two-model run's, the edge share, failures, evictions, each
+ * tier's memory over time against its budget, the first request of a cold model at each tier, the Worker
+ * bundle's size and start-up CPU with that many edge variants, and a pod of two workers' memory with models
+ * placed by hashing against every worker loading its own. Results: bench/many-models.json and .md.
+ */
+const { values: args } = processFlags({
+  name: "bench:many-models",
+  usage: "npm run bench:many-models -- [options]",
+  flags: {
+    models: { type: "number", placeholder: "N", default: 1000, min: 2, max: 5000, integer: true, help: "models" },
+    rate: { type: "number", placeholder: "RPS", default: 150, min: 1, help: "requests per second of each run" },
+    duration: { type: "number", placeholder: "S", default: 30, min: 1, help: "seconds of each run" },
+    warmup: { type: "number", placeholder: "S", default: 15, min: 0, help: "seconds of traffic before the rounds" },
+    rounds: { type: "number", placeholder: "N", default: 3, min: 1, integer: true, help: "runs of each stack" },
+    hot: { type: "number", placeholder: "N", default: 10, min: 1, integer: true, help: "the most popular models" },
+    "zipf-s": { type: "number", placeholder: "S", default: 1, min: 0, help: "Zipf exponent of model popularity" },
+    "placement-models": {
+      type: "number",
+      placeholder: "N",
+      default: 200,
+      min: 0,
+      integer: true,
+      help: "models of the --workers 2 placement comparison (0 skips it)",
+    },
+    out: OUT_FLAG,
+  },
+});
+holdBenchLock();
+
+const SECRET = "bench-many-models";
+/** Models no traffic asks for: their first requests are measured cold, one tier at a time. */
+const COLD = 6;
+const INSPECTOR_PORT = 9241;
+const REGION = { name: "us", latitude: 39.04, longitude: -77.49, continent: "NA" };
+
+interface Stack {
+  label: string;
+  pool: RegionalPool;
+  edge: EdgeWorker;
+  /** Model names in popularity order (rank 0 the hottest). */
+  order: string[];
+  rows: Map<string, number[][]>;
+  readyS: { pool: number; edge: number };
+}
+
+const seconds = (since: number) => Math.round((performance.now() - since) / 100) / 10;
+
+async function startStack(label: string, modelsDir: string, names: string[], inspectorPort?: number): Promise<Stack> {
+  let t = performance.now();
+  const pool = await startRegionalPool({
+    region: REGION.name,
+    modelsDir,
+    env: { REGIONAL_SHARED_SECRET: SECRET },
+    readyTimeoutMs: 300_000,
+  });
+  const poolS = seconds(t);
+  t = performance.now();
+  const edge = await startEdgeWorker({
+    modelsDir,
+    memoryPlatform: true,
+    ...(inspectorPort ? { inspectorPort } : {}),
+    vars: {
+      REGIONS: JSON.stringify([{ ...REGION, url: pool.url }]),
+      REGIONAL_SHARED_SECRET: SECRET,
+      // Every request takes the model path: no answer comes from the response cache.
+      CACHE_ENTRIES: "0",
+      LOCAL_CACHE_ONLY: "true",
+    },
+  });
+  await edge.dispatchFetch(`${edge.url}/v2/health/ready`);
+  const rows = new Map<string, number[][]>();
+  for (const m of readRepository(MODELS_DIR))
+    rows.set(
+      m.config.name,
+      m.samples.map((s) => s.input),
+    );
+  return {
+    label,
+    pool,
+    edge,
+    order: popularityOrder(names, seededRandom(label.length)),
+    rows,
+    readyS: { pool: poolS, edge: seconds(t) },
+  };
+}
+
+const body = (stack: Stack, model: string, i: number, extra: Record<string, unknown> = {}) => {
+  const rows = stack.rows.get(copiedFrom(model))!;
+  return JSON.stringify({ model, inputs: rows[i % rows.length], ...extra });
+};
+
+/** An open-loop run of Zipf-popular models on `stack`; every answer's rank, latency, status and tier. */
+async function run(stack: Stack, durationS: number, seed: number): Promise<Answered[]> {
+  const rankOf = zipfSampler(stack.order.length, args["zipf-s"], seededRandom(seed));
+  const ranks: number[] = [];
+  const answers: Answered[] = [];
+  const client = new LoadClient(stack.edge.url, { connections: 32 });
+  try {
+    await openLoop({
+      origin: stack.edge.url,
+      client,
+      rate: args.rate,
+      durationS,
+      next: (i) => {
+        const rank = rankOf();
+        ranks[i] = rank;
+        return {
+          path: "/v1/classify",
+          headers: { "content-type": "application/json" },
+          body: body(stack, stack.order[rank]!, i),
+        };
+      },
+      onResponse: (response, _request, i) =>
+        answers.push({
+          rank: ranks[i]!,
+          latencyMs: response.latencyMs,
+          status: response.status,
+          servedBy: headerValue(response.headers, "x-served-by") ?? "",
+        }),
+    });
+  } finally {
+    await client.close();
+  }
+  return answers;
+}
+
+/** A model's first request at a tier: its latency and who answered. */
+async function coldRequest(url: string, payload: string) {
+  const t = performance.now();
+  const res = await request(`${url}/v1/classify`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: payload,
+  });
+  const answer = (await res.body.json()) as { servedBy?: string };
+  return {
+    ms: Math.round((performance.now() - t) * 100) / 100,
+    status: res.statusCode,
+    servedBy: answer.servedBy ?? "",
+  };
+}
+
+/** A pod of two workers serving `n` models loaded on demand: its workers' memory before and after every model was asked for. */
+async function placementRun(modelsDir: string, names: string[], flags: string[]) {
+  const pool = await startRegionalPool({
+    region: "eu",
+    workers: 2,
+    modelsDir,
+    extraArgs: flags,
+    readyTimeoutMs: 300_000,
+  });
+  try {
+    const workers = () => childPids(pool.pid);
+    const rssOf = (pids: number[]) => pids.reduce((sum, pid) => sum + (sampleRss(pid) ?? 0), 0);
+    const atReady = rssOf(workers());
+    for (const name of names) {
+      for (let i = 0; i < 4; i++) {
+        // A connection of its own: the primary hands connections to the workers in turn.
+        const res = await request(`${pool.url}/v1/classify`, {
+          method: "POST",
+          reset: true,
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ model: name, inputs: readRows(name)[i] }),
+        });
+        await res.body.dump();
+        if (res.statusCode !== 200) throw new Error(`${name}: ${res.statusCode}`);
+      }
+    }
+    const metrics = await (await fetch(`${pool.url}/metrics`)).text();
+    const loaded = Number(/^edgecascade_models_loaded (\d+)/m.exec(metrics)?.[1] ?? Number.NaN);
+    return {
+      flags: flags.join(" "),
+      workers: 2,
+      models: names.length,
+      loaded,
+      rssAtReadyBytes: atReady,
+      rssAfterBytes: rssOf(workers()),
+    };
+  } finally {
+    await pool.stop();
+  }
+}
+
+const sampleRows = new Map(readRepository(MODELS_DIR).map((m) => [m.config.name, m.samples.map((s) => s.input)]));
+const readRows = (name: string) => sampleRows.get(copiedFrom(name))!;
+function sampleRss(pid: number): number | undefined {
+  try {
+    return rssFromStatus(readFileSync(`/proc/${pid}/status`, "utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
+async function main(): Promise<void> {
+  const info = runInfo(`npm run bench:many-models -- --models ${args.models}`);
+  const copies = repositoryOfCopies(args.models, { link: true });
+  const stacks: Stack[] = [];
+  try {
+    console.log(`bundles: ${args.models} edge variants and the 2 samples...`);
+    const bundles = {
+      samples: await bundleSize(MODELS_DIR, join(ROOT, ".build/edge-bench-samples")),
+      many: await bundleSize(copies.dir, join(ROOT, ".build/edge-bench-many")),
+    };
+    const startup = { samples: [] as number[], many: [] as number[] };
+    for (let i = 0; i < 2; i++) {
+      startup.samples.push((await checkStartup(MODELS_DIR, join(ROOT, ".build/edge-bench-samples"))).activeMs);
+      startup.many.push((await checkStartup(copies.dir, join(ROOT, ".build/edge-bench-many"))).activeMs);
+    }
+    console.log(`  startup ms: samples ${startup.samples.join(", ")}; many ${startup.many.join(", ")}`);
+
+    console.log("starting both stacks...");
+    const samples = await startStack("samples", MODELS_DIR, ["digits", "breast-cancer"]);
+    stacks.push(samples);
+    const many = await startStack("many", copies.dir, copies.names.slice(0, -COLD), INSPECTOR_PORT);
+    stacks.push(many);
+    const targets = {
+      poolUrl: many.pool.url,
+      poolPids: () => [many.pool.pid],
+      edgeUrl: many.edge.url,
+      workerdPid: listeningPid(many.edge.url)!,
+      inspectorPort: INSPECTOR_PORT,
+    };
+    const atReady = await sampleMemory(targets, 0);
+    const samplesPoolRss = sampleRss(samples.pool.pid) ?? 0;
+
+    console.log("cold first requests...");
+    const cold = copies.names.slice(-COLD);
+    const coldFigures = {
+      regional: [
+        await coldRequest(many.pool.url, body(many, cold[0]!, 0)),
+        await coldRequest(many.pool.url, body(many, cold[1]!, 0)),
+      ],
+      edgeAuto: [
+        await coldRequest(many.edge.url, body(many, cold[2]!, 0)),
+        await coldRequest(many.edge.url, body(many, cold[3]!, 0)),
+      ],
+      edgeOnly: [
+        await coldRequest(many.edge.url, body(many, cold[4]!, 0, { parameters: { cascade: "edge" } })),
+        await coldRequest(many.edge.url, body(many, cold[5]!, 0, { parameters: { cascade: "edge" } })),
+      ],
+    };
+
+    if (args.warmup > 0) {
+      console.log(`warm-up: ${args.warmup} s each...`);
+      for (const stack of stacks) await run(stack, args.warmup, 1);
+    }
+    const sampler = sampleMemoryEvery(targets, 1000);
+    const rounds: { samples: RunFigures; many: RunFigures }[] = [];
+    for (let r = 0; r < args.rounds; r++) {
+      const s = runFigures(await run(samples, args.duration, 100 + r), args.hot);
+      const m = runFigures(await run(many, args.duration, 200 + r), args.hot);
+      rounds.push({ samples: s, many: m });
+      console.log(
+        `round ${r + 1}: hot p99 ${m.hot.p99Ms} ms vs ${s.hot.p99Ms} ms (2 models); edge share ${m.edgeShare} vs ${s.edgeShare}; failed ${m.failed + s.failed}`,
+      );
+    }
+    const memory: MemorySample[] = await sampler.stop();
+
+    let placement: Awaited<ReturnType<typeof placementRun>>[] = [];
+    if (args["placement-models"] > 0) {
+      console.log(`placement: ${args["placement-models"]} models, --workers 2...`);
+      const few = repositoryOfCopies(args["placement-models"], { link: true });
+      try {
+        const onDemand = ["--load-policy", "on-demand", "--model-memory-mb", "1024"];
+        placement = [
+          await placementRun(few.dir, few.names, [...onDemand, "--model-placement", "hashed"]),
+          await placementRun(few.dir, few.names, [...onDemand, "--model-placement", "every-worker"]),
+          await placementRun(few.dir, few.names, ["--load-policy", "all"]),
+        ];
+      } finally {
+        few.remove();
+      }
+    }
+
+    const hotRatio = rounds.map((r) => r.many.hot.p99Ms / r.samples.hot.p99Ms);
+    const results = {
+      ...info,
+      options: { ...args, cold: COLD },
+      bundles,
+      startup: { samplesMs: startup.samples, manyMs: startup.many, limitMs: 1000 },
+      ready: { samples: samples.readyS, many: many.readyS },
+      memoryAtReady: { many: atReady, samplesPoolRssBytes: samplesPoolRss },
+      cold: coldFigures,
+      rounds,
+      hotP99Ratio: {
+        perRound: hotRatio.map((x) => Math.round(x * 1000) / 1000),
+        median: Math.round(median(hotRatio) * 1000) / 1000,
+      },
+      memory,
+      placement,
+    };
+    const out = resolve(ROOT, args.out);
+    mkdirSync(out, { recursive: true });
+    writeFileSync(join(out, "many-models.json"), `${JSON.stringify(results, null, 2)}\n`);
+    writeFileSync(join(out, "many-models.md"), manyModelsMarkdown(results));
+    console.log(`wrote ${join(out, "many-models.md")}`);
+  } finally {
+    await Promise.allSettled(stacks.flatMap((s) => [s.edge.dispose(), s.pool.stop()]));
+    copies.remove();
+  }
+}
+
+await main();
