@@ -286,6 +286,7 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
     trace,
     pending,
     predictionsJson: text,
-    warm: cold ? edgeVariant : undefined,
+    // Created after the answer if the isolate's sessions admit it (room, or asked for before: session-pool.ts).
+    warm: cold && rt.sessions.admits(edgeVariant) ? edgeVariant : undefined,
   };
 }

@@ -5,6 +5,7 @@ import {
   loadDue,
   type ModelLifecycleView,
   poolReady,
+  waitsForLoad,
   whyNotServing,
 } from "./readiness-policy.ts";
 
@@ -69,6 +70,15 @@ describe("failedReason", () => {
     for (const m of [serving, loading, unloaded, model({ serving: true, failures: 1 })]) {
       expect(failedReason(m)).toBeUndefined();
     }
+  });
+});
+
+describe("waitsForLoad", () => {
+  it("waits while the deadline leaves at least what loads have taken lately, or before any load", () => {
+    expect(waitsForLoad(5, 12)).toBe(false);
+    expect(waitsForLoad(12, 12)).toBe(true);
+    expect(waitsForLoad(Number.POSITIVE_INFINITY, 12)).toBe(true);
+    expect(waitsForLoad(1, undefined)).toBe(true);
   });
 });
 

@@ -57,6 +57,17 @@ export function loadDue(model: ModelLifecycleView, nowMs: number): boolean {
 }
 
 /**
+ * Whether a request for a model loading on demand waits for the load: when it may wait longer than loads have
+ * taken lately (`expectedLoadMs`, the median of the last few; undefined before the first: it waits). One that
+ * cannot answers 503 `model_not_ready` at once (the load goes on for the next requests), so that its caller
+ * (the edge) answers from its own model or another region now, rather than when its deadline cuts the call off
+ * (which the edge would count as the region being slow).
+ */
+export function waitsForLoad(leftMs: number, expectedLoadMs: number | undefined): boolean {
+  return expectedLoadMs === undefined || leftMs >= expectedLoadMs;
+}
+
+/**
  * Whether a request may start (or join) a load of a model that does not serve: not unloaded, and not within
  * the retry backoff of a failed load (a request then gets the failure's reason at once).
  */

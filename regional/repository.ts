@@ -1,6 +1,7 @@
 import { ModelNotReady, NotFound } from "../protocol/errors.ts";
 import { describeModel, type ModelConfig, type ModelIo, modelIoOf } from "../protocol/model-config.ts";
 import type { ModelMetadata } from "../protocol/types.ts";
+import { nowUs } from "./clock.ts";
 import { LoadSlots, MemoryBudget, withinDeadline } from "./demand-loads.ts";
 import type { Logger } from "./log.ts";
 import { versionBytes } from "./memory-budget.ts";
@@ -8,7 +9,14 @@ import { discoverModels, isModelDir, readModelConfig } from "./model-discovery.t
 import type { IndexEntry } from "./model-life.ts";
 import { type LifecycleContext, type LoadReport, type LoadTrigger, ModelLifecycle } from "./model-lifecycle.ts";
 import type { Lease, ModelVersion } from "./model-version.ts";
-import { demandLoadAllowed, failedReason, loadDue, poolReady, whyNotServing } from "./readiness-policy.ts";
+import {
+  demandLoadAllowed,
+  failedReason,
+  loadDue,
+  poolReady,
+  waitsForLoad,
+  whyNotServing,
+} from "./readiness-policy.ts";
 import type { Recorder } from "./recorder.ts";
 import { DEFAULT_RETRY_BACKOFF, type RetryBackoff } from "./retry-backoff.ts";
 import { VersionLoader, type VersionLoaderOptions } from "./version-loader.ts";
@@ -22,6 +30,8 @@ export type LoadPolicy = "auto" | "all" | "on-demand";
 
 /** Loads started by requests that may run at once in one worker (more wait their turn, within their deadline). */
 export const DEMAND_LOAD_SLOTS = 2;
+/** Loads whose durations say how long the next will take (`waitsForLoad`). */
+const RECENT_LOADS = 16;
 
 export type { IndexEntry, ModelState } from "./model-life.ts";
 export type { LoadReport } from "./model-lifecycle.ts";
@@ -213,7 +223,27 @@ export class ModelRepository {
     model.lastUsed = performance.now();
     if (model.serves || this.#policy === "all") return model.acquire(version);
     if (!demandLoadAllowed(model.view(), model.lastUsed)) return model.acquire(version);
-    return withinDeadline(this.#demandLoad(model), deadlineUs, name).then(() => model.acquire(version));
+    const loading = this.#demandLoad(model);
+    const leftMs = (deadlineUs - nowUs()) / 1000;
+    const expectedMs = this.#expectedLoadMs();
+    if (!waitsForLoad(leftMs, expectedMs)) {
+      loading.catch(() => {}); // its failure is the model's, for the requests after this one
+      throw new ModelNotReady(
+        `model "${name}" is loading on demand (loads take about ${Math.round(expectedMs!)} ms here, ` +
+          `more than the ${Math.max(0, Math.round(leftMs))} ms this request may wait); retry shortly`,
+        1,
+      );
+    }
+    return withinDeadline(loading, deadlineUs, name).then(() => model.acquire(version));
+  }
+
+  /** Recent loads started by requests, in ms (the last `RECENT_LOADS`). */
+  readonly #loadMs: number[] = [];
+
+  /** The median of recent loads started by requests; undefined before the first. */
+  #expectedLoadMs(): number | undefined {
+    if (this.#loadMs.length === 0) return undefined;
+    return [...this.#loadMs].sort((a, b) => a - b)[Math.floor(this.#loadMs.length / 2)];
   }
 
   /**
@@ -406,7 +436,10 @@ export class ModelRepository {
     loading = this.#slots
       .run(async () => {
         if (model.serves) return;
+        const started = performance.now();
         await this.#withRoom(model, undefined, () => model.load(undefined, "demand"));
+        this.#loadMs.push(performance.now() - started);
+        if (this.#loadMs.length > RECENT_LOADS) this.#loadMs.shift();
       })
       .catch((err: Error) => {
         throw err instanceof ModelNotReady

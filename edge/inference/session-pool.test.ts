@@ -79,3 +79,19 @@ describe("SessionPool", () => {
     );
   });
 });
+
+describe("SessionPool.admits", () => {
+  it("admits a model while it fits, and past the budget only one asked for before (the doorkeeper)", async () => {
+    vi.spyOn(console, "log").mockImplementation(() => {});
+    const pool = new SessionPool(8 * MB);
+    const [a, b, c] = [model("a", 4, []), model("b", 4, []), model("c", 4, [])];
+    expect(pool.admits(a!)).toBe(true);
+    await pool.create(a!, async () => "a");
+    await pool.create(b!, async () => "b");
+    // Full: c's first request is remembered, not admitted; its second is.
+    expect(pool.admits(c!)).toBe(false);
+    expect(pool.admits(c!)).toBe(true);
+    // Admission forgets it: once more from the start.
+    expect(pool.admits(c!)).toBe(false);
+  });
+});

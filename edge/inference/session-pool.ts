@@ -15,6 +15,9 @@ export function edgeSessionBytes(fileBytes: number): number {
   return EDGE_SESSION_BASE_BYTES + EDGE_SESSION_BYTES_PER_FILE_BYTE * fileBytes;
 }
 
+/** Models the doorkeeper remembers having been asked for once (`SessionPool.admits`). */
+export const DOORKEEPER_SIZE = 4096;
+
 /** A model whose session the pool holds: what it is counted as, and how to let it go. */
 export interface PooledModel {
   /** The edge variant's name (`digits-edge`), for logs and /status. */
@@ -54,6 +57,23 @@ export class SessionPool {
   constructor(budgetBytes: number) {
     this.budgetBytes = budgetBytes;
   }
+
+  /**
+   * Whether a request for `model`, which has no session, should have one created for it after its answer
+   * (serve.ts): yes while it fits without evicting anything; otherwise only if it was asked for before since
+   * (TinyLFU's doorkeeper): a model asked for once in a long while is forwarded, and never evicts a session in
+   * use for it. The first time is remembered, among the last `DOORKEEPER_SIZE` models so asked for.
+   */
+  admits(model: PooledModel): boolean {
+    if (this.fitsWithoutEviction(model)) return true;
+    if (this.#seen.delete(model)) return true;
+    this.#seen.add(model);
+    if (this.#seen.size > DOORKEEPER_SIZE) this.#seen.delete(this.#seen.values().next().value!);
+    return false;
+  }
+
+  /** Models asked for once without a session and not admitted, oldest first. */
+  readonly #seen = new Set<PooledModel>();
 
   /** `model` answered a request: it is the most recently used. */
   touch(model: PooledModel): void {

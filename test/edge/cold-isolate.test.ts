@@ -90,28 +90,34 @@ describe("a cold isolate", () => {
     expect(await edgeLoaded(withRegion, "breast-cancer")).toBe(true);
   });
 
-  it("within a budget of one session: a model whose session was evicted is forwarded while it is created again", async () => {
-    const [a, b, c, d] = confidentRows.slice(3, 7);
-    const cancer = { model: "breast-cancer", inputs: Array.from({ length: 30 }, () => 1) };
+  it("within a budget of one session: a model without one is forwarded; asked for again, its session is created and evicts the other", async () => {
+    const [a, b, c, d, e] = confidentRows.slice(3, 8);
+    const cancer = (v: number) => ({ model: "breast-cancer", inputs: Array.from({ length: 30 }, () => v) });
+    const status = async () => (await getJson<Status>(oneSession, "/status")).body;
     expect((await classify(oneSession, [a!], undefined, { cf: NEW_YORK })).body.servedBy).toBe("regional:us");
     expect(await edgeLoaded(oneSession)).toBe(true);
     expect((await classify(oneSession, [b!], undefined, { cf: NEW_YORK })).body.servedBy).toBe("edge");
-    // breast-cancer's session needs digits' room: digits' session is released once breast-cancer's is created.
-    expect((await post(oneSession, "/v1/classify", cancer, { cf: NEW_YORK })).body.servedBy).toBe("regional:us");
+    // breast-cancer's first request: forwarded, and no session made for it: it would evict digits' for a model
+    // asked for once (the doorkeeper). Its second: forwarded, and its session created after the answer.
+    expect((await post(oneSession, "/v1/classify", cancer(1), { cf: NEW_YORK })).body.servedBy).toBe("regional:us");
+    expect((await status()).models["breast-cancer"]!.edge).toMatchObject({ loaded: false, loads: 0 });
+    expect((await post(oneSession, "/v1/classify", cancer(2), { cf: NEW_YORK })).body.servedBy).toBe("regional:us");
     expect(await edgeLoaded(oneSession, "breast-cancer")).toBe(true);
-    const { body: evicted } = await getJson<Status>(oneSession, "/status");
+    const evicted = await status();
     expect(evicted.models.digits!.edge).toMatchObject({ loaded: false, loads: 1, evictions: 1 });
     expect(evicted.sessions).toMatchObject({ resident: 1, created: 2, evictions: 1 });
     expect(evicted.sessions.residentBytes).toBeLessThanOrEqual(evicted.sessions.budgetBytes);
-    // digits again: not resident, so forwarded (a row the edge would answer), its session created after the answer.
-    const again = await classify(oneSession, [c!], undefined, { cf: NEW_YORK });
-    expect(again.body.servedBy).toBe("regional:us");
-    expectScores(again.body, [c!], "digits");
+    // digits again: not resident, so forwarded (rows the edge would answer), its session created after its second.
+    for (const row of [c!, d!]) {
+      const again = await classify(oneSession, [row], undefined, { cf: NEW_YORK });
+      expect(again.body.servedBy).toBe("regional:us");
+      expectScores(again.body, [row], "digits");
+    }
     expect(await edgeLoaded(oneSession)).toBe(true);
-    expect((await classify(oneSession, [d!], undefined, { cf: NEW_YORK })).body.servedBy).toBe("edge");
-    const { body } = await getJson<Status>(oneSession, "/status");
-    expect(body.models.digits!.edge).toMatchObject({ loaded: true, loads: 2, evictions: 1 });
-    expect(body.models["breast-cancer"]!.edge).toMatchObject({ loaded: false, evictions: 1 });
-    expect(body.sessions).toMatchObject({ resident: 1, created: 3, evictions: 2 });
+    expect((await classify(oneSession, [e!], undefined, { cf: NEW_YORK })).body.servedBy).toBe("edge");
+    const after = await status();
+    expect(after.models.digits!.edge).toMatchObject({ loaded: true, loads: 2, evictions: 1 });
+    expect(after.models["breast-cancer"]!.edge).toMatchObject({ loaded: false, evictions: 1 });
+    expect(after.sessions).toMatchObject({ resident: 1, created: 3, evictions: 2 });
   });
 });
