@@ -1,4 +1,5 @@
 import { type EvictionCandidate, makeRoom } from "../../protocol/memory-room.ts";
+import { RequestFrequency } from "./request-frequency.ts";
 
 /**
  * What one edge session is counted as in the isolate's memory, from its model file's size (docs/edge.md,
@@ -15,8 +16,8 @@ export function edgeSessionBytes(fileBytes: number): number {
   return EDGE_SESSION_BASE_BYTES + EDGE_SESSION_BYTES_PER_FILE_BYTE * fileBytes;
 }
 
-/** Models the doorkeeper remembers having been asked for once (`SessionPool.admits`). */
-export const DOORKEEPER_SIZE = 4096;
+/** Requests after which every model's count is halved (`RequestFrequency`): recent popularity counts most. */
+export const FREQUENCY_WINDOW = 10_000;
 
 /** A model whose session the pool holds: what it is counted as, and how to let it go. */
 export interface PooledModel {
@@ -60,23 +61,27 @@ export class SessionPool {
 
   /**
    * Whether a request for `model`, which has no session, should have one created for it after its answer
-   * (serve.ts): yes while it fits without evicting anything; otherwise only if it was asked for before since
-   * (TinyLFU's doorkeeper): a model asked for once in a long while is forwarded, and never evicts a session in
-   * use for it. The first time is remembered, among the last `DOORKEEPER_SIZE` models so asked for.
+   * (serve.ts): yes while it fits without evicting anything; otherwise only if it has been asked for more often
+   * lately than the session it would evict, the least recently used (TinyLFU's admission): the models of the
+   * long tail are forwarded, and never evict the sessions of those asked for more, nor spend the isolate's CPU
+   * on sessions that would be evicted before their next request. Counts this request.
    */
   admits(model: PooledModel): boolean {
+    this.#frequency.count(model);
     if (this.fitsWithoutEviction(model)) return true;
-    if (this.#seen.delete(model)) return true;
-    this.#seen.add(model);
-    if (this.#seen.size > DOORKEEPER_SIZE) this.#seen.delete(this.#seen.values().next().value!);
-    return false;
+    let victim: PooledModel | undefined;
+    let oldest = Number.POSITIVE_INFINITY;
+    for (const [other, lastUsed] of this.#resident) {
+      if (lastUsed < oldest) [victim, oldest] = [other, lastUsed];
+    }
+    return victim === undefined || this.#frequency.of(model) > this.#frequency.of(victim);
   }
 
-  /** Models asked for once without a session and not admitted, oldest first. */
-  readonly #seen = new Set<PooledModel>();
+  readonly #frequency = new RequestFrequency<PooledModel>(FREQUENCY_WINDOW);
 
-  /** `model` answered a request: it is the most recently used. */
+  /** `model` answered a request: it is the most recently used, and asked for once more. */
   touch(model: PooledModel): void {
+    this.#frequency.count(model);
     if (this.#resident.has(model)) this.#resident.set(model, ++this.#tick);
   }
 

@@ -12,6 +12,7 @@ export interface ManyModelsResults extends RunInfo {
     rounds: number;
     hot: number;
     "zipf-s": number;
+    "pool-memory-mb": number;
     cold: number;
   };
   bundles: { samples: BundleSize; many: BundleSize };
@@ -27,6 +28,7 @@ export interface ManyModelsResults extends RunInfo {
     workers: number;
     models: number;
     loaded: number;
+    failed: number;
     rssAtReadyBytes: number;
     rssAfterBytes: number;
   }[];
@@ -52,8 +54,9 @@ export function manyModelsMarkdown(r: ManyModelsResults): string {
     "Worker in workerd), against the same stack serving the 2 samples, in interleaved rounds of open-loop traffic at",
     `${rate} req/s for ${duration} s each (${rounds} rounds): each request asks for a model by Zipf popularity (s = ${r.options["zipf-s"]})`,
     "and sends a held-out row of its sample; the response cache is off (`CACHE_ENTRIES=0`), so every request takes",
-    `the model path. The hot models are the ${hot} most popular. Defaults: \`--load-policy auto\` (on-demand here),`,
-    "`--model-memory-mb 256`, `EDGE_SESSION_MEMORY_MB=32`, `SLO_BUDGET_MS=10`.",
+    `the model path. The hot models are the ${hot} most popular. \`--load-policy auto\` (on-demand here),`,
+    `\`--model-memory-mb ${r.options["pool-memory-mb"]}\` (room at the pool for the models the edge forwards), and the`,
+    "defaults `EDGE_SESSION_MEMORY_MB=32`, `SLO_BUDGET_MS=10`.",
     "",
     "## Hot models against the 2-model run",
     "",
@@ -146,9 +149,11 @@ export function manyModelsMarkdown(r: ManyModelsResults): string {
       `${r.placement[0]!.models} models (and their edge variants, not asked for), each asked 4 times on new connections (the`,
       "primary hands connections to the workers in turn), `--workers 2`:",
       "",
-      "| flags | models loaded (summed over workers) | workers' RSS at ready (MB) | after (MB) |",
-      "|---|---:|---:|---:|",
-      ...r.placement.map((p) => `| \`${p.flags}\` | ${p.loaded} | ${mb(p.rssAtReadyBytes)} | ${mb(p.rssAfterBytes)} |`),
+      "| flags | models loaded (summed over workers) | workers' RSS at ready (MB) | after (MB) | failed |",
+      "|---|---:|---:|---:|---:|",
+      ...r.placement.map(
+        (p) => `| \`${p.flags}\` | ${p.loaded} | ${mb(p.rssAtReadyBytes)} | ${mb(p.rssAfterBytes)} | ${p.failed} |`,
+      ),
       "",
       hashed && everyWorker
         ? `Placed by hashing, the pod holds each model once: ${mb(everyWorker.rssAfterBytes - hashed.rssAfterBytes)} MB less ` +
