@@ -58,7 +58,7 @@ export function loadDue(model: ModelLifecycleView, nowMs: number): boolean {
 
 /**
  * Whether a request for a model loading on demand waits for the load: when it may wait longer than loads have
- * taken lately (`expectedLoadMs`, the median of the last few; undefined before the first: it waits). One that
+ * taken lately (`expectedLoadMs`, the longest of the last few; undefined before the first: it waits). One that
  * cannot answers 503 `model_not_ready` at once (the load goes on for the next requests), so that its caller
  * (the edge) answers from its own model or another region now, rather than when its deadline cuts the call off
  * (which the edge would count as the region being slow).

@@ -240,10 +240,13 @@ export class ModelRepository {
   /** Recent loads started by requests, in ms (the last `RECENT_LOADS`). */
   readonly #loadMs: number[] = [];
 
-  /** The median of recent loads started by requests; undefined before the first. */
+  /**
+   * The longest of the recent loads started by requests (undefined before the first): a request waits only when
+   * its deadline leaves that much, so that a caller with a short deadline (the edge's) is answered at once rather
+   * than cut off by its own deadline as often as not.
+   */
   #expectedLoadMs(): number | undefined {
-    if (this.#loadMs.length === 0) return undefined;
-    return [...this.#loadMs].sort((a, b) => a - b)[Math.floor(this.#loadMs.length / 2)];
+    return this.#loadMs.length === 0 ? undefined : Math.max(...this.#loadMs);
   }
 
   /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { median, popularityOrder, runFigures, seededRandom } from "./many-models-traffic.ts";
+import { seededRandom } from "../../tools/probe/mix.ts";
+import { median, popularityOrder, runFigures } from "./many-models-traffic.ts";
 
 describe("popularityOrder", () => {
   it("is a shuffle of the names, the same for the same seed", () => {

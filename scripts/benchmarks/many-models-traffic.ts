@@ -6,18 +6,6 @@ import { nearestRank } from "../../protocol/quantile.ts";
  * answers amount to for the hot models, the edge share and failures.
  */
 
-/** A seeded generator of numbers in [0, 1) (mulberry32): the same traffic for the same seed. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
-
 /** `names` in a seeded shuffled order: popularity rank r is `order[r]`. */
 export function popularityOrder(names: readonly string[], random: () => number): string[] {
   const order = [...names];

@@ -7,6 +7,7 @@ import { MODELS_DIR, ROOT } from "../../tools/edge-bundle/build-edge.ts";
 import { readRepository } from "../../tools/edge-bundle/edge-models.ts";
 import { LoadClient, openLoop } from "../../tools/probe/load.ts";
 import { headerValue } from "../../tools/probe/load-response.ts";
+import { seededRandom } from "../../tools/probe/mix.ts";
 import { OUT_FLAG } from "../run-flags.ts";
 import { type EdgeWorker, startEdgeWorker } from "../stack/edge-worker.ts";
 import { copiedFrom, repositoryOfCopies } from "../stack/model-copies.ts";
@@ -18,14 +19,7 @@ import { zipfSampler } from "../validate/traffic.ts";
 import { bundleSize, checkStartup } from "./bundle-figures.ts";
 import { holdBenchLock } from "./lock.ts";
 import { manyModelsMarkdown } from "./many-models-report.ts";
-import {
-  type Answered,
-  median,
-  popularityOrder,
-  type RunFigures,
-  runFigures,
-  seededRandom,
-} from "./many-models-traffic.ts";
+import { type Answered, median, popularityOrder, type RunFigures, runFigures } from "./many-models-traffic.ts";
 import { listeningPid } from "./process-cpu.ts";
 import { type MemorySample, sampleMemory, sampleMemoryEvery } from "./stack-memory.ts";
 
