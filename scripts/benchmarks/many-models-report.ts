@@ -129,7 +129,7 @@ export function manyModelsMarkdown(r: ManyModelsResults): string {
     "",
     "## Start-up and the Worker bundle",
     "",
-    "| | 2 samples | " + `${models} models |`,
+    `| | 2 samples | ${models} models |`,
     "|---|---:|---:|",
     `| pool ready (s) | ${r.ready.samples.pool} | ${r.ready.many.pool} |`,
     `| Worker started in Miniflare (s) | ${r.ready.samples.edge} | ${r.ready.many.edge} |`,

@@ -1,7 +1,6 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { request } from "undici";
-import { signatureHeaders } from "../../protocol/signing.ts";
 import { processFlags } from "../../tools/cli/command.ts";
 import { MODELS_DIR, ROOT } from "../../tools/edge-bundle/build-edge.ts";
 import { readRepository } from "../../tools/edge-bundle/edge-models.ts";
