@@ -96,3 +96,23 @@ describe("SessionPool.admits", () => {
     expect(pool.admits(c!)).toBe(true);
   });
 });
+
+describe("SessionPool.retire", () => {
+  it("releases a replaced model's session, not as an eviction; its successor keeps its popularity", async () => {
+    vi.spyOn(console, "log").mockImplementation(() => {});
+    const evicted: string[] = [];
+    const pool = new SessionPool(8 * MB);
+    const [old, other] = [model("a", 4, evicted), model("b", 4, evicted)];
+    await pool.create(old!, async () => "a");
+    await pool.create(other!, async () => "b");
+    for (let i = 0; i < 3; i++) pool.touch(old!);
+    await pool.retire(old!);
+    expect(evicted).toEqual(["a"]);
+    expect(pool.snapshot()).toMatchObject({ residentBytes: 4 * MB, resident: 1, evictions: 0 });
+    await pool.retire(old!); // no session any more: nothing to release
+    expect(evicted).toEqual(["a"]);
+    // The variant that replaced it (same name) is admitted past the budget on the requests made of "a".
+    await pool.create(model("c", 4, evicted), async () => "c");
+    expect(pool.admits(model("a", 4, evicted))).toBe(true);
+  });
+});

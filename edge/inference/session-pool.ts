@@ -67,21 +67,22 @@ export class SessionPool {
    * on sessions that would be evicted before their next request. Counts this request.
    */
   admits(model: PooledModel): boolean {
-    this.#frequency.count(model);
+    this.#frequency.count(model.name);
     if (this.fitsWithoutEviction(model)) return true;
     let victim: PooledModel | undefined;
     let oldest = Number.POSITIVE_INFINITY;
     for (const [other, lastUsed] of this.#resident) {
       if (lastUsed < oldest) [victim, oldest] = [other, lastUsed];
     }
-    return victim === undefined || this.#frequency.of(model) > this.#frequency.of(victim);
+    return victim === undefined || this.#frequency.of(model.name) > this.#frequency.of(victim.name);
   }
 
-  readonly #frequency = new RequestFrequency<PooledModel>(FREQUENCY_WINDOW);
+  /** By name: a variant swapped in from the registry keeps the popularity of the one it replaces. */
+  readonly #frequency = new RequestFrequency<string>(FREQUENCY_WINDOW);
 
   /** `model` answered a request: it is the most recently used, and asked for once more. */
   touch(model: PooledModel): void {
-    this.#frequency.count(model);
+    this.#frequency.count(model.name);
     if (this.#resident.has(model)) this.#resident.set(model, ++this.#tick);
   }
 
@@ -146,6 +147,21 @@ export class SessionPool {
       return value;
     } finally {
       this.#reserved -= model.bytes;
+    }
+  }
+
+  /**
+   * `model` is replaced (a variant from the registry swapped in): its session is released, counted until then,
+   * and forgotten; not an eviction. Nothing when it has no session. (One still being created when it is
+   * replaced becomes resident and is never used again: it is soon the least recently used, evicted first.)
+   */
+  async retire(model: PooledModel): Promise<void> {
+    if (!this.#resident.delete(model)) return;
+    this.#releasing.add(model);
+    try {
+      await model.evict();
+    } finally {
+      this.#releasing.delete(model);
     }
   }
 

@@ -9,6 +9,7 @@ import type { ModelCatalog } from "../models/catalog.ts";
 import type { ServedModel } from "../models/served-model.ts";
 import { type FollowedModel, readServedView } from "./refresh.ts";
 import type { ServedViewStore } from "./served-view-store.ts";
+import { swapVariant } from "./swap-variant.ts";
 
 /** After a failed or refused load, the same file is not tried again for this long. */
 const RETRY_AFTER_MS = 60_000;
@@ -38,8 +39,8 @@ export interface EdgeRegistryCounts {
 /**
  * One isolate following the registry (the Worker's R2 binding `MODEL_REGISTRY`): the served state of each model
  * arrives with the view the cron copies into KV (read memoised, with the region status); a newer edge variant
- * is read from R2, checked (sha256 and signature: only signed files load) and its session created after an
- * answer has gone (`takeWork`, for `waitUntil`), then swapped in. The bundled variant serves until then, and
+ * is read from R2, checked (sha256 and signature: only signed files load) after an answer has gone (`takeWork`,
+ * for `waitUntil`), then swapped in within the isolate's sessions (swap-variant.ts, EDGE_SESSION_MEMORY_MB). The bundled variant serves until then, and
  * whenever the registry cannot be read: what is loaded keeps serving, the failure is counted and logged.
  */
 export class EdgeRegistry {
@@ -173,8 +174,7 @@ export class EdgeRegistry {
       pool: this.#o.pool,
     });
     try {
-      await variant.load();
-      model.swapEdge(variant);
+      await swapVariant(model, variant, this.#o.pool);
     } catch (err) {
       this.counts.failures++;
       throw err;

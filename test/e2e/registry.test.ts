@@ -122,7 +122,8 @@ const edgeModel = (a: Answer) => /desc="?(digits-edge v\d+)/.exec(a.timing)?.[1]
 
 async function status(): Promise<{
   registry: Record<string, unknown>;
-  models: Record<string, { servedVersion: string }>;
+  models: Record<string, { servedVersion: string; edge: { loaded: boolean } | null }>;
+  sessions: { resident: number; residentBytes: number; budgetBytes: number };
 }> {
   return (await worker.dispatchFetch(`${worker.url}/status`)).json() as never;
 }
@@ -274,5 +275,10 @@ describe("a model change through the registry: one publish, one rollout", () => 
       ),
     ).toEqual(new Set(["digits-edge v3"]));
     expect(load.answers.filter((a) => a.status !== 200)).toEqual([]);
+    // The registry's variants live within EDGE_SESSION_MEMORY_MB too: one session per model whose variant has
+    // one, those of the variants they replaced released.
+    const { models, sessions } = await status();
+    expect(sessions.resident).toBe(Object.values(models).filter((m) => m.edge?.loaded).length);
+    expect(sessions.residentBytes).toBeLessThanOrEqual(sessions.budgetBytes);
   }, 60_000);
 });

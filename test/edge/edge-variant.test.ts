@@ -10,6 +10,8 @@ import {
 } from "../../edge/inference/edge-variant.ts";
 import { serialRuns } from "../../edge/inference/serial-runs.ts";
 import { edgeSessionBytes, SessionPool } from "../../edge/inference/session-pool.ts";
+import { ServedModel } from "../../edge/models/served-model.ts";
+import { swapVariant } from "../../edge/registry/swap-variant.ts";
 import type { ModelIo } from "../../protocol/model-config.ts";
 import { modelBytes, modelConfig } from "../support/heldout.ts";
 import { confidentRows, TOLERANCE, unsureRows } from "./support.ts";
@@ -166,6 +168,57 @@ describe("edge variants within a session budget", () => {
     await expect(model.load()).rejects.toThrow(
       /h-edge: no room within EDGE_SESSION_MEMORY_MB: it needs 0\.\d+ MB, more than the whole budget/,
     );
+  });
+});
+
+describe("a variant from the registry swapped in", () => {
+  // Room for two sessions; digits' bundled variant and the registry's (the same file: what is counted is the same).
+  const pool = () => new SessionPool(2.5 * edgeSessionBytes(bytes.length));
+  const served = (edge: EdgeVariant) => new ServedModel({ config: modelConfig("digits"), edge, samples: () => [] });
+  const row = Float32Array.from(confidentRows[0]!.input);
+
+  it("has its session created before the swap when the one it replaces had one, which is then released", async () => {
+    const sessions = pool();
+    const bundled = new EdgeVariant(source({ pool: sessions }));
+    const model = served(bundled);
+    await bundled.infer(row, 1);
+    const next = new EdgeVariant(source({ pool: sessions }));
+    const before = released;
+    await swapVariant(model, next, sessions);
+    expect(model.edge).toBe(next);
+    expect([bundled.ready, next.ready]).toEqual([false, true]);
+    expect(released).toBe(before + 1);
+    expect(sessions.snapshot()).toMatchObject({ resident: 1, residentBytes: next.bytes, created: 2, evictions: 0 });
+  });
+
+  it("takes the place of one without a session as it is: its session is created on its first use, within the budget", async () => {
+    const sessions = pool();
+    const model = served(new EdgeVariant(source({ pool: sessions })));
+    const next = new EdgeVariant(source({ pool: sessions }));
+    await swapVariant(model, next, sessions);
+    expect(model.edge).toBe(next);
+    expect(next.ready).toBe(false);
+    expect(sessions.snapshot()).toMatchObject({ resident: 0, created: 0 });
+    expect(await next.infer(row, 1)).toHaveLength(10);
+    expect(sessions.snapshot()).toMatchObject({ resident: 1, residentBytes: next.bytes, created: 1 });
+  });
+
+  it("replaces nothing when its session cannot be created", async () => {
+    const sessions = pool();
+    const bundled = new EdgeVariant(source({ pool: sessions }));
+    const model = served(bundled);
+    await bundled.load();
+    const failing = new EdgeVariant(
+      source({
+        pool: sessions,
+        createSession: async () => {
+          throw new Error("out of memory");
+        },
+      }),
+    );
+    await expect(swapVariant(model, failing, sessions)).rejects.toThrow("out of memory");
+    expect(model.edge).toBe(bundled);
+    expect(bundled.ready).toBe(true);
   });
 });
 
