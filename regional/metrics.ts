@@ -109,7 +109,7 @@ export function createMetrics(): Metrics {
   });
   const loadDuration = new Histogram({
     name: "edgecascade_model_load_duration_seconds",
-    help: "Successful model loads (file check, session, warm-up, fixture) by trigger: policy (at start, readiness), demand (a request), control (the load API, SIGHUP, a rollout).",
+    help: "Successful model loads (file check, session, warm-up, fixture) by trigger: policy (at start, readiness), demand (a request), control (the load API, SIGHUP, a rollout), registry (the served version the model registry names).",
     labelNames: ["trigger"],
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     ...common,

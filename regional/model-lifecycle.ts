@@ -35,9 +35,10 @@ export interface LoadReport {
 /**
  * Why a load runs, as `edgecascade_model_load_duration_seconds` labels it: `policy` (at start and by readiness,
  * for the models the load policy keeps loaded), `demand` (a request for a model not loaded), `control` (the
- * model-load API, SIGHUP, a rollout's candidate).
+ * model-load API, SIGHUP, a rollout's candidate), `registry` (the served version the model registry names; it pins
+ * nothing: a model loaded on demand stays evictable).
  */
-export type LoadTrigger = "policy" | "demand" | "control";
+export type LoadTrigger = "policy" | "demand" | "control" | "registry";
 
 /** What one model's lifecycle needs of the repository it belongs to. */
 export interface LifecycleContext {

@@ -1,4 +1,5 @@
 import type { StepEvidence } from "../protocol/rollout/evidence.ts";
+import type { LoadTrigger } from "./model-lifecycle.ts";
 
 /**
  * What the serving code reports about itself. Only metrics.ts knows these become Prometheus series; the
@@ -79,7 +80,7 @@ export interface Recorder {
   /** A load attempt of a model ended. */
   modelLoad(name: string, outcome: "success" | "failure"): void;
   /** A load succeeded after `seconds` (file check, session, warm-up, fixture), started for `trigger`. */
-  modelLoadTime(trigger: "policy" | "demand" | "control", seconds: number): void;
+  modelLoadTime(trigger: LoadTrigger, seconds: number): void;
   /** A model's serving version was evicted to make room within the memory budget. */
   modelEvicted(name: string): void;
   /** Where the repository's memory figures are read from, at each scrape. */

@@ -258,6 +258,25 @@ export class ModelRepository {
     return this.#policy === "all" || model.pinned || model.serves;
   }
 
+  /**
+   * Whether `name` loads on its next request rather than now (404 for an unknown model): under `on-demand`, not
+   * pinned, neither serving nor loading. The registry's follower leaves such a model to its next request.
+   */
+  loadsOnDemand(name: string): boolean {
+    const model = this.#get(name);
+    const view = model.view();
+    return this.#policy === "on-demand" && !model.pinned && !view.serving && !view.loading;
+  }
+
+  /**
+   * Read `name`'s config.json again after it was rewritten (the registry's follower names the served version in
+   * it): the metadata and inputs of a model not loaded come from it, and its next load takes that version.
+   */
+  async configChanged(name: string): Promise<void> {
+    this.#get(name);
+    this.#configs.set(name, await this.#context.loader.config(name));
+  }
+
   /** `name`'s inputs and outputs from its config, loaded or not (404 for an unknown model). */
   io(name: string): ModelIo {
     const model = this.#get(name);

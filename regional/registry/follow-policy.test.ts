@@ -55,6 +55,18 @@ describe("a pool process following the served state", () => {
     expect(versionsNeeded(promoted)).toEqual(["2"]);
   });
 
+  it("leaves a model loaded on demand, and not loaded now, to its next request, unless a canary needs it", () => {
+    const notLoaded = { serving: undefined, rollout: undefined, loadsOnDemand: true };
+    expect(followSteps(first, notLoaded)).toEqual([]);
+    expect(followSteps(promoted, notLoaded)).toEqual([]);
+    expect(followSteps(back, { ...notLoaded, rollout: promoted.rollout })).toEqual([]);
+    // A running rollout: the served version loads first (within the budget), then the candidate beside it.
+    expect(followSteps(stepped, notLoaded)).toEqual([
+      { type: "load", version: "1" },
+      { type: "rollout", state: stepped.rollout },
+    ]);
+  });
+
   it("swaps the stable version back in when a promotion is rolled back", () => {
     expect(followSteps(back, { serving: "2", rollout: promoted.rollout })).toEqual([
       { type: "load", version: "1" },

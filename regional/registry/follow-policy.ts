@@ -15,6 +15,11 @@ export interface PoolModelView {
   serving: string | undefined;
   /** The rollout state it holds (its newest), if any. */
   rollout: RolloutState | undefined;
+  /**
+   * It is not loaded now and loads on its first request (`--load-policy on-demand`, not pinned): that load takes
+   * the version the config written for it names, the served one, so a load of its own would only spend memory.
+   */
+  loadsOnDemand?: boolean;
 }
 
 export type FollowStep =
@@ -62,6 +67,11 @@ export function followSteps(served: ServedState, pool: PoolModelView): FollowSte
   }
   // Then the rollout state itself: a start loads the candidate beside the version just made to serve.
   if (!applied && wanted) steps.push({ type: "rollout", state: wanted });
+  // Loaded on demand and not loaded now: its next request loads the served version, within the memory budget.
+  // Only a running rollout needs it serving now (its canary runs beside the serving version); an ended one's
+  // state is not kept for a model that does not serve here.
+  const canary = steps.some((step) => step.type === "rollout" && step.state.phase === "running");
+  if (pool.loadsOnDemand && !canary) return [];
   return steps;
 }
 

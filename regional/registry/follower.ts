@@ -278,10 +278,13 @@ export class RegistryFollower {
         return { serving: undefined, rollout: undefined };
       }
     })();
+    const loadsOnDemand = repository.loadsOnDemand(name);
+    if (loadsOnDemand) await repository.configChanged(name);
     const served: ServedState = m.served?.state ?? { model: name, revision: 0, version: plan.version, updatedAt: "" };
-    for (const step of followSteps(served, view)) {
+    for (const step of followSteps(served, { ...view, loadsOnDemand })) {
       try {
-        if (step.type === "load") await repository.load(name, step.version);
+        // Through the load policy: within the memory budget, and a model loaded on demand is not pinned by it.
+        if (step.type === "load") await repository.load(name, step.version, "registry");
         else await rollouts.apply(step.state);
       } catch (err) {
         const reason = err instanceof ServingError || err instanceof Error ? err.message : String(err);

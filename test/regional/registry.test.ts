@@ -22,11 +22,11 @@ let reg: TestRegistry;
 let pool: RegionalPool | undefined;
 const logs: string[] = [];
 
-const start = () =>
+const start = (...args: string[]) =>
   startRegionalPool({
     region: "registry",
     env: { MODEL_PUBLIC_KEY: reg.signer.publicKey, ADMIN_TOKEN: "registry-test" },
-    extraArgs: ["--registry", reg.registry.url, "--registry-poll-ms", "150"],
+    extraArgs: ["--registry", reg.registry.url, "--registry-poll-ms", "150", ...args],
     onLog: (line) => logs.push(line),
   });
 
@@ -38,6 +38,7 @@ async function served(model: string): Promise<string[]> {
 interface IndexRow {
   name: string;
   version?: string;
+  state: string;
   candidate?: true;
 }
 
@@ -157,11 +158,29 @@ describe("a pool following the registry", () => {
     // The edge variant calibrated against it follows, in the same pass.
     await until("digits-edge 2 serves", async () => (await served("digits-edge"))[0] === "2");
     await pool!.stop();
-    pool = await start();
+    // Back with its models loaded on demand: the follower loads nothing; a model's first request loads the
+    // version the registry serves (the follower wrote it into the config the load reads).
+    pool = await start("--load-policy", "on-demand");
+    const rows = async (name: string) => (await index()).filter((e) => e.name === name).map((e) => e.state);
+    expect(await rows("digits")).toEqual(["UNAVAILABLE"]);
     expect(await served("digits")).toEqual(["2"]);
+    const answer = await fetch(`${pool!.url}/v1/classify`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "digits", inputs: heldout.rows[0]!.input }),
+    });
+    expect(answer.status).toBe(200);
+    expect(await answer.json()).toMatchObject({ model: "digits", version: "2" });
     const back = await reg.rollout("rollback", "--model", "digits", "--reason", "worse in production");
     expect(back.code, back.lines.join("\n")).toBe(0);
+    // digits is loaded now: the follower swaps version 1 in (within the budget, unpinned); digits-edge is not,
+    // and is left to its first request.
     await until("version 1 serves again", async () => (await served("digits"))[0] === "1");
+    const ready = (await index()).filter((e) => e.name === "digits" && e.state === "READY");
+    expect(ready.map((e) => e.version)).toEqual(["1"]);
     await until("digits-edge 1 serves again", async () => (await served("digits-edge"))[0] === "1");
+    expect(await rows("digits-edge")).toEqual(["UNAVAILABLE"]);
+    expect(await metric(/^edgecascade_model_load_duration_seconds_count\{trigger="registry"\}/)).toBe(1);
+    expect(await metric(/^edgecascade_model_load_duration_seconds_count\{trigger="demand"\}/)).toBe(1);
   });
 });
