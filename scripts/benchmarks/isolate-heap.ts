@@ -1,3 +1,5 @@
+import { WORKER_NAME } from "../stack/edge-worker.ts";
+
 /**
  * The Worker isolate's JavaScript heap as V8 counts it, read through workerd's inspector (`startEdgeWorker`'s
  * `inspectorPort`), optionally after a full garbage collection. workerd's inspector does not answer
@@ -13,8 +15,8 @@ export interface IsolateHeap {
   backingBytes: number;
 }
 
-/** The user Worker's inspector target (Miniflare names it `core:user:<name>`; ours has no name). */
-const TARGET = "core:user:";
+/** The Worker's (first instance's) inspector target: Miniflare names it `core:user:<name>`. */
+const TARGET = `core:user:${WORKER_NAME}`;
 
 /** The Worker isolate's heap usage, after a full garbage collection with `collect`. */
 export async function isolateHeap(inspectorPort: number, { collect = false } = {}): Promise<IsolateHeap> {

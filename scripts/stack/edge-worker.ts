@@ -12,7 +12,7 @@ import { edgeBundle, ROOT } from "../../tools/edge-bundle/build-edge.ts";
 import { type ExternalService, loopbackRegionBindings } from "./region-bindings.ts";
 
 /** The Worker's name in Miniflare (the first instance; the others are `-2`, `-3`, ...). */
-const WORKER_NAME = "edgecascade";
+export const WORKER_NAME = "edgecascade";
 /** The stand-in for an unreachable TENANT_QUOTA (`quotaObject: "failing"`). */
 const FAILING_QUOTA = "failing-quota";
 
