@@ -18,7 +18,7 @@ import type { Executed } from "./executor.ts";
 import { float32Slab } from "./float32-slab.ts";
 import type { Admitted } from "./middleware/admit-in-time.ts";
 import type { Lease } from "./model-version.ts";
-import { type PeerClient, PeerUnreachable } from "./peers/peer-client.ts";
+import { peerAnswers } from "./peers/peer-answers.ts";
 import type { InferenceOutcome } from "./recorder.ts";
 import { regionalServerTiming, simulatedDelayTiming } from "./server-timing.ts";
 import type { RequestTrace } from "./tracing/request-tracing.ts";
@@ -92,6 +92,7 @@ export function inferenceAnswers(deps: AppDeps) {
   const delayTiming = simulatedDelayTiming(deps.simulatedDelayMs);
   /** Where requests' rows are written: views of shared buffers rather than a buffer per request. */
   const rowArrays = float32Slab();
+  const onPeers = peerAnswers(deps, servedBy, rowArrays);
 
   /**
    * Start `rows` on the leased version: pending until `succeeded` or `failed` counts its end. Not an async
@@ -210,29 +211,8 @@ export function inferenceAnswers(deps: AppDeps) {
   ): Promise<InferResult<T>> {
     if (clock.trace && call.request.id !== undefined) clock.trace.requestId = call.request.id;
     const peer = deps.peers?.ownerOf(model);
-    if (peer) {
-      const io = repository.io(model);
-      const rows = readInferInputs(call, io, limits, binary, rowArrays);
-      const prepared = prepare(io);
-      try {
-        const answer = await peer.infer(model, version, io, rows, clock.deadlineUs);
-        const { outputName, classes } = io;
-        const headers = { ...answer.headers, [SERVED_BY_HEADER]: servedBy };
-        return {
-          model,
-          version: answer.version,
-          outputName,
-          batch: rows.batch,
-          classes,
-          probs: answer.probs,
-          headers,
-          prepared,
-        };
-      } catch (err) {
-        if (!(err instanceof PeerUnreachable)) throw err;
-        deps.peers!.unreachable(peer, err);
-      }
-    }
+    const onPeer = peer && (await onPeers.infer(peer, clock, call, binary, model, version, prepare));
+    if (onPeer) return onPeer;
     const leased = repository.lease(model, version, clock.deadlineUs);
     const acquired = leased instanceof Promise ? await leased : leased;
     let lease = acquired;
@@ -279,7 +259,7 @@ export function inferenceAnswers(deps: AppDeps) {
     if (input.trace && call.id !== undefined) input.trace.requestId = call.id;
     const peer = deps.peers?.ownerOf(call.model);
     if (peer) {
-      classifyOnPeer(input, call, peer, answered, failedWith);
+      onPeers.classify(peer, input, call, answered, failedWith, () => classifyHere(input, call, answered, failedWith));
       return;
     }
     classifyHere(input, call, answered, failedWith);
@@ -305,43 +285,6 @@ export function inferenceAnswers(deps: AppDeps) {
       return;
     }
     classifyLeased(input, call, leased, answered, failedWith);
-  }
-
-  /**
-   * `/v1/classify` of a parsed call whose model another worker of the pod owns: its rows run there
-   * (regional/peers/), the answer is built here; should the owner be unreachable, here after all.
-   */
-  function classifyOnPeer(
-    input: InferenceInput,
-    call: ReturnType<typeof parseClassifyRequest>,
-    peer: PeerClient,
-    answered: (answer: InferenceAnswer) => void,
-    failedWith: (err: unknown) => void,
-  ): void {
-    const io = repository.io(call.model);
-    const rows = readClassifyInputs(call.inputs, io, limits, rowArrays);
-    peer.infer(call.model, call.version, io, rows, input.deadlineUs).then(
-      (answer) => {
-        const response: ClassifyResponse = {
-          model: call.model,
-          version: answer.version,
-          ...(call.id !== undefined ? { id: call.id } : {}),
-          predictions: toPredictions(answer.probs, rows.batch, io.labels),
-          servedBy,
-        };
-        const headers = { "content-type": "application/json", ...answer.headers, [SERVED_BY_HEADER]: servedBy };
-        answered({ headers, body: JSON.stringify(response) });
-      },
-      (err: unknown) => {
-        if (!(err instanceof PeerUnreachable)) return failedWith(err);
-        deps.peers!.unreachable(peer, err);
-        try {
-          classifyHere(input, call, answered, failedWith);
-        } catch (thrown) {
-          failedWith(thrown);
-        }
-      },
-    );
   }
 
   /** `/v1/classify` of a parsed call on the version it leased. */

@@ -16,3 +16,16 @@ export const SESSION_BYTES_PER_FILE_BYTE = 5;
 export function versionBytes(fileBytes: number): number {
   return SESSION_BASE_BYTES + SESSION_BYTES_PER_FILE_BYTE * fileBytes;
 }
+
+/**
+ * Which models load without a request asking: `all` (every model, at start, kept loaded: no budget applies),
+ * `on-demand` (the pinned models at start; every other on its first request, within the memory budget,
+ * evicted least recently used), `auto` (`all` when every model's estimate fits the budget, else `on-demand`).
+ */
+export type LoadPolicy = "auto" | "all" | "on-demand";
+
+/** The policy in force: `auto` resolved by whether every model's estimate (`estimatedBytes`) fits the budget. */
+export function resolveLoadPolicy(asked: LoadPolicy, estimatedBytes: number, budgetBytes: number): "all" | "on-demand" {
+  if (asked !== "auto") return asked;
+  return estimatedBytes <= budgetBytes ? "all" : "on-demand";
+}

@@ -1,11 +1,12 @@
-import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import { type Cell, collectedGauge, DeferredHistogram, deferredCounter, getOrMake } from "./deferred-metrics.ts";
 import { cascadeMetrics } from "./metrics/cascade-metrics.ts";
+import { modelMemoryMetrics } from "./metrics/model-memory-metrics.ts";
 import { registryMetrics } from "./metrics/registry-metrics.ts";
 import { rolloutMetrics } from "./metrics/rollout-metrics.ts";
 import { tenantMetrics } from "./metrics/tenant-metrics.ts";
 import { type ModelStatistics, sumStatistics, VersionStatistics } from "./model-stats.ts";
-import type { InferenceOutcome, ModelMemory, ModelRecorder, Recorder } from "./recorder.ts";
+import type { InferenceOutcome, ModelRecorder, Recorder } from "./recorder.ts";
 
 /** One process's metrics as `Registry.getMetricsAsJSON()` returns them. */
 export type MetricsJson = Awaited<ReturnType<Registry["getMetricsAsJSON"]>>;
@@ -107,53 +108,6 @@ export function createMetrics(): Metrics {
     labelNames: ["model", "outcome"],
     ...common,
   });
-  const loadDuration = new Histogram({
-    name: "edgecascade_model_load_duration_seconds",
-    help: "Successful model loads (file check, session, warm-up, fixture) by trigger: policy (at start, readiness), demand (a request), control (the load API, SIGHUP, a rollout), registry (the served version the model registry names).",
-    labelNames: ["trigger"],
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    ...common,
-  });
-  const evictions = new Counter({
-    name: "edgecascade_model_evictions_total",
-    help: "Serving versions evicted (least recently used) to make room within --model-memory-mb.",
-    labelNames: ["model"],
-    ...common,
-  });
-  let memory: (() => ModelMemory) | undefined;
-  new Gauge({
-    name: "edgecascade_model_resident_bytes",
-    help: "Memory the loaded and retiring model versions are counted as (docs/regional.md, the memory budget); summed over workers.",
-    ...common,
-    collect() {
-      if (memory) this.set(memory().residentBytes);
-    },
-  });
-  new Gauge({
-    name: "edgecascade_model_memory_budget_bytes",
-    help: "--model-memory-mb in bytes, summed over workers; 0 with --load-policy all (no budget).",
-    ...common,
-    collect() {
-      if (memory) this.set(memory().budgetBytes);
-    },
-  });
-  new Gauge({
-    name: "edgecascade_models_loaded",
-    help: "Models with a version serving, summed over workers (a model served by two workers counts twice).",
-    ...common,
-    collect() {
-      if (memory) this.set(memory().loaded);
-    },
-  });
-  new Gauge({
-    name: "edgecascade_models_available",
-    help: "Models in the repository that a request may use (loaded or not; unloaded ones excluded).",
-    aggregator: "max",
-    ...common,
-    collect() {
-      if (memory) this.set(memory().available);
-    },
-  });
   const provider = new Gauge({
     name: "edgecascade_execution_provider",
     help: "1 for the onnxruntime execution provider the sessions run on.",
@@ -247,11 +201,7 @@ export function createMetrics(): Metrics {
     rollout,
     registry: registryRecorder,
     modelLoad: (model, outcome) => loads.inc({ model, outcome }),
-    modelLoadTime: (trigger, seconds) => loadDuration.observe({ trigger }, seconds),
-    modelEvicted: (model) => evictions.inc({ model }),
-    modelMemory(read) {
-      memory = read;
-    },
+    ...modelMemoryMetrics(common),
     modelSignatures: (required) => signatures.set(required ? 1 : 0),
     executionProvider(name) {
       provider.reset();

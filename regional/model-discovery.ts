@@ -1,6 +1,7 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { type ModelConfig, parseModelConfig } from "../protocol/model-config.ts";
+import { versionBytes } from "./memory-budget.ts";
 
 /**
  * Discovery, as Triton's ModelRepositoryManager does it: which models a Triton-layout directory holds
@@ -47,4 +48,25 @@ export async function readModelConfig(modelsDir: string, name: string): Promise<
   const config = parseModelConfig(raw, source);
   if (config.name !== name) throw new Error(`${source} names the model "${config.name}", not "${name}"`);
   return config;
+}
+
+/**
+ * A repository at start: its models (throws when it holds none, or when a pinned model is not in it), the
+ * configs that could be read (one that cannot is left to the model's load, which fails with the reason), and
+ * what every model's configured version is counted as (memory-budget.ts), which `auto` weighs against the budget.
+ */
+export async function discoverRepository(
+  modelsDir: string,
+  pinned: ReadonlySet<string>,
+): Promise<{ names: string[]; configs: ModelConfig[]; estimatedBytes: number }> {
+  const names = await discoverModels(modelsDir);
+  if (names.length === 0) throw new Error(`model repository ${modelsDir}: no <name>/config.json found`);
+  const unknown = [...pinned].filter((name) => !names.includes(name));
+  if (unknown.length > 0) {
+    throw new Error(`--pinned-models names ${unknown.map((n) => `"${n}"`).join(", ")}, not in ${modelsDir}`);
+  }
+  const read = await Promise.all(names.map((name) => readModelConfig(modelsDir, name).catch(() => undefined)));
+  const configs = read.filter((c) => c !== undefined);
+  const estimatedBytes = configs.reduce((sum, c) => sum + versionBytes(c.versions[c.version]!.bytes), 0);
+  return { names, configs, estimatedBytes };
 }

@@ -1,9 +1,11 @@
 import { describe, expect, it } from "vitest";
 import {
   demandLoadAllowed,
+  failedModels,
   failedReason,
   loadDue,
   type ModelLifecycleView,
+  notReadyLines,
   poolReady,
   waitsForLoad,
   whyNotServing,
@@ -102,5 +104,27 @@ describe("loadDue", () => {
     expect(loadDue(loading, 1e9)).toBe(false);
     expect(loadDue(unloaded, 1e9)).toBe(false);
     expect(loadDue(onDemand, 1e9)).toBe(false);
+  });
+});
+
+describe("notReadyLines and failedModels", () => {
+  const repository = [
+    { name: "b", view: failed },
+    { name: "a", view: loading },
+    { name: "c", view: serving },
+    { name: "d", view: onDemand },
+  ];
+
+  it("names each model waited for that does not serve, with why; a model loaded on demand is not waited for", () => {
+    expect(notReadyLines(repository)).toEqual(["b: checksum mismatch", "a: loading"]);
+    expect(notReadyLines([])).toEqual(["no models found"]);
+  });
+
+  it("lists the models whose last load failed, in name order", () => {
+    const cold = { name: "0", view: model({ wanted: false, failures: 1, lastError: "no room" }) };
+    expect(failedModels([...repository, cold])).toEqual([
+      { model: "0", reason: "no room" },
+      { model: "b", reason: "checksum mismatch" },
+    ]);
   });
 });

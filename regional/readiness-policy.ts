@@ -74,3 +74,21 @@ export function waitsForLoad(leftMs: number, expectedLoadMs: number | undefined)
 export function demandLoadAllowed(model: ModelLifecycleView, nowMs: number): boolean {
   return !model.unloaded && !model.serving && (model.loading || nowMs >= model.retryAtMs);
 }
+
+/** Why a repository is not ready: one line per model it waits for that does not serve (`name: why`). */
+export function notReadyLines(models: readonly { name: string; view: ModelLifecycleView }[]): string[] {
+  if (models.length === 0) return ["no models found"];
+  return models.flatMap(({ name, view }) => (view.wanted && !view.serving ? [`${name}: ${whyNotServing(view)}`] : []));
+}
+
+/** The models whose last load failed, with why, in name order (the pod is ready without them). */
+export function failedModels(
+  models: readonly { name: string; view: ModelLifecycleView }[],
+): { model: string; reason: string }[] {
+  return [...models]
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .flatMap(({ name, view }) => {
+      const reason = failedReason(view);
+      return reason === undefined ? [] : [{ model: name, reason }];
+    });
+}

@@ -1,37 +1,26 @@
-import { ModelNotReady, NotFound } from "../protocol/errors.ts";
-import { describeModel, type ModelConfig, type ModelIo, modelIoOf } from "../protocol/model-config.ts";
+import { NotFound } from "../protocol/errors.ts";
+import { describeModel, type ModelConfig, type ModelIo } from "../protocol/model-config.ts";
 import type { ModelMetadata } from "../protocol/types.ts";
-import { nowUs } from "./clock.ts";
-import { LoadSlots, MemoryBudget, withinDeadline } from "./demand-loads.ts";
 import type { Logger } from "./log.ts";
-import { versionBytes } from "./memory-budget.ts";
-import { discoverModels, isModelDir, readModelConfig } from "./model-discovery.ts";
+import { type LoadPolicy, resolveLoadPolicy } from "./memory-budget.ts";
+import { ModelConfigs } from "./model-configs.ts";
+import { discoverModels, discoverRepository, isModelDir } from "./model-discovery.ts";
 import type { IndexEntry } from "./model-life.ts";
 import { type LifecycleContext, type LoadReport, type LoadTrigger, ModelLifecycle } from "./model-lifecycle.ts";
 import type { Lease, ModelVersion } from "./model-version.ts";
+import { OnDemandLoads } from "./on-demand.ts";
 import {
   demandLoadAllowed,
-  failedReason,
+  failedModels,
   loadDue,
+  type ModelLifecycleView,
+  notReadyLines,
   poolReady,
-  waitsForLoad,
   whyNotServing,
 } from "./readiness-policy.ts";
-import type { Recorder } from "./recorder.ts";
+import type { ModelMemory, Recorder } from "./recorder.ts";
 import { DEFAULT_RETRY_BACKOFF, type RetryBackoff } from "./retry-backoff.ts";
 import { VersionLoader, type VersionLoaderOptions } from "./version-loader.ts";
-
-/**
- * Which models load without a request asking: `all` (every model, at start, kept loaded: no budget applies),
- * `on-demand` (the pinned models at start; every other on its first request, within the memory budget,
- * evicted least recently used), `auto` (`all` when every model's estimate fits the budget, else `on-demand`).
- */
-export type LoadPolicy = "auto" | "all" | "on-demand";
-
-/** Loads started by requests that may run at once in one worker (more wait their turn, within their deadline). */
-export const DEMAND_LOAD_SLOTS = 2;
-/** Loads whose durations say how long the next will take (`waitsForLoad`). */
-const RECENT_LOADS = 16;
 
 export type { IndexEntry, ModelState } from "./model-life.ts";
 export type { LoadReport } from "./model-lifecycle.ts";
@@ -60,8 +49,9 @@ export type RepositoryOptions = Omit<VersionLoaderOptions, "warmupBudgetMs" | "a
 /**
  * The model repository, split as Triton splits it: this class is the manager (Triton's ModelRepositoryManager):
  * which models the directory holds (model-discovery.ts; `load` and `loadCandidate` alike find a model directory
- * added since start), the pool's readiness over all of them, and each call handed to the model's lifecycle
- * (model-lifecycle.ts, Triton's ModelLifeCycle, over its state in model-life.ts).
+ * added since start), the load policy (loads on demand and within the memory budget: on-demand.ts), the pool's
+ * readiness over all of them, and each call handed to the model's lifecycle (model-lifecycle.ts, Triton's
+ * ModelLifeCycle, over its state in model-life.ts).
  */
 export class ModelRepository {
   readonly #options: RepositoryOptions;
@@ -73,12 +63,8 @@ export class ModelRepository {
   #closed = false;
   /** The policy in force once `discover` resolved `auto`. */
   #policy: "all" | "on-demand" = "all";
-  readonly #budget: MemoryBudget;
-  readonly #slots = new LoadSlots(DEMAND_LOAD_SLOTS);
-  /** Each model's load started by requests, shared by every request waiting for it. */
-  readonly #demanded = new Map<string, Promise<void>>();
-  /** Every model's config as last read (discovery, loads): metadata and inputs of models not loaded. */
-  readonly #configs = new Map<string, ModelConfig>();
+  readonly #onDemand: OnDemandLoads;
+  readonly #configs: ModelConfigs;
 
   constructor(options: RepositoryOptions, recorder: Recorder, log: Logger) {
     this.#options = options;
@@ -92,7 +78,12 @@ export class ModelRepository {
       closed: () => this.#closed,
       loadEnded: () => this.#announceIfReady(),
     };
-    this.#budget = new MemoryBudget(options.memoryBudgetBytes ?? 256 * 2 ** 20, () => this.#models.values());
+    this.#configs = new ModelConfigs((name) => this.#context.loader.config(name));
+    this.#onDemand = new OnDemandLoads({
+      budgetBytes: options.memoryBudgetBytes ?? 256 * 2 ** 20,
+      models: () => this.#models.values(),
+      readConfig: (name) => this.#configs.reread(name),
+    });
     recorder.modelMemory(() => this.memory());
   }
 
@@ -107,26 +98,19 @@ export class ModelRepository {
    * is left to the model's load, which fails with the reason.
    */
   async discover(): Promise<string[]> {
-    const { modelsDir } = this.#options;
-    const names = await discoverModels(modelsDir);
-    if (names.length === 0) throw new Error(`model repository ${modelsDir}: no <name>/config.json found`);
-    const configs = await Promise.all(names.map((name) => readModelConfig(modelsDir, name).catch(() => undefined)));
-    for (const config of configs) if (config) this.#configs.set(config.name, config);
     const pinned = new Set(this.#options.pinned ?? []);
-    const unknown = [...pinned].filter((name) => !names.includes(name));
-    if (unknown.length > 0) {
-      throw new Error(`--pinned-models names ${unknown.map((n) => `"${n}"`).join(", ")}, not in ${modelsDir}`);
-    }
-    const needBytes = configs.reduce((sum, c) => sum + (c ? versionBytes(c.versions[c.version]!.bytes) : 0), 0);
+    const { names, configs, estimatedBytes } = await discoverRepository(this.#options.modelsDir, pinned);
+    for (const config of configs) this.#configs.set(config);
     const asked = this.#options.loadPolicy ?? "all";
-    this.#policy = asked === "auto" ? (needBytes <= this.#budget.budgetBytes ? "all" : "on-demand") : asked;
+    const { budget } = this.#onDemand;
+    this.#policy = resolveLoadPolicy(asked, estimatedBytes, budget.budgetBytes);
     for (const name of names) this.#modelFor(name).pinned = this.#policy === "all" || pinned.has(name);
     this.#log("info", `load policy: ${this.#policy}`, {
       asked,
       models: names.length,
       pinned: this.#policy === "all" ? names.length : pinned.size,
-      estimatedBytes: needBytes,
-      ...(this.#policy === "on-demand" ? { budgetBytes: this.#budget.budgetBytes } : {}),
+      estimatedBytes,
+      ...(this.#policy === "on-demand" ? { budgetBytes: budget.budgetBytes } : {}),
     });
     return names;
   }
@@ -142,15 +126,8 @@ export class ModelRepository {
   }
 
   /** The memory and model counts `/metrics` and readiness report. */
-  memory(): { residentBytes: number; budgetBytes: number; loaded: number; available: number } {
-    let loaded = 0;
-    let available = 0;
-    for (const m of this.#models.values()) {
-      if (m.serves) loaded++;
-      if (!m.view().unloaded) available++;
-    }
-    const budgetBytes = this.#policy === "on-demand" ? this.#budget.budgetBytes : 0;
-    return { residentBytes: this.#budget.usedBytes(), budgetBytes, loaded, available };
+  memory(): ModelMemory {
+    return this.#onDemand.memory(this.#policy === "on-demand");
   }
 
   /**
@@ -166,7 +143,7 @@ export class ModelRepository {
     // Asking whether a model loaded on demand is ready starts its load, as its first request would.
     if (name && this.#policy === "on-demand") {
       const model = this.#get(name);
-      if (!model.pinned && demandLoadAllowed(model.view(), now)) this.#demandLoad(model).catch(() => {});
+      if (!model.pinned && demandLoadAllowed(model.view(), now)) this.#onDemand.start(model).catch(() => {});
     }
   }
 
@@ -175,21 +152,17 @@ export class ModelRepository {
    * `failedModels()`, with the reason; readiness checks retry it with backoff).
    */
   ready(): boolean {
-    return poolReady([...this.#models.values()].map((m) => m.view()));
+    return poolReady(this.#views().map((m) => m.view));
   }
 
   /** Why the repository is not ready, one line per model. */
   notReadyReasons(): string[] {
-    if (this.#models.size === 0) return ["no models found"];
-    return this.#wanted().flatMap((m) => (m.view().serving ? [] : [`${m.name}: ${whyNotServing(m.view())}`]));
+    return notReadyLines(this.#views());
   }
 
   /** Wanted models that do not serve because their last load failed, with why (the pod is ready without them). */
   failedModels(): { model: string; reason: string }[] {
-    return this.#sorted().flatMap((m) => {
-      const reason = failedReason(m.view());
-      return reason === undefined ? [] : [{ model: m.name, reason }];
-    });
+    return failedModels(this.#views());
   }
 
   /** Why `name` does not serve (undefined when it does); 404 for an unknown model. */
@@ -223,30 +196,7 @@ export class ModelRepository {
     model.lastUsed = performance.now();
     if (model.serves || this.#policy === "all") return model.acquire(version);
     if (!demandLoadAllowed(model.view(), model.lastUsed)) return model.acquire(version);
-    const loading = this.#demandLoad(model);
-    const leftMs = (deadlineUs - nowUs()) / 1000;
-    const expectedMs = this.#expectedLoadMs();
-    if (!waitsForLoad(leftMs, expectedMs)) {
-      loading.catch(() => {}); // its failure is the model's, for the requests after this one
-      throw new ModelNotReady(
-        `model "${name}" is loading on demand (loads take about ${Math.round(expectedMs!)} ms here, ` +
-          `more than the ${Math.max(0, Math.round(leftMs))} ms this request may wait); retry shortly`,
-        1,
-      );
-    }
-    return withinDeadline(loading, deadlineUs, name).then(() => model.acquire(version));
-  }
-
-  /** Recent loads started by requests, in ms (the last `RECENT_LOADS`). */
-  readonly #loadMs: number[] = [];
-
-  /**
-   * The longest of the recent loads started by requests (undefined before the first): a request waits only when
-   * its deadline leaves that much, so that a caller with a short deadline (the edge's) is answered at once rather
-   * than cut off by its own deadline as often as not.
-   */
-  #expectedLoadMs(): number | undefined {
-    return this.#loadMs.length === 0 ? undefined : Math.max(...this.#loadMs);
+    return this.#onDemand.waitFor(model, deadlineUs).then(() => model.acquire(version));
   }
 
   /**
@@ -274,15 +224,13 @@ export class ModelRepository {
    */
   async configChanged(name: string): Promise<void> {
     this.#get(name);
-    this.#configs.set(name, await this.#context.loader.config(name));
+    await this.#configs.reread(name);
   }
 
   /** `name`'s inputs and outputs from its config, loaded or not (404 for an unknown model). */
   io(name: string): ModelIo {
     const model = this.#get(name);
-    const config = this.#configs.get(name);
-    if (!config) return model.acquire().model.io; // never read: 503 with why, unless it serves
-    return modelIoOf(config);
+    return this.#configs.io(name) ?? model.acquire().model.io; // never read: 503 with why, unless it serves
   }
 
   /** The serving version and the rollout's candidate of `name`, if any (404 for an unknown model). */
@@ -296,13 +244,9 @@ export class ModelRepository {
    */
   metadata(name: string, version?: string): ModelMetadata {
     const model = this.#get(name);
-    const config = this.#configs.get(name);
-    if (!model.serves && config && !model.pinned && !model.view().unloaded) {
-      if (version !== undefined && version !== config.version) {
-        throw new NotFound(`model "${name}" version ${version} is not served; version ${config.version} is`);
-      }
-      return describeModel(config, [config.version], name);
-    }
+    const fromConfig = !model.serves && !model.pinned && !model.view().unloaded;
+    const described = fromConfig ? this.#configs.metadata(name, version) : undefined;
+    if (described) return described;
     const lease = this.acquire(name, version);
     lease.release();
     return describeModel(lease.model.config, [lease.model.version], name);
@@ -372,20 +316,13 @@ export class ModelRepository {
   async reloadAll(): Promise<PromiseSettledResult<LoadReport>[]> {
     for (const name of await discoverModels(this.#options.modelsDir)) this.#modelFor(name);
     const wanted = [...this.#models.values()].filter((m) => m.view().wanted || m.serves);
-    for (const m of wanted) {
+    const reloaded = wanted.filter((m) => {
       const { candidate } = m.versions();
-      if (candidate) {
-        this.#log("info", "SIGHUP: not reloading a model in a rollout", {
-          model: m.name,
-          candidate: candidate.version,
-        });
-      }
-    }
-    return Promise.allSettled(
-      wanted
-        .filter((m) => !m.versions().candidate)
-        .map((m) => this.#withRoom(m, undefined, () => m.load(undefined, "control"))),
-    );
+      const fields = { model: m.name, candidate: candidate?.version };
+      if (candidate) this.#log("info", "SIGHUP: not reloading a model in a rollout", fields);
+      return !candidate;
+    });
+    return Promise.allSettled(reloaded.map((m) => this.#withRoom(m, undefined, () => m.load(undefined, "control"))));
   }
 
   /**
@@ -401,6 +338,10 @@ export class ModelRepository {
     const model = this.#models.get(name);
     if (!model) throw this.#unknown(name);
     return model;
+  }
+
+  #views(): { name: string; view: ModelLifecycleView }[] {
+    return [...this.#models.values()].map((m) => ({ name: m.name, view: m.view() }));
   }
 
   #wanted(): ModelLifecycle[] {
@@ -429,48 +370,9 @@ export class ModelRepository {
     return model;
   }
 
-  /**
-   * `load` run with room made for the version it brings, under `on-demand` (the config re-read for its size;
-   * the load itself reads it again and fails with the reason if it cannot). A config that cannot be read
-   * makes no room: the load then fails on it.
-   */
-  async #withRoom<T>(model: ModelLifecycle, version: string | undefined, load: () => Promise<T>): Promise<T> {
-    if (this.#policy !== "on-demand") return load();
-    const config = await this.#context.loader.config(model.name).catch(() => undefined);
-    const entry = config?.versions[version ?? config.version];
-    if (!config || !entry) return load();
-    this.#configs.set(model.name, config);
-    const release = await this.#budget.room(model.name, versionBytes(entry.bytes));
-    try {
-      return await load();
-    } finally {
-      release();
-    }
-  }
-
-  /**
-   * The load requests start for a model that does not serve: one per model at a time, shared by every request
-   * waiting, in one of `DEMAND_LOAD_SLOTS`. Its failure is the model's 503, with the reason.
-   */
-  #demandLoad(model: ModelLifecycle): Promise<void> {
-    let loading = this.#demanded.get(model.name);
-    if (loading) return loading;
-    loading = this.#slots
-      .run(async () => {
-        if (model.serves) return;
-        const started = performance.now();
-        await this.#withRoom(model, undefined, () => model.load(undefined, "demand"));
-        this.#loadMs.push(performance.now() - started);
-        if (this.#loadMs.length > RECENT_LOADS) this.#loadMs.shift();
-      })
-      .catch((err: Error) => {
-        throw err instanceof ModelNotReady
-          ? err
-          : new ModelNotReady(`model "${model.name}" is not ready: ${err.message}`, 1);
-      })
-      .finally(() => this.#demanded.delete(model.name));
-    this.#demanded.set(model.name, loading);
-    return loading;
+  /** `load` run with room made for the version it brings, under `on-demand` (on-demand.ts). */
+  #withRoom<T>(model: ModelLifecycle, version: string | undefined, load: () => Promise<T>): Promise<T> {
+    return this.#policy === "on-demand" ? this.#onDemand.withRoom(model, version, load) : load();
   }
 
   /** The model `name`, adding a model directory created since start (Triton's explicit model control). */
@@ -486,9 +388,7 @@ export class ModelRepository {
     if (this.#announced || !this.ready()) return;
     this.#announced = true;
     const failed = this.failedModels();
-    if (failed.length > 0) {
-      this.#log("warn", "ready without some models: their load failed", { failed });
-    }
+    if (failed.length > 0) this.#log("warn", "ready without some models: their load failed", { failed });
     this.#options.onFirstReady?.();
   }
 }
