@@ -20,6 +20,11 @@ export const ROLLOUT_HEADER = "x-edgecascade-rollout";
  */
 export const WARM_UP_HEADER = "x-edgecascade-warm-up";
 /**
+ * On a pool's answer that waited for its model to load on demand: how long it waited, in ms. The edge keeps that
+ * answer's time out of its reach evidence: it measured the load, not how far the region is.
+ */
+export const MODEL_LOAD_HEADER = "x-edgecascade-model-load-ms";
+/**
  * On a forward: the edge tenant whose request it is (`acme`, `key:<digest>`, `anonymous`), covered by the call's
  * signature (signing.ts). Pools serve and count by it (regional/tenants/); calls without it are `direct`.
  */

@@ -4,12 +4,13 @@ import { encodeInferResponse, readInferBody, wantsBinaryOutput } from "../protoc
 import { parseClassifyRequest, readClassifyInputs } from "../protocol/classify-request.ts";
 import { decodeBody, requestCoding } from "../protocol/content-coding.ts";
 import { ServingError } from "../protocol/errors.ts";
-import { MODEL_VERSION_HEADER, ROLLOUT_HEADER, SERVED_BY_HEADER } from "../protocol/headers.ts";
+import { MODEL_LOAD_HEADER, MODEL_VERSION_HEADER, ROLLOUT_HEADER, SERVED_BY_HEADER } from "../protocol/headers.ts";
 import { checkNamedModel, type InferCall, parseInferRequest, readInferInputs } from "../protocol/infer-request.ts";
 import { parseJsonBody } from "../protocol/json-body.ts";
 import type { ModelIo } from "../protocol/model-config.ts";
 import { toInferResponse, toPredictions } from "../protocol/responses.ts";
 import { formatRolloutHeader } from "../protocol/rollout/header.ts";
+import { timingMs } from "../protocol/server-timing.ts";
 import type { InputRows } from "../protocol/tensor.ts";
 import type { ClassifyResponse, ServedBy } from "../protocol/types.ts";
 import type { AppDeps } from "./app-context.ts";
@@ -213,8 +214,11 @@ export function inferenceAnswers(deps: AppDeps) {
     const peer = deps.peers?.ownerOf(model);
     const onPeer = peer && (await onPeers.infer(peer, clock, call, binary, model, version, prepare));
     if (onPeer) return onPeer;
+    const askedUs = nowUs();
     const leased = repository.lease(model, version, clock.deadlineUs);
     const acquired = leased instanceof Promise ? await leased : leased;
+    const initial: Record<string, string> = {};
+    if (leased instanceof Promise) initial[MODEL_LOAD_HEADER] = timingMs((nowUs() - askedUs) / 1000);
     let lease = acquired;
     try {
       const rows = readInferInputs(call, acquired.model.io, limits, binary, rowArrays);
@@ -229,7 +233,7 @@ export function inferenceAnswers(deps: AppDeps) {
       } catch (err) {
         failed(clock, ran, rows, err);
       }
-      const headers = succeeded(clock, ran, rows, result, {});
+      const headers = succeeded(clock, ran, rows, result, initial);
       return {
         model,
         version: lease.model.version,
@@ -274,10 +278,11 @@ export function inferenceAnswers(deps: AppDeps) {
   ): void {
     const leased = repository.lease(call.model, call.version, input.deadlineUs);
     if (leased instanceof Promise) {
-      // A model loaded on demand: its first requests wait for the load (within their deadline).
+      // A model loaded on demand: its first requests wait for the load (within their deadline), and say so.
+      const askedUs = nowUs();
       leased.then((acquired) => {
         try {
-          classifyLeased(input, call, acquired, answered, failedWith);
+          classifyLeased(input, call, acquired, answered, failedWith, (nowUs() - askedUs) / 1000);
         } catch (err) {
           failedWith(err);
         }
@@ -294,6 +299,7 @@ export function inferenceAnswers(deps: AppDeps) {
     acquired: Lease,
     answered: (answer: InferenceAnswer) => void,
     failedWith: (err: unknown) => void,
+    loadWaitMs?: number,
   ): void {
     let lease = acquired;
     let rows: InputRows;
@@ -313,7 +319,9 @@ export function inferenceAnswers(deps: AppDeps) {
       (result) => {
         let answer: InferenceAnswer;
         try {
-          const headers = succeeded(input, leased, rows, result, { "content-type": "application/json" }, audit);
+          const initial: Record<string, string> = { "content-type": "application/json" };
+          if (loadWaitMs !== undefined) initial[MODEL_LOAD_HEADER] = timingMs(loadWaitMs);
+          const headers = succeeded(input, leased, rows, result, initial, audit);
           const { io, version } = leased.model;
           const response: ClassifyResponse = {
             model: call.model,

@@ -76,11 +76,12 @@ describe("failedReason", () => {
 });
 
 describe("waitsForLoad", () => {
-  it("waits while the deadline leaves at least what loads have taken lately, or before any load", () => {
+  it("waits while the deadline leaves at least what loads have taken lately; before any load, only without one", () => {
     expect(waitsForLoad(5, 12)).toBe(false);
     expect(waitsForLoad(12, 12)).toBe(true);
     expect(waitsForLoad(Number.POSITIVE_INFINITY, 12)).toBe(true);
-    expect(waitsForLoad(1, undefined)).toBe(true);
+    expect(waitsForLoad(Number.POSITIVE_INFINITY, undefined)).toBe(true);
+    expect(waitsForLoad(1000, undefined)).toBe(false);
   });
 });
 

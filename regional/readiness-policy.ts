@@ -58,13 +58,13 @@ export function loadDue(model: ModelLifecycleView, nowMs: number): boolean {
 
 /**
  * Whether a request for a model loading on demand waits for the load: when it may wait longer than loads have
- * taken lately (`expectedLoadMs`, the longest of the last few; undefined before the first: it waits). One that
- * cannot answers 503 `model_not_ready` at once (the load goes on for the next requests), so that its caller
- * (the edge) answers from its own model or another region now, rather than when its deadline cuts the call off
- * (which the edge would count as the region being slow).
+ * taken lately (`expectedLoadMs`, the longest of the last few), or, before any load, when it has no deadline.
+ * One that cannot answers 503 `model_not_ready` at once (the load goes on for the next requests), so that its
+ * caller (the edge) answers from its own model or another region now, rather than when its deadline cuts the call
+ * off (which the edge counts as the region being slow, and then stops forwarding to it).
  */
 export function waitsForLoad(leftMs: number, expectedLoadMs: number | undefined): boolean {
-  return expectedLoadMs === undefined || leftMs >= expectedLoadMs;
+  return expectedLoadMs === undefined ? leftMs === Number.POSITIVE_INFINITY : leftMs >= expectedLoadMs;
 }
 
 /**

@@ -26,7 +26,8 @@ const evidenceOf = (call: RegionCall) => ({
 /**
  * Count each sent call's outcome and keep answer latencies (the hedge delay and the reach estimate of the place
  * the request came from are computed from them); a call the deadline cut off counts as at least as slow as it
- * was waited for. A warm-up request's call is counted only.
+ * was waited for. A warm-up request's call is counted only, and so is an answer that waited for its model to load
+ * on demand at the region (`loadMs`): its time is the load's, not the region's distance.
  */
 export const observe =
   (book: RegionBook): Interceptor =>
@@ -36,7 +37,9 @@ export const observe =
     const sentAt = Date.now();
     try {
       const answer = await next(call);
-      book.observe(name, "answered", answer.ms, evidenceOf(call));
+      const evidence = evidenceOf(call);
+      if (answer.loadMs !== undefined) evidence.evidence = false;
+      book.observe(name, "answered", answer.ms, evidence);
       return answer;
     } catch (err) {
       const counter = counterOf(err);

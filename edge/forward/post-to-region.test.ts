@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { breaker } from "./breaker.ts";
 import { RegionError } from "./errors.ts";
+import { observe } from "./observe.ts";
 import { postToRegion } from "./post-to-region.ts";
 import { RegionBook } from "./region-book.ts";
 import type { RegionCall } from "./types.ts";
@@ -53,5 +54,43 @@ describe("postToRegion's reading of a region's refusal", () => {
     const guardedFailing = breaker(failing)(answering(500, { error: "boom", code: "internal" }));
     for (let i = 0; i < 2; i++) expect(await codeOf(guardedFailing(call))).toBe("status");
     expect(await codeOf(guardedFailing(call))).toBe("breaker_open");
+  });
+});
+
+describe("an answer that waited for its model to load on demand at the region", () => {
+  const TOKYO = { latitude: 35.68, longitude: 139.69, place: "35.7,139.7" };
+  const withLoad = (loadMs: string | undefined) =>
+    postToRegion(async () =>
+      Response.json(
+        { model: "m", version: "1", predictions: [{ scores: [0.5, 0.5] }] },
+        { headers: { "x-model-version": "1", ...(loadMs ? { "x-edgecascade-model-load-ms": loadMs } : {}) } },
+      ),
+    );
+
+  it("says how long it waited (x-edgecascade-model-load-ms)", async () => {
+    expect((await withLoad("14.250")(call)).loadMs).toBe(14.25);
+    expect((await withLoad(undefined)(call)).loadMs).toBeUndefined();
+  });
+
+  it("is counted, but its time is no evidence of how far the region is", async () => {
+    const book = new RegionBook([region], {
+      breaker: { failures: 5, cooldownMs: 30_000, maxCooldownMs: 300_000 },
+      hedgeDefaultMs: 5,
+      hedgeBudgetRatio: 0.1,
+      hedgeBudgetBurst: 5,
+      warmProbeIntervalMs: 3000,
+      warmProbeLostAfterMs: 10_000,
+    });
+    const before = book.expectedAnswerMs("eu", TOKYO);
+    const slow = (loadMs: string | undefined) =>
+      observe(book)(async (c) => ({ ...(await withLoad(loadMs)(c)), ms: 40 }));
+    for (let i = 0; i < 10; i++) await slow("35.000")({ ...call, location: TOKYO });
+    const eu = () => book.snapshot(TOKYO).regions.find((r) => r.name === "eu")!;
+    expect(eu().counters).toMatchObject({ answered: 10 });
+    expect(eu().latencySamples).toBe(0);
+    expect(book.expectedAnswerMs("eu", TOKYO)).toBe(before);
+    // The same answer without a load is evidence.
+    await slow(undefined)({ ...call, location: TOKYO });
+    expect(book.expectedAnswerMs("eu", TOKYO)).toBe(40);
   });
 });

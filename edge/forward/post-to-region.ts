@@ -1,4 +1,10 @@
-import { AUDIT_HEADER, MODEL_VERSION_HEADER, ROLLOUT_HEADER, TENANT_HEADER } from "../../protocol/headers.ts";
+import {
+  AUDIT_HEADER,
+  MODEL_LOAD_HEADER,
+  MODEL_VERSION_HEADER,
+  ROLLOUT_HEADER,
+  TENANT_HEADER,
+} from "../../protocol/headers.ts";
 import { parseRolloutHeader } from "../../protocol/rollout/header.ts";
 import type { Prediction } from "../../protocol/types.ts";
 import { shedBackoffMs } from "../regions/shed-backoff-policy.ts";
@@ -96,6 +102,14 @@ export function postToRegion(send: RegionTransport = (_region, url, init) => fet
     }
     const probs = readProbs(region.name, body, call.batch, call.classes);
     const rollout = parseRolloutHeader(response.headers.get(ROLLOUT_HEADER));
-    return { region: region.name, version, probs, ms: Date.now() - started, ...(rollout ? { rollout } : {}) };
+    const loadMs = Number(response.headers.get(MODEL_LOAD_HEADER) ?? Number.NaN);
+    return {
+      region: region.name,
+      version,
+      probs,
+      ms: Date.now() - started,
+      ...(rollout ? { rollout } : {}),
+      ...(loadMs >= 0 ? { loadMs } : {}),
+    };
   };
 }

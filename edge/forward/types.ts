@@ -55,6 +55,8 @@ export interface RegionAnswer {
   ms: number;
   /** The model's rollout as the region holds it (`x-edgecascade-rollout`), if it has had one. */
   rollout?: RolloutView;
+  /** How long the answer waited for the model to load on demand at the region (`x-edgecascade-model-load-ms`). */
+  loadMs?: number;
 }
 
 export type RegionDispatch = (call: RegionCall) => Promise<RegionAnswer>;

@@ -18,7 +18,9 @@ export interface WarmProbeOptions extends Pick<StatusCheckOptions, "timeoutMs" |
  * on the connection the GET warmed: a time taken on a new connection would carry the TCP and TLS handshakes
  * that a request in a warm isolate does not pay, and a health check alone would miss the answer path's own
  * time (queue, batcher, model). Its answer time reaches the reach estimate as a warm probe's sample (observe.ts);
- * a failure is the breaker's business like a request's. Never rejects.
+ * a failure is the breaker's business like a request's. Should the model have been loading on demand at the
+ * region (the answer says so), the classify is sent once more, to time the answer path rather than the load.
+ * Never rejects.
  */
 export async function warmProbe(region: Region, options: WarmProbeOptions): Promise<void> {
   try {
@@ -26,17 +28,20 @@ export async function warmProbe(region: Region, options: WarmProbeOptions): Prom
     await ready.body?.cancel();
     if (!ready.ok) return;
     const { name, width, classes } = options.model;
-    await options.call({
-      region,
-      path: "/v1/classify",
-      body: JSON.stringify({ model: name, inputs: [new Array(width).fill(0)] }),
-      batch: 1,
-      classes,
-      headers: {},
-      deadlineAt: Date.now() + options.timeoutMs,
-      warmProbe: true,
-      ...(options.location ? { location: options.location } : {}),
-    });
+    const classify = () =>
+      options.call({
+        region,
+        path: "/v1/classify",
+        body: JSON.stringify({ model: name, inputs: [new Array(width).fill(0)] }),
+        batch: 1,
+        classes,
+        headers: {},
+        deadlineAt: Date.now() + options.timeoutMs,
+        warmProbe: true,
+        ...(options.location ? { location: options.location } : {}),
+      });
+    // An answer that waited for the model to load on demand is no evidence (observe.ts): once more, loaded.
+    if ((await classify()).loadMs !== undefined) await classify();
   } catch {
     // What went wrong is already counted (observe.ts) and, for a failure, told to the breaker.
   }

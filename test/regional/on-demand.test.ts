@@ -82,6 +82,9 @@ describe("a pool loading models on demand", () => {
   it("loads a model on its first request; concurrent first requests share that one load", async () => {
     const answers = await Promise.all(Array.from({ length: 6 }, () => classify("digits-0002")));
     for (const a of answers) expect(a).toMatchObject({ status: 200, body: { model: "digits-0002", version: "1" } });
+    // Each says it waited for the load (the edge keeps such an answer's time out of its reach evidence); the next does not.
+    for (const a of answers) expect(Number(a.headers["x-edgecascade-model-load-ms"])).toBeGreaterThan(0);
+    expect((await classify("digits-0002")).headers["x-edgecascade-model-load-ms"]).toBeUndefined();
     const text = await metrics();
     expect(metric(text, "edgecascade_model_loads_total", { model: "digits-0002", outcome: "success" })).toBe(1);
     expect(metric(text, "edgecascade_model_load_duration_seconds_count", { trigger: "demand" })).toBe(1);
