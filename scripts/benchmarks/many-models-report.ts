@@ -39,6 +39,11 @@ const kib = (bytes: number) => Math.round(bytes / 1024).toLocaleString("en-US");
 const max = (xs: number[]) => Math.max(...xs);
 
 /** bench/many-models.md: the figures, each table saying what it compares. */
+const reasons = (by: Record<string, number> | undefined) =>
+  Object.entries(by ?? {})
+    .map(([reason, n]) => `${reason} ${n}`)
+    .join(", ") || "none";
+
 export function manyModelsMarkdown(r: ManyModelsResults): string {
   const { models, rate, duration, rounds, hot } = r.options;
   const many = r.memory;
@@ -74,23 +79,28 @@ export function manyModelsMarkdown(r: ManyModelsResults): string {
       `**${r.rounds.reduce((n, x) => n + x.many.failed + x.samples.failed, 0)}**. All requests of the ${models}-model runs ` +
       `(cold models included): p50 ${r.rounds.map((x) => x.many.all.p50Ms).join(" / ")} ms, p99 ` +
       `${r.rounds.map((x) => x.many.all.p99Ms).join(" / ")} ms; models asked for per run: ${r.rounds.map((x) => x.many.models).join(" / ")}; ` +
-      `forwarded ${r.rounds.map((x) => x.many.forwarded).join(" / ")}, degraded ${r.rounds.map((x) => x.many.degraded).join(" / ")}.`,
+      `forwarded ${r.rounds.map((x) => x.many.forwarded).join(" / ")}, degraded ${r.rounds.map((x) => x.many.degraded).join(" / ")} ` +
+      `(by reason: ${r.rounds.map((x) => reasons(x.many.degradedBy)).join(" / ")}); the 2-model runs: forwarded ` +
+      `${r.rounds.map((x) => x.samples.forwarded).join(" / ")}, degraded ${r.rounds.map((x) => x.samples.degraded).join(" / ")} ` +
+      `(${r.rounds.map((x) => reasons(x.samples.degradedBy)).join(" / ")}).`,
     "",
     "## A cold model's first request",
     "",
     "Models no traffic had asked for, one request each, before the rounds:",
     "",
-    "| tier | request | ms | answered by |",
-    "|---|---|---:|---|",
+    "| tier | request | ms | status | answered by |",
+    "|---|---|---:|---:|---|",
     ...r.cold.regional.map(
       (c) =>
-        `| pool | \`/v1/classify\` straight to the pool (no deadline): load on demand, then the run | ${c.ms} | ${c.servedBy} |`,
+        `| pool | \`/v1/classify\` straight to the pool, signed, no deadline: load on demand, then the run | ${c.ms} | ${c.status} | ${c.servedBy} |`,
     ),
     ...r.cold.edgeAuto.map(
       (c) =>
-        `| edge | \`/v1/classify\`, auto: forwarded, the session created after the answer | ${c.ms} | ${c.servedBy} |`,
+        `| edge | \`/v1/classify\`, auto: forwarded (the pool's copy cold too); when no region answers within the deadline, the session is waited for | ${c.ms} | ${c.status} | ${c.servedBy} |`,
     ),
-    ...r.cold.edgeOnly.map((c) => `| edge | \`cascade: "edge"\`: waits for the session | ${c.ms} | ${c.servedBy} |`),
+    ...r.cold.edgeOnly.map(
+      (c) => `| edge | \`cascade: "edge"\`: waits for the session | ${c.ms} | ${c.status} | ${c.servedBy} |`,
+    ),
     "",
     "## Memory over time against the budgets",
     "",

@@ -17,11 +17,12 @@ describe("runFigures", () => {
     const answers = [
       ...Array.from({ length: 98 }, (_, i) => ({ rank: 0, latencyMs: 1 + i / 100, status: 200, servedBy: "edge" })),
       { rank: 1, latencyMs: 9, status: 200, servedBy: "regional:us" },
-      { rank: 500, latencyMs: 40, status: 200, servedBy: "degraded" },
+      { rank: 500, latencyMs: 40, status: 200, servedBy: "degraded", degraded: "deadline" },
       { rank: 700, latencyMs: 5000, status: 0, servedBy: "" },
     ];
     const figures = runFigures(answers, 10);
     expect(figures).toMatchObject({ requests: 101, failed: 1, forwarded: 1, degraded: 1, models: 4 });
+    expect(figures.degradedBy).toEqual({ deadline: 1 });
     expect(figures.edgeShare).toBe(0.98);
     expect(figures.hot).toEqual({ requests: 99, p50Ms: 1.49, p99Ms: 9 });
     expect(figures.all.p99Ms).toBe(9);

@@ -22,6 +22,8 @@ export interface Answered {
   latencyMs: number;
   status: number;
   servedBy: string;
+  /** Why a degraded answer lacks the regional one (`x-edgecascade-degraded`). */
+  degraded?: string;
 }
 
 /** What a run amounted to: the hot models' latency, everyone's, the edge share and failures. */
@@ -32,6 +34,8 @@ export interface RunFigures {
   edgeShare: number;
   forwarded: number;
   degraded: number;
+  /** Degraded answers by reason. */
+  degradedBy: Record<string, number>;
   hot: { requests: number; p50Ms: number; p99Ms: number };
   all: { p50Ms: number; p99Ms: number };
   /** Distinct models asked for in the run. */
@@ -53,10 +57,17 @@ export function runFigures(answers: readonly Answered[], hot: number): RunFigure
     edgeShare: ok.length === 0 ? 0 : r3(ok.filter((a) => a.servedBy === "edge").length / ok.length),
     forwarded: ok.filter((a) => a.servedBy.startsWith("regional:")).length,
     degraded: ok.filter((a) => a.servedBy === "degraded").length,
+    degradedBy: countBy(ok.filter((a) => a.servedBy === "degraded").map((a) => a.degraded ?? "unknown")),
     hot: { requests: hotOk.length, p50Ms: q(hotOk, 0.5), p99Ms: q(hotOk, 0.99) },
     all: { p50Ms: q(all, 0.5), p99Ms: q(all, 0.99) },
     models: new Set(answers.map((a) => a.rank)).size,
   };
+}
+
+function countBy(keys: readonly string[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const key of keys) counts[key] = (counts[key] ?? 0) + 1;
+  return counts;
 }
 
 /** The median of a list of numbers (the mean of the middle two for an even count). */

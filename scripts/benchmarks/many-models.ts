@@ -1,6 +1,8 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { request } from "undici";
+import { DEGRADED_HEADER } from "../../protocol/headers.ts";
+import { signatureHeaders } from "../../protocol/signing.ts";
 import { processFlags } from "../../tools/cli/command.ts";
 import { MODELS_DIR, ROOT } from "../../tools/edge-bundle/build-edge.ts";
 import { readRepository } from "../../tools/edge-bundle/edge-models.ts";
@@ -154,6 +156,7 @@ async function run(stack: Stack, durationS: number, seed: number): Promise<Answe
           latencyMs: response.latencyMs,
           status: response.status,
           servedBy: headerValue(response.headers, "x-served-by") ?? "",
+          degraded: headerValue(response.headers, DEGRADED_HEADER),
         }),
     });
   } finally {
@@ -162,12 +165,15 @@ async function run(stack: Stack, durationS: number, seed: number): Promise<Answe
   return answers;
 }
 
-/** A model's first request at a tier: its latency and who answered. */
-async function coldRequest(url: string, payload: string) {
+/** A model's first request at a tier (signed as the edge signs its forwards, for a pool): its latency and who answered. */
+async function coldRequest(url: string, payload: string, signed = false) {
+  const signature = signed
+    ? await signatureHeaders(SECRET, { method: "POST", path: "/v1/classify", body: payload })
+    : {};
   const t = performance.now();
   const res = await request(`${url}/v1/classify`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", ...signature },
     body: payload,
   });
   const answer = (await res.body.json()) as { servedBy?: string };
@@ -270,8 +276,8 @@ async function main(): Promise<void> {
     const cold = copies.names.slice(-COLD);
     const coldFigures = {
       regional: [
-        await coldRequest(many.pool.url, body(many, cold[0]!, 0)),
-        await coldRequest(many.pool.url, body(many, cold[1]!, 0)),
+        await coldRequest(many.pool.url, body(many, cold[0]!, 0), true),
+        await coldRequest(many.pool.url, body(many, cold[1]!, 0), true),
       ],
       edgeAuto: [
         await coldRequest(many.edge.url, body(many, cold[2]!, 0)),
@@ -298,6 +304,12 @@ async function main(): Promise<void> {
       );
     }
     const memory: MemorySample[] = await sampler.stop();
+    // What the Worker's isolate made of the region over the runs: why rows were not forwarded (tooFar, timedOut).
+    const regionsOf = async (stack: Stack) =>
+      ((await (await stack.edge.dispatchFetch(`${stack.edge.url}/status/regions`)).json()) as { isolate?: unknown })
+        .isolate;
+    const edgeRegions = { samples: await regionsOf(samples), many: await regionsOf(many) };
+    console.log(JSON.stringify(edgeRegions).slice(0, 3000));
 
     let placement: Awaited<ReturnType<typeof placementRun>>[] = [];
     if (args["placement-models"] > 0) {
@@ -330,6 +342,7 @@ async function main(): Promise<void> {
         median: Math.round(median(hotRatio) * 1000) / 1000,
       },
       memory,
+      edgeRegions,
       placement,
     };
     const out = resolve(ROOT, args.out);
