@@ -263,8 +263,9 @@ describe("converters' default exports import unchanged", () => {
       fixture("torch-fixed.onnx"),
       "--softmax",
       "--quantize",
+      // The 52 calibration rows of wine.csv prove at most 0.944 at 95% confidence (the import's rule since issue 33).
       "--agreement",
-      "0.95",
+      "0.9",
       "--data",
       fixture("wine.csv"),
     ]);
