@@ -269,9 +269,7 @@ export async function importModel(
         width,
         outputName: candidate.signature.probabilities.name,
         classes,
-        ...(candidate.signature.input.fixedBatch === undefined
-          ? {}
-          : { fixedBatch: candidate.signature.input.fixedBatch }),
+        ...(candidate.signature.input.fixedBatch && { fixedBatch: candidate.signature.input.fixedBatch }),
       },
       weights: candidate.signature.int8 ? "int8" : "fp32",
       accuracy: {
