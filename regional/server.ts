@@ -48,6 +48,10 @@ export interface ServerHooks {
   poolNotReady?: () => string | undefined;
   /** Overrides of the load checks and of the retry backoff (tests). */
   loadChecks?: Pick<RepositoryOptions, "warmupBudgetMs" | "accuracyTolerance" | "retryBackoff">;
+  /** What runs each version's rows (version-loader.ts); default: its session, or `--version-delay-ms`'s wrapper. */
+  wrapSession?: RepositoryOptions["wrapSession"];
+  /** The milliseconds shadow runs are timed by (rollout/shadow.ts); default `performance.now`. */
+  shadowClock?: () => number;
 }
 
 export interface RegionalServer {
@@ -281,7 +285,11 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
     },
   });
   // The hot inference POSTs on plain node:http, everything else (and what the fast path declines) through Hono.
-  const server = createServer(inferenceFastPath({ deps, answers, fallback: honoListener }));
+  // A 413 to a client still sending its body is read by that client (refused-body.ts), on either path.
+  const server = createServer(
+    { ServerResponse: RefusedBodyResponse },
+    inferenceFastPath({ deps, answers, fallback: honoListener }),
+  );
   server.on("clientError", answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
