@@ -24,6 +24,7 @@ import { inferenceAdmission } from "./middleware/admit-in-time.ts";
 import { localControl, type ModelControl } from "./model-control.ts";
 import type { ModelStatistics } from "./model-stats.ts";
 import type { RegionalOptions } from "./options.ts";
+import { RefusedBodyResponse } from "./refused-body.ts";
 import { RegistryFollower } from "./registry/follower.ts";
 import { type LoadReport, ModelRepository, type RepositoryOptions } from "./repository.ts";
 import { Rollouts } from "./rollout/rollouts.ts";
@@ -32,6 +33,7 @@ import { TenantScheduler } from "./tenants/tenant-scheduler.ts";
 import { tenantTable } from "./tenants/tenant-table.ts";
 import { createRequestTracing, type RequestTracing, TRACING_OFF } from "./tracing/request-tracing.ts";
 import { tracingConfig } from "./tracing/tracing-config.ts";
+import { delayedVersions } from "./version-delay.ts";
 
 /** Things an embedding process (the CLI, a cluster worker, a test, a benchmark) supplies. */
 export interface ServerHooks {
@@ -219,14 +221,14 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
       executor: hooks.executor ?? ((context) => new DynamicBatcher(simulatedDevice(context, options), tenants)),
       onFirstReady: () => announceReady(),
       publicKey,
-      simulatedVersionDelayMs: new Map(options.simulation.versionDelayMs.map((d) => [`${d.model}@${d.version}`, d.ms])),
+      wrapSession: hooks.wrapSession ?? delayedVersions(options.simulation.versionDelayMs),
       ...hooks.loadChecks,
     },
     metrics.recorder,
     log,
   );
   await repository.discover();
-  const rollouts = new Rollouts(repository, metrics.recorder, log);
+  const rollouts = new Rollouts(repository, metrics.recorder, log, hooks.shadowClock);
 
   const tracingSettings = tracingConfig(options);
   const tracing = tracingSettings.on ? createRequestTracing(tracingSettings.config, options.region) : TRACING_OFF;
