@@ -107,6 +107,12 @@ export function createMetrics(): Metrics {
     labelNames: ["model", "outcome"],
     ...common,
   });
+  const backgroundFailures = new Counter({
+    name: "edgecascade_background_failures_total",
+    help: "Failures of work off the request path, each logged with its reason, by task: shadow-run (a rollout's shadow run of a version), release (a retired version's session).",
+    labelNames: ["task", "model", "version"],
+    ...common,
+  });
   const provider = new Gauge({
     name: "edgecascade_execution_provider",
     help: "1 for the onnxruntime execution provider the sessions run on.",
@@ -200,6 +206,7 @@ export function createMetrics(): Metrics {
     rollout,
     registry: registryRecorder,
     modelLoad: (model, outcome) => loads.inc({ model, outcome }),
+    backgroundFailure: (task, model, version) => backgroundFailures.inc({ task, model, version }),
     modelSignatures: (required) => signatures.set(required ? 1 : 0),
     executionProvider(name) {
       provider.reset();

@@ -9,7 +9,7 @@ import type { Lease, ModelVersion } from "./model-version.ts";
 import { failedReason, loadDue, poolReady, whyNotServing } from "./readiness-policy.ts";
 import type { Recorder } from "./recorder.ts";
 import { DEFAULT_RETRY_BACKOFF, type RetryBackoff } from "./retry-backoff.ts";
-import { VersionLoader, type VersionLoaderOptions } from "./version-loader.ts";
+import { LoadFailed, VersionLoader, type VersionLoaderOptions } from "./version-loader.ts";
 
 export type { IndexEntry, ModelState } from "./model-life.ts";
 export type { LoadReport } from "./model-lifecycle.ts";
@@ -80,7 +80,13 @@ export class ModelRepository {
   ensureLoading(name?: string): void {
     const now = performance.now();
     for (const model of name ? [this.#get(name)] : this.#models.values()) {
-      if (loadDue(model.view(), now)) this.load(model.name).catch(() => {});
+      if (loadDue(model.view(), now)) {
+        this.load(model.name).catch((err: Error) => {
+          // A failed load was logged and counted by the lifecycle; anything else that kept it from starting is said here.
+          if (!(err instanceof LoadFailed))
+            this.#log("warn", "model load not started", { model: model.name, reason: err.message });
+        });
+      }
     }
   }
 
