@@ -10,6 +10,7 @@ import { signatureHeaders } from "../../protocol/signing.ts";
 import { binaryInferBody, postInfer } from "../support/binary-infer.ts";
 import {
   classifyRows,
+  counted,
   get,
   metric,
   post,
@@ -111,7 +112,7 @@ describe("edge signature on inference endpoints", () => {
       /malformed x-edgecascade-timestamp/,
     ],
   ])("%s: 401, and nothing runs", async (_, headers, reason) => {
-    const rows = async () => metric((await get(`${server.url}/metrics`)).body, "edgecascade_inference_rows_total");
+    const rows = async () => counted((await get(`${server.url}/metrics`)).body, "edgecascade_inference_rows_total");
     const before = await rows();
     const res = await post(`${server.url}/v1/classify`, body, await headers());
     expect(await rows()).toBe(before);
