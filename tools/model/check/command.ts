@@ -1,9 +1,10 @@
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseModelConfig } from "../../../protocol/model-config.ts";
 import { importModelPublicKey, isPublicKeyText } from "../../../protocol/model-signature.ts";
 import { defineCommand } from "../../cli/command.ts";
 import { RefusedError, UsageError } from "../../cli/errors.ts";
+import { writeConfig } from "../config-file.ts";
 import { MODELS_FLAG } from "../repository-flags.ts";
 import { budgetsFor } from "./budgets.ts";
 import { evaluateGates, gatesTable } from "./gates.ts";
@@ -77,7 +78,7 @@ export const checkCommand = defineCommand({
     out.log(gatesTable(rows));
     out.log(record.passed ? "all gates passed" : `${rows.filter((r) => !r.passed).length} gate(s) failed`);
     if (!values["dry-run"]) {
-      await writeFile(configPath, `${JSON.stringify(withGatesRecord(raw, version, record), null, 2)}\n`);
+      await writeConfig(configPath, withGatesRecord(raw, version, record));
       out.note(`recorded in ${configPath} (versions.${version}.gates, sha256 ${measured.file.sha256.slice(0, 12)}…)`);
     }
     return record.passed ? 0 : 1;
