@@ -10,6 +10,7 @@ import { RegionBook } from "./forward/region-book.ts";
 import { type RegionTransport, regionTransport } from "./forward/region-transport.ts";
 import type { RegionDispatch } from "./forward/types.ts";
 import { warmProbe } from "./forward/warm-probe.ts";
+import type { EdgeVariant } from "./inference/edge-variant.ts";
 import { createOrtRunner } from "./inference/ort-workerd.ts";
 import { MemoryAnalytics } from "./local/memory-analytics.ts";
 import { MemoryCache } from "./local/memory-cache.ts";
@@ -186,6 +187,17 @@ export class EdgeRuntime {
   /** A request's budget in ms from its `x-edgecascade-budget-ms` (regions/budget.ts); 400 for a malformed one. */
   budgetMs(header: string | null | undefined): number {
     return requestBudgetMs(header, { defaultMs: this.options.sloBudgetMs, maxMs: this.options.maxBudgetMs });
+  }
+
+  /**
+   * A run of `served`'s edge variant failed: logged with the model, the variant's version and the reason, and
+   * counted (`/status`: `edgeFailed`). The request goes on without it (a region, or a 503 saying why).
+   */
+  edgeModelFailed(served: ServedModel, variant: EdgeVariant, reason: string): void {
+    this.counts.edgeFailed(served.name);
+    console.warn(
+      `edge model ${variant.config.name} version ${variant.version} (model ${served.name}) failed: ${reason}`,
+    );
   }
 
   /** The cascade threshold of a model's edge variant: `CASCADE_THRESHOLDS`' entry, else the calibrated one. */
