@@ -10,9 +10,9 @@ import { contextLocation } from "./context-location.ts";
 /**
  * `GET /status`: this isolate's request counts per model (by the tier that answered) and per tenant, each
  * model's served version and edge variant, each tenant's global quota (the period's use across isolates, as
- * its Durable Object holds it, and this isolate's lease and counts), and the edge's own numbers (edge share, degraded
- * answers, latency per colo, audit agreement, drift) where the dataset is in the isolate. A key scoped to some models
- * sees only those and its own tenant;
+ * its Durable Object holds it, and this isolate's lease and counts), its response cache (answers kept, writes to the
+ * shared tier), and the edge's own numbers (edge share, degraded answers, latency per colo, audit agreement, drift)
+ * where the dataset is in the isolate. A key scoped to some models sees only those and its own tenant;
  * an unscoped key (or an open Worker) sees everything.
  * `GET /status/regions`: the latest scheduled region status check (shared through Workers KV) and this isolate's own
  * view of each region: breaker state, hedge delay, call counts, the answer time it expects for a request from where
@@ -73,6 +73,7 @@ status.get("/", async (c) => {
         }
       : null,
     observed: observed(rt, visible),
+    cache: { entries: rt.cache.entries, sharedWrites: rt.cache.writes },
   });
 });
 
