@@ -1,4 +1,5 @@
 import { env as startupEnv } from "cloudflare:workers";
+import { localPlatform } from "edgecascade-local-platform";
 import { ServingError } from "../protocol/errors.ts";
 import { importModelPublicKey, type ModelPublicKey } from "../protocol/model-signature.ts";
 import { simulationWarning } from "../tools/cli/table.ts";
@@ -12,9 +13,6 @@ import type { RegionDispatch } from "./forward/types.ts";
 import { warmProbe } from "./forward/warm-probe.ts";
 import type { EdgeVariant } from "./inference/edge-variant.ts";
 import { createOrtRunner } from "./inference/ort-workerd.ts";
-import { MemoryAnalytics } from "./local/memory-analytics.ts";
-import { MemoryCache } from "./local/memory-cache.ts";
-import { MemoryRateLimit } from "./local/memory-rate-limit.ts";
 import type { TenantLimits } from "./middleware/rate-limit.ts";
 import { BUNDLED_NAMES, bundledModels } from "./models/bundled.ts";
 import { ModelCatalog } from "./models/catalog.ts";
@@ -277,6 +275,11 @@ const configuration = configure(startupEnv as Env);
 function configure(env: Env): { options: EdgeOptions } | { failure: ServingError } {
   try {
     const { options, simulating } = parseEnv(env, BUNDLED_NAMES);
+    if (options.localPlatform && !localPlatform) {
+      throw new Error(
+        `LOCAL_PLATFORM: this bundle is a deployed environment's, without the local stand-ins of edge/local/; unset it`,
+      );
+    }
     const simulation = simulationWarning(simulating);
     if (simulation) console.warn(simulation);
     return { options };
@@ -295,17 +298,18 @@ export function runtimeFor(env: Env): EdgeRuntime {
   if (!runtime) {
     if ("failure" in configuration) throw configuration.failure;
     const { options } = configuration;
-    const local = options.localPlatform === "memory";
+    // LOCAL_PLATFORM "memory" is refused at start-up by a bundle without the stand-ins (`configure`).
+    const local = options.localPlatform === "memory" ? localPlatform : undefined;
     const shared = options.localCacheOnly
       ? undefined
       : local
-        ? new MemoryCache()
+        ? local.cache()
         : typeof caches === "undefined"
           ? undefined
           : caches.default;
     const rateLimiter = local
       ? options.localRateLimit > 0
-        ? new MemoryRateLimit(options.localRateLimit, options.rateLimitPeriodS)
+        ? local.rateLimit(options.localRateLimit, options.rateLimitPeriodS)
         : undefined
       : env.RATE_LIMITER;
     const publicKey = options.modelPublicKey ? importModelPublicKey(options.modelPublicKey) : undefined;
@@ -316,7 +320,7 @@ export function runtimeFor(env: Env): EdgeRuntime {
       );
     }
     // Miniflare discards Analytics Engine writes: locally the points stay in the isolate (edge/local/).
-    const analytics = local ? new MemoryAnalytics() : env.ANALYTICS;
+    const analytics = local ? local.analytics() : env.ANALYTICS;
     runtime = new EdgeRuntime(
       options,
       bundledModels(publicKey),

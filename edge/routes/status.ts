@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { refuseOtherMethods } from "../../hono-shared/method-not-allowed.ts";
 import { type Baselines, edgeFigures } from "../analytics/figures.ts";
 import type { AppEnv } from "../app-env.ts";
-import { MemoryAnalytics } from "../local/memory-analytics.ts";
+import { isReadableAnalytics } from "../local-platform.ts";
 import type { EdgeRuntime } from "../runtime.ts";
 import { mayCall } from "../tenants/keys.ts";
 import { contextLocation } from "./context-location.ts";
@@ -87,7 +87,7 @@ const LATEST_POINTS = 20;
  */
 function observed(rt: EdgeRuntime, visible: (model: string) => boolean) {
   const dataset = rt.analytics;
-  if (!(dataset instanceof MemoryAnalytics)) {
+  if (!isReadableAnalytics(dataset)) {
     return {
       dataset: dataset
         ? "Workers Analytics Engine (ANALYTICS): query it with SQL, docs/observability.md"

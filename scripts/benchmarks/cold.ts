@@ -149,7 +149,7 @@ async function helloStartupCpu(): Promise<number> {
 
 /** `wrangler check startup` of the bundle as deployed (its models module generated first): the profile's active ms. */
 async function checkStartup(): Promise<{ activeMs: number; output: string }> {
-  const config = await generateModels(MODELS_DIR, join(ROOT, ".build/edge"));
+  const config = await generateModels(MODELS_DIR, join(ROOT, ".build/edge"), "deployed");
   const output = await new Promise<string>((done, fail) =>
     execFile(
       join(ROOT, "node_modules/.bin/wrangler"),
