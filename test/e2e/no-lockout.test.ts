@@ -100,15 +100,14 @@ describe("npm start under a saturated CPU, then released", () => {
     expect(regional, seen.join(", ")).toBe(true);
   });
 
-  it('sends cascade "regional" requests to a region', async () => {
+  it('sends cascade "regional" requests to a region, every one', async () => {
+    // Such requests are degraded only by their deadline, never for an estimate: with a budget no loaded machine
+    // spends on a loopback region (the most a client may ask, MAX_BUDGET_MS), each of them must reach one.
+    const budget = { "x-edgecascade-budget-ms": "1000" };
     const answers = [];
     for (let i = 0; i < 20; i++)
-      answers.push(await classify(unsure[i % unsure.length]!.input, { cascade: "regional" }));
-    expect(answers.every((a) => a.status === 200)).toBe(true);
-    const reached = answers.filter((a) => a.servedBy?.startsWith("regional:")).length;
-    // None was ever degraded for an estimate: such requests are degraded only by their deadline.
-    expect(answers.filter((a) => a.degraded === "too-far")).toEqual([]);
-    expect(reached, JSON.stringify(answers)).toBeGreaterThan(0);
+      answers.push(await classify(unsure[i % unsure.length]!.input, { cascade: "regional" }, budget));
+    expect(answers.filter((a) => a.status !== 200 || !a.servedBy?.startsWith("regional:"))).toEqual([]);
   });
 });
 
