@@ -12,7 +12,6 @@ import {
   classifyRows,
   counted,
   get,
-  metric,
   post,
   serverForFile,
   TOLERANCE,

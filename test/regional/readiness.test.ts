@@ -7,7 +7,6 @@ import {
   copyModels,
   counted,
   get,
-  metric,
   post,
   startTestServer,
   type TestServer,
