@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EdgeWorker, startEdgeWorker } from "../../scripts/stack/edge-worker.ts";
 import { signRepository, testSigner } from "../support/model-keys.ts";
 import { copyModels, startTestServer, type TestServer, testOptions } from "../support/regional-server.ts";
-import { confidentRows, getJson, NO_HEDGES, post, regionsVar, US_EAST, warmEdge } from "./support.ts";
+import { closedPort, confidentRows, getJson, NO_HEDGES, post, regionsVar, US_EAST, warmEdge } from "./support.ts";
 
 // One bundle of a signed copy of the repository, run with the right key, another key and none; a real pool
 // (verifying with the right key) behind it.
@@ -76,6 +76,24 @@ describe("edge model signatures in workerd", () => {
       });
     } finally {
       await w.dispose();
+    }
+    // No region either: the 503 says why the edge model could not answer instead.
+    const gone = await startEdgeWorker({
+      modelsDir: models.dir,
+      vars: {
+        REGIONS: regionsVar([{ name: "us", url: `http://127.0.0.1:${await closedPort()}`, at: US_EAST }]),
+        MODEL_PUBLIC_KEY: other.publicKey,
+      },
+    });
+    try {
+      await getJson(gone, "/v2/health/ready"); // the edge model's load is tried, and fails
+      const stranded = await post(gone, "/v1/classify", { model: "digits", inputs: row });
+      expect(stranded.status).toBe(503);
+      expect((stranded.body as unknown as { error: string }).error).toMatch(
+        /^no region answered and the edge model is not available \(signature refused: /,
+      );
+    } finally {
+      await gone.dispose();
     }
   });
 
