@@ -26,10 +26,10 @@ let stack: LocalStack | undefined;
 let spinners: ChildProcess[] = [];
 let loadEndedAt = 0;
 
-async function classify(inputs: number[], parameters?: Record<string, unknown>) {
+async function classify(inputs: number[], parameters?: Record<string, unknown>, headers: Record<string, string> = {}) {
   const res = await fetch(`${stack!.edgeUrl}/v1/classify`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", ...headers },
     body: JSON.stringify({ model: "digits", inputs, parameters }),
   });
   await res.arrayBuffer();

@@ -12,6 +12,7 @@ import {
   classifyRows,
   counted,
   get,
+  metric,
   post,
   serverForFile,
   TOLERANCE,
@@ -40,7 +41,7 @@ describe("edge signature on inference endpoints", () => {
     const tenantCall = { method: "POST", path: "/v1/classify", body, tenant: "acme" };
     const headers = await signatureHeaders(SECRET, tenantCall);
     expect(headers[TENANT_HEADER]).toBe("acme");
-    const before = metric((await get(`${server.url}/metrics`)).body, "edgecascade_tenant_requests_total", {
+    const before = counted((await get(`${server.url}/metrics`)).body, "edgecascade_tenant_requests_total", {
       tenant: "other",
       outcome: "success",
     });
