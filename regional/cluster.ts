@@ -94,13 +94,20 @@ export function runPrimary(workers: number, log: Logger): Promise<number> {
   });
 }
 
+/** A worker's IPC channel to its primary: the worker's `process`, or a stand-in in a unit test. */
+export interface PrimaryChannel {
+  send?(message: Message, handle: undefined, options: object, callback: (err: Error | null) => void): boolean;
+  on(event: "message", listener: (message: unknown) => void): unknown;
+}
+
 /**
  * In a worker: report to the primary, answer `/metrics` with the primary's aggregate of all workers, and run
  * model control in every worker (`control`).
  */
 export function workerChannel(
-  local: Metrics,
+  local: Pick<Metrics, "json" | "text" | "statistics">,
   log: Logger,
+  primary: PrimaryChannel = process,
 ): {
   listening(url: string, port: number): void;
   ready(): void;
@@ -120,10 +127,10 @@ export function workerChannel(
   let here: ModelControl | undefined;
   // A message to a primary that is gone fails: logged, never thrown (the worker stops on "disconnect" anyway).
   const send = (m: Message) =>
-    process.send?.(m, undefined, {}, (err: Error | null) => {
+    primary.send?.(m, undefined, {}, (err: Error | null) => {
       if (err) log("warn", "a message to the cluster primary failed", { type: m.type, reason: err.message });
     });
-  process.on("message", (message: unknown) => {
+  primary.on("message", (message: unknown) => {
     if (!isMessage(message)) return;
     if (message.type === "edgecascade:control-run") {
       const run = here?.[message.op] as ((...args: unknown[]) => Promise<unknown>) | undefined;
