@@ -9,6 +9,7 @@ import {
   addVersion,
   classifyRows,
   copyModels,
+  counted,
   get,
   type JsonBody,
   metric,
@@ -34,12 +35,14 @@ beforeAll(async () => {
   await addVersion(models.dir, "digits", "4"); // never checked
   await addVersion(models.dir, "digits", "5", { gates: "failed" });
   await addVersion(models.dir, "digits", "6", { gates: "passed" }); // slower, on the shadow's clock
+  await addVersion(models.dir, "digits", "7", { gates: "passed" }); // loads, then every run fails
   // The shadow times its runs on a clock this test owns: each run moves it by 1 ms, 4 ms for version 6. What the
   // latency evidence says of a slower candidate is then exact, whatever else the machine runs.
   server = await startTestServer(testOptions(["--models", models.dir], { ADMIN_TOKEN: TOKEN }), {
     shadowClock: () => shadowMs,
     wrapSession: (session, { version }) => ({
       run: (data, batch) => {
+        if (version === "7") return Promise.reject(new Error("candidate session broke"));
         shadowMs += version === "6" ? 4 : 1;
         return session.run(data, batch);
       },
@@ -220,6 +223,33 @@ describe("shadow, canary, rollback and promotion in one pool", () => {
     state = rollBack(slow);
     revision = state.revision + 1;
     await put(state);
+  });
+
+  it("keeps a failing shadow run's reason: logged with model, version and cause, and counted", async () => {
+    const config = { steps: [0, 100], minSamples: 20, shadow: { sample: 1, maxQueue: 64 } };
+    const broken = rolloutOf({ candidate: "7", revision: revision++, config });
+    try {
+      expect((await put(broken)).body).toMatchObject({ candidate: "7" });
+      for (let i = 0; i < 20; i++) expect((await classify(i)).body.version).toBe("1");
+      // Each shadow run of version 7 fails; the copies of 20 requests give 20 failures, none answered with it.
+      const failures = async () =>
+        counted((await get(`${server.url}/metrics`)).body as string, "edgecascade_background_failures_total", {
+          task: "shadow-run",
+          model: "digits",
+          version: "7",
+        });
+      await until("the shadow runs' failures counted", async () => (await failures()) === 20);
+      await until("a shadow run's failure logged", () => server.logs.some((l) => l.msg === "shadow run failed"));
+      expect(server.logs.find((l) => l.msg === "shadow run failed")).toMatchObject({
+        model: "digits",
+        version: "7",
+        reason: "candidate session broke",
+      });
+    } finally {
+      state = rollBack(broken);
+      revision = state.revision + 1;
+      await put(state);
+    }
   });
 
   it("promotes: the candidate serves everyone and is the version the metadata lists", async () => {
