@@ -9,6 +9,9 @@ import { parseCommandLine, type RegionalOptions } from "../../regional/options.t
 import { type RegionalServer, type ServerHooks, startRegionalServer } from "../../regional/server.ts";
 import { heldout, MODELS_DIR } from "./heldout.ts";
 
+// The exposition readers, for the suites that import them with the pool.
+export { counted, metric } from "./exposition.ts";
+
 /** A parsed answer body; tests assert on its fields directly. */
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON answers and assert on their values.
 export type JsonBody = any;
@@ -157,41 +160,6 @@ async function readResponse(res: Awaited<ReturnType<typeof request>>) {
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(res.headers)) headers[k] = Array.isArray(v) ? v.join(", ") : String(v);
   return { status: res.statusCode, headers, body };
-}
-
-/** The samples of `name` in Prometheus text whose labels include `labels`, each with its value. */
-function samples(text: string, name: string, labels: Record<string, string>): number[] {
-  const values: number[] = [];
-  for (const line of text.split("\n")) {
-    const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (match?.[1] !== name) continue;
-    const own = new Map([...(match[2] ?? "").matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1]!, m[2]!]));
-    if (Object.entries(labels).every(([k, v]) => own.get(k) === v)) values.push(Number(match[3]));
-  }
-  return values;
-}
-
-/**
- * The sum of the samples of `name` whose labels include `labels`, e.g. `metric(text, "x_total", {model: "digits"})`.
- * Throws when there is none: a renamed series or label must fail the test, not read as 0 (a counter not yet
- * counted: `counted`).
- */
-export function metric(text: string, name: string, labels: Record<string, string> = {}): number {
-  const values = samples(text, name, labels);
-  if (values.length === 0) {
-    throw new Error(`no series ${name}${JSON.stringify(labels)} in the exposition`);
-  }
-  return values.reduce((sum, v) => sum + v, 0);
-}
-
-/**
- * A counter's count for `labels`: its samples' sum, or 0 when the text declares the counter (`# TYPE name counter`)
- * with no sample for them (prom-client writes a labelled counter's series once it was counted). Throws for a
- * counter the text does not declare.
- */
-export function counted(text: string, name: string, labels: Record<string, string> = {}): number {
-  if (!text.split("\n").includes(`# TYPE ${name} counter`)) throw new Error(`no counter ${name} in the exposition`);
-  return samples(text, name, labels).reduce((sum, v) => sum + v, 0);
 }
 
 /** A classify body of held-out rows `from`..`from + n`. */
