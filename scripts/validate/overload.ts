@@ -23,7 +23,9 @@ import { startRegionalPool } from "../stack/regional-pool.ts";
 import { validationModel } from "./model.ts";
 import { RssSampler } from "./rss.ts";
 import { ROOT, type RunInfo, runInfo, runLine } from "./run-info.ts";
-import { type TwoTenantReport, twoTenantMarkdown, twoTenants } from "./two-tenants.ts";
+import { twoTenantMarkdown } from "./two-tenants/report.ts";
+import type { TwoTenantReport } from "./two-tenants/scenario.ts";
+import { twoTenants } from "./two-tenants.ts";
 
 const FLAGS = {
   model: MODEL_FLAG,
