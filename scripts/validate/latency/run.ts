@@ -4,9 +4,9 @@
  * Worker and a no-op server.
  */
 import { edgeAnswers, type HeldoutRow } from "../../../protocol/heldout.ts";
+import { seededRandom } from "../../../protocol/seeded-random.ts";
 import { openLoop } from "../../../tools/probe/load.ts";
 import { headerValue } from "../../../tools/probe/load-response.ts";
-import { seededRandom } from "../../../tools/probe/mix.ts";
 import { type LatencyStats, type ProbeSummary, summarize } from "../../../tools/probe/summary.ts";
 import { cpuMs, listeningPid } from "../../benchmarks/process-cpu.ts";
 import type { EdgeWorker } from "../../stack/edge-worker.ts";
