@@ -2,8 +2,8 @@
  * The two-tenant scenario's pool: pinned to a core of its own, and its requests per tenant read from its metrics.
  */
 
+import { descendants } from "../../../tools/local-stack/processes.ts";
 import { affinity, corePlan, haveTaskset, parseCpuList, pinProcess } from "../../benchmarks/core-pinning.ts";
-import { descendants } from "../../stack/processes.ts";
 import type { RegionalPool } from "../../stack/regional-pool.ts";
 
 /** Pin the pool (and its children) to one core and this process to another; undo() puts this process back. */
