@@ -65,8 +65,9 @@ describe("edge signature on inference endpoints", () => {
     // One row (classifyRows(4)): one label.
     const audit = await signatureHeaders(SECRET, { method: "POST", path: "/v1/classify", body, audit: "0" });
     expect(audit[AUDIT_HEADER]).toBe("0");
+    // A counter reads 0 until its first count (metric() throws on a series not there).
     const audited = async () =>
-      metric((await get(`${server.url}/metrics`)).body, "edgecascade_cascade_audit_total", { model: "digits" });
+      counted((await get(`${server.url}/metrics`)).body, "edgecascade_cascade_audit_total", { model: "digits" });
     const before = await audited();
     expect((await post(`${server.url}/v1/classify`, body, audit)).status).toBe(200);
     expect(await audited()).toBe(before + 1);
