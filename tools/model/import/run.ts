@@ -56,11 +56,14 @@ export interface ImportResult {
 
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 
+/** A path that is there but cannot be read (config-file.ts names it), as a refusal. */
+const refuse = (err: Error): never => {
+  throw new RefusedError(err.message);
+};
+
 /** `dir`'s config.json, undefined when there is none (an unreadable one is refused, naming it). */
 async function readRawConfig(dir: string): Promise<RawConfig | undefined> {
-  const text = await readIfPresent(join(dir, "config.json")).catch((err: Error) => {
-    throw new RefusedError(err.message);
-  });
+  const text = await readIfPresent(join(dir, "config.json")).catch(refuse);
   if (text === undefined) return undefined;
   try {
     return JSON.parse(text) as RawConfig;
@@ -69,12 +72,6 @@ async function readRawConfig(dir: string): Promise<RawConfig | undefined> {
       `${join(dir, "config.json")} is not valid JSON (${(err as Error).message}); fix or remove it`,
     );
   }
-}
-
-async function versionDirs(dir: string): Promise<string[]> {
-  return subdirectories(dir).catch((err: Error) => {
-    throw new RefusedError(err.message);
-  });
 }
 
 /** The column of the highest probability of each row. */
@@ -201,8 +198,8 @@ export async function importModel(
     const existing: Existing = {
       full: await readRawConfig(fullDir),
       edge: await readRawConfig(edgeDir),
-      fullDirs: await versionDirs(fullDir),
-      edgeDirs: await versionDirs(edgeDir),
+      fullDirs: await subdirectories(fullDir).catch(refuse),
+      edgeDirs: await subdirectories(edgeDir).catch(refuse),
     };
     let labels: string[];
     try {
