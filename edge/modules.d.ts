@@ -23,6 +23,12 @@ declare module "edgecascade-models" {
   export default models;
 }
 
+// LOCAL_PLATFORM=memory's stand-ins: edge/local/platform.ts in a local build, none (edge/local-platform.ts) in a
+// deployed one (the `[alias]` build-edge.ts writes).
+declare module "edgecascade-local-platform" {
+  export const localPlatform: import("./local-platform.ts").LocalPlatform | undefined;
+}
+
 // Vite's `?raw` import, for unit tests (run by vitest in Node) that read docs the Worker never bundles.
 declare module "*.md?raw" {
   const text: string;

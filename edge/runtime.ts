@@ -1,8 +1,10 @@
 import { env as startupEnv } from "cloudflare:workers";
+import { localPlatform } from "edgecascade-local-platform";
 import { ServingError } from "../protocol/errors.ts";
 import { importModelPublicKey, type ModelPublicKey } from "../protocol/model-signature.ts";
+import { seededRandom } from "../protocol/seeded-random.ts";
 import { simulationWarning } from "../tools/cli/table.ts";
-import { AuditSampler, seededDraw } from "./audit/audit-sampler.ts";
+import { AuditSampler } from "./audit/audit-sampler.ts";
 import { ResponseCache } from "./cache/response-cache.ts";
 import { type EdgeOptions, type Env, parseEnv } from "./env.ts";
 import { createAuditCall, createForwarder, createRegionCall, type Forwarder } from "./forward/compose.ts";
@@ -10,11 +12,9 @@ import { RegionBook } from "./forward/region-book.ts";
 import { type RegionTransport, regionTransport } from "./forward/region-transport.ts";
 import type { RegionDispatch } from "./forward/types.ts";
 import { warmProbe } from "./forward/warm-probe.ts";
+import type { EdgeVariant } from "./inference/edge-variant.ts";
 import { createOrtSession } from "./inference/ort-workerd.ts";
 import { SessionPool } from "./inference/session-pool.ts";
-import { MemoryAnalytics } from "./local/memory-analytics.ts";
-import { MemoryCache } from "./local/memory-cache.ts";
-import { MemoryRateLimit } from "./local/memory-rate-limit.ts";
 import type { TenantLimits } from "./middleware/rate-limit.ts";
 import { BUNDLED_NAMES, bundledModels } from "./models/bundled.ts";
 import { ModelCatalog } from "./models/catalog.ts";
@@ -106,7 +106,7 @@ export class EdgeRuntime {
     };
     this.analytics = analytics;
     this.auditSampler = new AuditSampler(options.auditShare, options.auditMaxPerSecond);
-    this.auditDraw = options.auditSeed === undefined ? Math.random : seededDraw(options.auditSeed);
+    this.auditDraw = options.auditSeed === undefined ? Math.random : seededRandom(options.auditSeed);
     this.auditCall = createAuditCall({ sharedSecret: options.sharedSecret, send });
     this.send = send;
     this.publicKey = publicKey;
@@ -194,6 +194,17 @@ export class EdgeRuntime {
     return requestBudgetMs(header, { defaultMs: this.options.sloBudgetMs, maxMs: this.options.maxBudgetMs });
   }
 
+  /**
+   * A run of `served`'s edge variant failed: logged with the model, the variant's version and the reason, and
+   * counted (`/status`: `edgeFailed`). The request goes on without it (a region, or a 503 saying why).
+   */
+  edgeModelFailed(served: ServedModel, variant: EdgeVariant, reason: string): void {
+    this.counts.edgeFailed(served.name);
+    console.warn(
+      `edge model ${variant.config.name} version ${variant.version} (model ${served.name}) failed: ${reason}`,
+    );
+  }
+
   /** The cascade threshold of a model's edge variant: `CASCADE_THRESHOLDS`' entry, else the calibrated one. */
   threshold(served: ServedModel): number | undefined {
     return this.options.cascadeThresholds[served.name] ?? served.edge?.calibration.threshold;
@@ -271,6 +282,11 @@ const configuration = configure(startupEnv as Env);
 function configure(env: Env): { options: EdgeOptions } | { failure: ServingError } {
   try {
     const { options, simulating } = parseEnv(env, BUNDLED_NAMES);
+    if (options.localPlatform && !localPlatform) {
+      throw new Error(
+        `LOCAL_PLATFORM: this bundle is a deployed environment's, without the local stand-ins of edge/local/; unset it`,
+      );
+    }
     const simulation = simulationWarning(simulating);
     if (simulation) console.warn(simulation);
     return { options };
@@ -289,17 +305,18 @@ export function runtimeFor(env: Env): EdgeRuntime {
   if (!runtime) {
     if ("failure" in configuration) throw configuration.failure;
     const { options } = configuration;
-    const local = options.localPlatform === "memory";
+    // LOCAL_PLATFORM "memory" is refused at start-up by a bundle without the stand-ins (`configure`).
+    const local = options.localPlatform === "memory" ? localPlatform : undefined;
     const shared = options.localCacheOnly
       ? undefined
       : local
-        ? new MemoryCache()
+        ? local.cache()
         : typeof caches === "undefined"
           ? undefined
           : caches.default;
     const rateLimiter = local
       ? options.localRateLimit > 0
-        ? new MemoryRateLimit(options.localRateLimit, options.rateLimitPeriodS)
+        ? local.rateLimit(options.localRateLimit, options.rateLimitPeriodS)
         : undefined
       : env.RATE_LIMITER;
     const publicKey = options.modelPublicKey ? importModelPublicKey(options.modelPublicKey) : undefined;
@@ -310,7 +327,7 @@ export function runtimeFor(env: Env): EdgeRuntime {
       );
     }
     // Miniflare discards Analytics Engine writes: locally the points stay in the isolate (edge/local/).
-    const analytics = local ? new MemoryAnalytics() : env.ANALYTICS;
+    const analytics = local ? local.analytics() : env.ANALYTICS;
     const sessions = new SessionPool(options.edgeSessionMemoryMb * 2 ** 20);
     runtime = new EdgeRuntime(
       options,

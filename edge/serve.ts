@@ -174,6 +174,7 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
 
   // The edge model runs at most once per request: before the decision (auto, edge) or to degrade (regional).
   let edgeRun: Promise<Float32Array | undefined> | undefined;
+  let edgeFailure: string | undefined;
   const runEdge = () => {
     if (!edgeVariant) return Promise.resolve(undefined);
     edgeRun ??= edgeVariant.infer(rows.data, rows.batch).then(
@@ -182,7 +183,9 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
         return probs;
       },
       (err: unknown) => {
-        if (mode === "edge") throw new NotReady(`edge model not available: ${(err as Error).message}`, 1);
+        edgeFailure = (err as Error).message;
+        rt.edgeModelFailed(served, edgeVariant, edgeFailure);
+        if (mode === "edge") throw new NotReady(`edge model not available: ${edgeFailure}`, 1);
         return undefined; // auto: without the edge model's confidence, the region decides
       },
     );
@@ -244,7 +247,9 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
     if (err.errors[0]) trace.tried = err.errors[0].region;
     const fallback = await runEdge();
     if (!fallback) {
-      const why = edgeVariant ? "the edge model is not available" : `model "${served.name}" has no edge variant`;
+      const why = edgeVariant
+        ? `the edge model is not available (${edgeFailure})`
+        : `model "${served.name}" has no edge variant`;
       throw new NotReady(`no region answered and ${why}: ${err.message}`, 1);
     }
     trace.edgeTop = lowestTop(fallback, rows.batch, classes);

@@ -89,6 +89,25 @@ describe("primaryStep: workers", () => {
     expect([...state.slots]).toEqual([[1, 0]]);
   });
 
+  it("replaces and logs a started worker that exits with code 0 on its own, as one that dies", () => {
+    const { state, effects } = run(readyPool(), [exit(2, 0)], workersOf(1));
+    expect(effects).toEqual([
+      { type: "send", worker: 1, message: { type: "edgecascade:pool-ready", ready: 1, workers: 2 } },
+      {
+        type: "log",
+        level: "warn",
+        msg: "a worker exited; starting a replacement",
+        fields: { pid: 1002, code: 0, signal: null },
+      },
+      { type: "fork", slot: 1 },
+    ]);
+    expect(state.failed).toBe(false);
+    expect([...state.slots]).toEqual([[1, 0]]);
+    // One that exits 0 before it listened stops the pool, as one that fails to start.
+    const start = run(initialPrimary(2), [listening(1)], workersOf(1, 2)).state;
+    expect(logs(run(start, [exit(2, 0)], workersOf(1)).effects)).toContain("a worker failed to start; stopping");
+  });
+
   it("stops the pool, and exits 1, when a worker fails before it listened", () => {
     const start = run(initialPrimary(2), [listening(1)], workersOf(1, 2)).state;
     const failed = run(start, [exit(2, 1)], workersOf(1));
@@ -113,6 +132,12 @@ describe("primaryStep: workers", () => {
     expect(stop.effects.filter((e) => e.type === "kill")).toEqual([{ type: "kill", signal: "SIGTERM" }]);
     const drained = run(stop.state, [exit(1, 0)], workersOf(2));
     expect(drained.effects.some((e) => e.type === "fork" || e.type === "exit")).toBe(false);
+    expect(drained.effects).toContainEqual({
+      type: "log",
+      level: "info",
+      msg: "a worker stopped",
+      fields: { pid: 1001, code: 0, signal: null },
+    });
     expect(run(drained.state, [exit(2, 0)], []).effects).toContainEqual({ type: "exit", code: 0 });
   });
 

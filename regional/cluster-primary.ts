@@ -8,11 +8,11 @@ import { type ModelStatistics, sumStatistics } from "./model-stats.ts";
  * The cluster primary's decisions (`--workers N`), apart from node:cluster: a state, and `primaryStep`, which
  * takes an event (a worker's message, a worker's exit, a signal, a timer) and gives the next state and the
  * effects to carry out (fork, send, signal the workers, log, set or cancel a timer, exit). cluster.ts
- * `runPrimary` is the I/O around it. What the primary does: it replaces a worker that dies after it started
- * (and stops the pool when one fails to start), tells every worker how many are ready (readiness is the
- * pod's), collects every worker's metrics and statistics for whichever worker was asked, relays each model
- * control call to every started worker and answers with all their results, and replays the latest load and
- * rollout per model to a replacement once it is ready.
+ * `runPrimary` is the I/O around it. What the primary does: it logs every worker's exit and replaces one that
+ * exits after it started, whatever its exit code (and stops the pool when one fails to start), tells every
+ * worker how many are ready (readiness is the pod's), collects every worker's metrics and statistics for
+ * whichever worker was asked, relays each model control call to every started worker and answers with all
+ * their results, and replays the latest load and rollout per model to a replacement once it is ready.
  */
 
 /** How long the primary waits for every worker's answer to a control call (a load checks and warms up a model). */
@@ -327,21 +327,24 @@ export function primaryStep(
     s.slots.delete(worker);
     const wasReady = s.ready.delete(worker);
     if (wasReady) announcePool();
-    if (code !== 0 && !s.stopping) {
+    // Any exit is logged with its code or signal; outside a stop, exit code 0 is a worker gone as much as a crash.
+    if (!s.stopping) {
       if (!wasStarted) {
         // A worker that never listened will fail again (bad options, --ep cuda without CUDA): stop, don't loop.
         log("error", "a worker failed to start; stopping", fields);
         s.failed = true;
         stopAll("a worker failed to start");
       } else {
-        log("warn", "a worker died; starting a replacement", fields);
+        log("warn", `a worker ${code === 0 ? "exited" : "died"}; starting a replacement`, fields);
         effects.push({ type: "fork", slot: slot ?? freeSlot() });
       }
-    } else if (code !== 0 && !wasReady) {
+    } else if (code === 0) {
+      log("info", "a worker stopped", fields);
+    } else if (!wasReady) {
       // Stopped while it still started up: it had nothing to drain. (It may die of our own signal before its
       // handlers exist, or exit while onnxruntime still creates a session on another thread.)
       log("info", "a worker stopped during its start-up", fields);
-    } else if (code !== 0) {
+    } else {
       log("error", "a worker failed while the pool stopped", fields);
       s.failed = true;
     }

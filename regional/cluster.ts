@@ -70,12 +70,15 @@ export function runPrimary(workers: number, log: Logger): Promise<number> {
           timers.delete(`${effect.timer}:${effect.id}`);
           break;
         case "answer-metrics":
-          void aggregateMetrics(effect.metrics).then((text) =>
-            perform({
-              type: "send",
-              worker: effect.worker,
-              message: { type: "edgecascade:metrics-text", id: effect.id, text },
-            }),
+          aggregateMetrics(effect.metrics).then(
+            (text) =>
+              perform({
+                type: "send",
+                worker: effect.worker,
+                message: { type: "edgecascade:metrics-text", id: effect.id, text },
+              }),
+            // The worker that asked answers with its own numbers at its timeout (workerChannel's metricsText).
+            (err: Error) => log("error", "summing the workers' metrics failed", { reason: err.message }),
           );
           break;
         case "exit":
@@ -100,11 +103,21 @@ export function runPrimary(workers: number, log: Logger): Promise<number> {
 export const WORKER_SLOT_ENV = "EDGECASCADE_WORKER_SLOT";
 export const PEER_DIR_ENV = "EDGECASCADE_PEER_DIR";
 
+/** A worker's IPC channel to its primary: the worker's `process`, or a stand-in in a unit test. */
+export interface PrimaryChannel {
+  send?(message: Message, handle: undefined, options: object, callback: (err: Error | null) => void): boolean;
+  on(event: "message", listener: (message: unknown) => void): unknown;
+}
+
 /**
  * In a worker: report to the primary, answer `/metrics` with the primary's aggregate of all workers, and run
  * model control in every worker (`control`).
  */
-export function workerChannel(local: Metrics): {
+export function workerChannel(
+  local: Pick<Metrics, "json" | "text" | "statistics">,
+  log: Logger,
+  primary: PrimaryChannel = process,
+): {
   listening(url: string, port: number): void;
   ready(): void;
   metricsText(): Promise<string>;
@@ -121,8 +134,12 @@ export function workerChannel(local: Metrics): {
   const waitingStats = new Map<number, (stats: ModelStatistics[]) => void>();
   const relayed = new Map<number, (results: Settled<unknown>[]) => void>();
   let here: ModelControl | undefined;
-  const send = (m: Message) => process.send?.(m);
-  process.on("message", (message: unknown) => {
+  // A message to a primary that is gone fails: logged, never thrown (the worker stops on "disconnect" anyway).
+  const send = (m: Message) =>
+    primary.send?.(m, undefined, {}, (err: Error | null) => {
+      if (err) log("warn", "a message to the cluster primary failed", { type: m.type, reason: err.message });
+    });
+  primary.on("message", (message: unknown) => {
     if (!isMessage(message)) return;
     if (message.type === "edgecascade:control-run") {
       const run = here?.[message.op] as ((...args: unknown[]) => Promise<unknown>) | undefined;
@@ -135,11 +152,11 @@ export function workerChannel(local: Metrics): {
     } else if (message.type === "edgecascade:pool-ready") {
       pool = { ready: message.ready, workers: message.workers };
     } else if (message.type === "edgecascade:metrics-collect") {
-      void local
-        .json()
-        .then((metrics) =>
-          send({ type: "edgecascade:metrics-json", id: message.id, metrics, stats: local.statistics() }),
-        );
+      local.json().then(
+        (metrics) => send({ type: "edgecascade:metrics-json", id: message.id, metrics, stats: local.statistics() }),
+        // The primary answers with the other workers' numbers at its collection timeout.
+        (err: Error) => log("error", "reading this worker's metrics failed", { reason: err.message }),
+      );
     } else if (message.type === "edgecascade:metrics-text") {
       waiting.get(message.id)?.(message.text);
       waiting.delete(message.id);
@@ -159,12 +176,12 @@ export function workerChannel(local: Metrics): {
     },
     ready: () => send({ type: "edgecascade:ready" }),
     metricsText: () =>
-      new Promise((resolve) => {
+      new Promise((resolve, reject) => {
         const id = nextId++;
         // Past the primary's own collection timeout, answer with this worker's numbers rather than nothing.
         const fallback = setTimeout(() => {
           waiting.delete(id);
-          void local.text().then(resolve);
+          local.text().then(resolve, reject);
         }, COLLECT_TIMEOUT_MS * 2);
         waiting.set(id, (text) => {
           clearTimeout(fallback);

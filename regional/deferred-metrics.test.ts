@@ -68,7 +68,7 @@ describe("DeferredHistogram against prom-client's Histogram", () => {
       registers: [registry],
     });
     deferred.cell({ model: "digits", version: "1" });
-    expect((await deferred.get()).values.find((v) => v.metricName === "e_count")?.value).toBe(0);
+    expect((await deferred.get()).values).toEqual([]);
     expect(await new Histogram({ name: "e2", help: "e", labelNames: LABELS, registers: [] }).get()).toMatchObject({
       values: [],
     });

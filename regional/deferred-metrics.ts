@@ -129,7 +129,7 @@ export class DeferredHistogram extends Histogram {
     this.#bounds = config.buckets;
   }
 
-  /** The series of `labels`: made on first use, kept for the life of the process. */
+  /** The series of `labels`: made on first use, kept for the life of the process, exported once observed. */
   cell(labels: Record<string, string>): HistogramCell {
     const bounds = this.#bounds;
     const series = getOrMake(this.#series, JSON.stringify(labels), () => ({
@@ -154,6 +154,9 @@ export class DeferredHistogram extends Histogram {
     const name = this.#name;
     const values: HistogramData["values"] = [];
     for (const { labels, counts, sum, count } of this.#series.values()) {
+      // As prom-client's own Histogram: a series appears with its first observation (a version swapped out
+      // before it answered anything leaves nothing behind).
+      if (count === 0) continue;
       let cumulative = 0;
       this.#bounds.forEach((le, i) => {
         cumulative += counts[i]!;

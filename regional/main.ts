@@ -81,7 +81,7 @@ async function main(): Promise<number | undefined> {
     ...(clustered
       ? {
           metricsText: (local) => {
-            channel = workerChannel(local);
+            channel = workerChannel(local, log);
             return channel.metricsText;
           },
           // Called after metricsText: the channel exists.

@@ -59,8 +59,16 @@ describe("per-version gauges", () => {
       serving = next;
     }
     serving.pending(1);
-    expect(await lines(metrics, "edgecascade_inference_pending_requests")).toEqual([
+    serving.ready(true);
+    // Every series of the pool's (gauges, counters, histograms) that names a version names 100.
+    const text = await metrics.text();
+    const ours = text.split("\n").filter((l) => l.startsWith("edgecascade_"));
+    const versions = new Set(ours.flatMap((l) => [...l.matchAll(/version="([^"]*)"/g)].map((m) => m[1])));
+    expect(versions).toEqual(new Set(["100"]));
+    expect(ours.filter((l) => l.includes('version="100"'))).toEqual([
+      'edgecascade_inference_queue_depth{model="digits",version="100"} 0',
       'edgecascade_inference_pending_requests{model="digits",version="100"} 1',
+      'edgecascade_model_ready{model="digits",version="100"} 1',
     ]);
   });
 });

@@ -108,6 +108,12 @@ export function createMetrics(): Metrics {
     labelNames: ["model", "outcome"],
     ...common,
   });
+  const backgroundFailures = new Counter({
+    name: "edgecascade_background_failures_total",
+    help: "Failures of work off the request path, each logged with its reason, by task: shadow-run (a rollout's shadow run of a version), release (a retired version's session).",
+    labelNames: ["task", "model", "version"],
+    ...common,
+  });
   const provider = new Gauge({
     name: "edgecascade_execution_provider",
     help: "1 for the onnxruntime execution provider the sessions run on.",
@@ -202,6 +208,7 @@ export function createMetrics(): Metrics {
     registry: registryRecorder,
     modelLoad: (model, outcome) => loads.inc({ model, outcome }),
     ...modelMemoryMetrics(common),
+    backgroundFailure: (task, model, version) => backgroundFailures.inc({ task, model, version }),
     modelSignatures: (required) => signatures.set(required ? 1 : 0),
     executionProvider(name) {
       provider.reset();

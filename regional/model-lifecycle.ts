@@ -237,10 +237,19 @@ export class ModelLifecycle {
       effect.version.recorder.ready(effect.type === "ready");
       if (effect.type === "retire") {
         const old = effect.version;
-        void old.retire().then(() => {
-          this.#step({ type: "drained", version: old });
-          this.#context.log("info", "model version released", { model: this.name, version: old.version });
-        });
+        const fields = { model: this.name, version: old.version };
+        // Released or not, the version is gone from the state: a failed release is logged and counted, never thrown.
+        old.retire().then(
+          () => {
+            this.#step({ type: "drained", version: old });
+            this.#context.log("info", "model version released", fields);
+          },
+          (err: Error) => {
+            this.#step({ type: "drained", version: old });
+            this.#context.recorder.backgroundFailure("release", this.name, old.version);
+            this.#context.log("error", "model version release failed", { ...fields, reason: err.message });
+          },
+        );
       }
     }
   }

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import type { ModelConfig, ModelIo } from "../protocol/model-config.ts";
 import type { InputRows } from "../protocol/tensor.ts";
 import type { Executed, Executor } from "./executor.ts";
@@ -30,8 +29,6 @@ export class ModelVersion {
   readonly recorder: ModelRecorder;
   /** What the load checked (sha256, warm-up, fixture), for load reports. */
   readonly checks: VersionChecks;
-  /** Tests only (`--version-delay-ms`): milliseconds every run of this version waits first. */
-  readonly simulatedDelayMs: number;
   /** The memory it is counted as within the worker's budget until it is released (memory-budget.ts). */
   readonly bytes: number;
   readonly #session: OnnxModel;
@@ -49,7 +46,6 @@ export class ModelVersion {
     executor: Executor;
     recorder: ModelRecorder;
     checks: VersionChecks;
-    simulatedDelayMs?: number;
     bytes?: number;
   }) {
     this.name = options.config.name;
@@ -58,7 +54,6 @@ export class ModelVersion {
     this.io = options.io;
     this.recorder = options.recorder;
     this.checks = options.checks;
-    this.simulatedDelayMs = options.simulatedDelayMs ?? 0;
     this.recorder.baseline(versionBaseline(options.config, options.version));
     this.bytes = options.bytes ?? 0;
     this.#session = options.session;
@@ -93,7 +88,7 @@ export class ModelVersion {
     };
   }
 
-  /** Requests of this version waiting in its executor's queue or running now (not those still in `simulatedDelayMs`). */
+  /** Requests of this version waiting in its executor's queue or running now. */
   get submitted(): number {
     return this.#executor.pending;
   }
@@ -102,9 +97,6 @@ export class ModelVersion {
   infer(rows: InputRows, deadlineUs: number, flow: number): Promise<Executed> {
     // The executor's own promise, not one more layer: on the pool's hot path each is an allocation and a
     // microtask per request (the executor counts what `submitted` reports).
-    if (this.simulatedDelayMs > 0) {
-      return sleep(this.simulatedDelayMs).then(() => this.#executor.submit(rows, deadlineUs, flow));
-    }
     return this.#executor.submit(rows, deadlineUs, flow);
   }
 
@@ -112,8 +104,7 @@ export class ModelVersion {
    * A shadow run (rollouts): `batch` rows straight through the session, outside the executor, so it never
    * takes a place in the live queue. Holders must have a lease.
    */
-  async shadowRun(data: Float32Array, batch: number): Promise<Float32Array> {
-    if (this.simulatedDelayMs > 0) await sleep(this.simulatedDelayMs);
+  shadowRun(data: Float32Array, batch: number): Promise<Float32Array> {
     return this.#session.run(data, batch);
   }
 

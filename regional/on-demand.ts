@@ -67,7 +67,11 @@ export class OnDemandLoads {
    * short deadline (the edge's) is answered now rather than cut off by its own deadline as often as not.
    */
   waitFor(model: ModelLifecycle, deadlineUs: number): Promise<void> {
-    const loading = this.start(model);
+    const loading = this.start(model).catch((err: Error) => {
+      throw err instanceof ModelNotReady
+        ? err
+        : new ModelNotReady(`model "${model.name}" is not ready: ${err.message}`, 1);
+    });
     const leftMs = (deadlineUs - nowUs()) / 1000;
     const expectedMs = this.#loadMs.length === 0 ? undefined : Math.max(...this.#loadMs);
     if (!waitsForLoad(leftMs, expectedMs)) {
@@ -93,7 +97,10 @@ export class OnDemandLoads {
     return { residentBytes: this.budget.usedBytes(), budgetBytes, loaded, available };
   }
 
-  /** The load requests start for a model that does not serve (or the one under way). Fails as the model's 503. */
+  /**
+   * The load requests start for a model that does not serve (or the one under way). Fails as the load did
+   * (`LoadFailed`, logged and counted by the lifecycle) or with the 503 for no room within the budget.
+   */
   start(model: ModelLifecycle): Promise<void> {
     let loading = this.#demanded.get(model.name);
     if (loading) return loading;
@@ -104,11 +111,6 @@ export class OnDemandLoads {
         await this.withRoom(model, undefined, () => model.load(undefined, "demand"));
         this.#loadMs.push(performance.now() - started);
         if (this.#loadMs.length > RECENT_LOADS) this.#loadMs.shift();
-      })
-      .catch((err: Error) => {
-        throw err instanceof ModelNotReady
-          ? err
-          : new ModelNotReady(`model "${model.name}" is not ready: ${err.message}`, 1);
       })
       .finally(() => this.#demanded.delete(model.name));
     this.#demanded.set(model.name, loading);

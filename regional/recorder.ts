@@ -70,6 +70,9 @@ export interface VersionBaseline {
   cascade?: { standsFor: string; answered: number; agreeing: number };
 }
 
+/** Work off the request path whose failure no request answers for: a rollout's shadow run, a retired version's release. */
+export type BackgroundTask = "shadow-run" | "release";
+
 export interface Recorder {
   model(name: string, version: string): ModelRecorder;
   /** A tenant's reporter, made once per tenant of the configuration; its class and reservation are reported as given. */
@@ -77,6 +80,8 @@ export interface Recorder {
   rollout(name: string): RolloutRecorder;
   /** Reports of the model registry this pool follows (regional/registry/), `s3://bucket/prefix`. */
   registry(where: string): RegistryRecorder;
+  /** A `task` of `version` of `model` failed (its reason is logged where it failed). */
+  backgroundFailure(task: BackgroundTask, model: string, version: string): void;
   /** A load attempt of a model ended. */
   modelLoad(name: string, outcome: "success" | "failure"): void;
   /** A load succeeded after `seconds` (file check, session, warm-up, fixture), started for `trigger`. */

@@ -20,7 +20,7 @@ import {
 } from "./readiness-policy.ts";
 import type { ModelMemory, Recorder } from "./recorder.ts";
 import { DEFAULT_RETRY_BACKOFF, type RetryBackoff } from "./retry-backoff.ts";
-import { VersionLoader, type VersionLoaderOptions } from "./version-loader.ts";
+import { LoadFailed, VersionLoader, type VersionLoaderOptions } from "./version-loader.ts";
 
 export type { IndexEntry, ModelState } from "./model-life.ts";
 export type { LoadReport } from "./model-lifecycle.ts";
@@ -138,12 +138,13 @@ export class ModelRepository {
   ensureLoading(name?: string): void {
     const now = performance.now();
     for (const model of name ? [this.#get(name)] : this.#models.values()) {
-      if (loadDue(model.view(), now)) this.load(model.name, undefined, "policy").catch(() => {});
+      if (loadDue(model.view(), now)) this.load(model.name, undefined, "policy").catch(this.#notStarted(model.name));
     }
     // Asking whether a model loaded on demand is ready starts its load, as its first request would.
     if (name && this.#policy === "on-demand") {
       const model = this.#get(name);
-      if (!model.pinned && demandLoadAllowed(model.view(), now)) this.#onDemand.start(model).catch(() => {});
+      if (!model.pinned && demandLoadAllowed(model.view(), now))
+        this.#onDemand.start(model).catch(this.#notStarted(name));
     }
   }
 
@@ -177,10 +178,7 @@ export class ModelRepository {
     return serving !== undefined && (version === undefined || serving.version === version);
   }
 
-  /**
-   * A lease on the version serving `name` (or exactly `version`): 404 for an unknown model or a version not
-   * served, 503 while the model is not loaded.
-   */
+  /** A lease on the version serving `name` (or exactly `version`): 404 unknown or not served, 503 not loaded. */
   acquire(name: string, version?: string): Lease {
     return this.#get(name).acquire(version);
   }
@@ -368,6 +366,13 @@ export class ModelRepository {
       this.#models.set(name, model);
     }
     return model;
+  }
+
+  /** A background load's failure: a failed load was logged and counted by the lifecycle, any other is said here. */
+  #notStarted(model: string): (err: Error) => void {
+    return (err) => {
+      if (!(err instanceof LoadFailed)) this.#log("warn", "model load not started", { model, reason: err.message });
+    };
   }
 
   /** `load` run with room made for the version it brings, under `on-demand` (on-demand.ts). */

@@ -25,6 +25,7 @@ import { localControl, type ModelControl } from "./model-control.ts";
 import type { ModelStatistics } from "./model-stats.ts";
 import type { RegionalOptions } from "./options.ts";
 import { type PeerPlacement, Peers } from "./peers/peers.ts";
+import { RefusedBodyResponse } from "./refused-body.ts";
 import { RegistryFollower } from "./registry/follower.ts";
 import { type LoadReport, ModelRepository, type RepositoryOptions } from "./repository.ts";
 import { Rollouts } from "./rollout/rollouts.ts";
@@ -33,6 +34,7 @@ import { TenantScheduler } from "./tenants/tenant-scheduler.ts";
 import { tenantTable } from "./tenants/tenant-table.ts";
 import { createRequestTracing, type RequestTracing, TRACING_OFF } from "./tracing/request-tracing.ts";
 import { tracingConfig } from "./tracing/tracing-config.ts";
+import { delayedVersions } from "./version-delay.ts";
 
 /** Things an embedding process (the CLI, a cluster worker, a test, a benchmark) supplies. */
 export interface ServerHooks {
@@ -54,6 +56,10 @@ export interface ServerHooks {
    * `--model-placement hashed` and models loaded on demand, each model's requests go to its owning worker.
    */
   placement?: PeerPlacement;
+  /** What runs each version's rows (version-loader.ts); default: its session, or `--version-delay-ms`'s wrapper. */
+  wrapSession?: RepositoryOptions["wrapSession"];
+  /** The milliseconds shadow runs are timed by (rollout/shadow.ts); default `performance.now`. */
+  shadowClock?: () => number;
 }
 
 export interface RegionalServer {
@@ -224,14 +230,14 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
       pinned: options.pinnedModels,
       memoryBudgetBytes: options.modelMemoryMb * 2 ** 20,
       publicKey,
-      simulatedVersionDelayMs: new Map(options.simulation.versionDelayMs.map((d) => [`${d.model}@${d.version}`, d.ms])),
+      wrapSession: hooks.wrapSession ?? delayedVersions(options.simulation.versionDelayMs),
       ...hooks.loadChecks,
     },
     metrics.recorder,
     log,
   );
   await repository.discover();
-  const rollouts = new Rollouts(repository, metrics.recorder, log);
+  const rollouts = new Rollouts(repository, metrics.recorder, log, hooks.shadowClock);
 
   const tracingSettings = tracingConfig(options);
   const tracing = tracingSettings.on ? createRequestTracing(tracingSettings.config, options.region) : TRACING_OFF;
@@ -313,7 +319,11 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
     },
   });
   // The hot inference POSTs on plain node:http, everything else (and what the fast path declines) through Hono.
-  const server = createServer(inferenceFastPath({ deps, answers, fallback: honoListener }));
+  // A 413 to a client still sending its body is read by that client (refused-body.ts), on either path.
+  const server = createServer(
+    { ServerResponse: RefusedBodyResponse },
+    inferenceFastPath({ deps, answers, fallback: honoListener }),
+  );
   server.on("clientError", answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

@@ -12,7 +12,7 @@ import { versionBytes } from "./memory-budget.ts";
 import { readModelConfig } from "./model-discovery.ts";
 import { ModelVersion, type VersionChecks } from "./model-version.ts";
 import type { Recorder } from "./recorder.ts";
-import { createOnnxModel } from "./session.ts";
+import { createOnnxModel, type OnnxModel } from "./session.ts";
 import { type CheckedVersion, checkVersion, type VersionSources } from "./version-check.ts";
 
 /** 400 for a load that failed; the message says why and what keeps serving. */
@@ -38,8 +38,11 @@ export interface VersionLoaderOptions {
   accuracyTolerance: number;
   /** The key every model file must be signed with; none: unsigned files are served. */
   publicKey?: ModelPublicKey;
-  /** Tests only: extra milliseconds each run of a version takes, by `model@version`. Default: none. */
-  simulatedVersionDelayMs?: ReadonlyMap<string, number>;
+  /**
+   * What runs a checked version's rows, live and shadow: its session, or a wrapper around it (the
+   * `--version-delay-ms` simulation, regional/version-delay.ts). Default: the session itself.
+   */
+  wrapSession?: (session: OnnxModel, version: { name: string; version: string }) => OnnxModel;
   /** How requests reach each version's session. Default: the dynamic batcher. */
   executor?: ExecutorFactory;
 }
@@ -90,9 +93,10 @@ export class VersionLoader {
     return { config, ...checked };
   }
 
-  /** A checked version built into one that serves: its executor, recorder and simulated delay. */
-  build({ config, version, io, session, checks }: Checked): ModelVersion {
+  /** A checked version built into one that serves: its session (wrapped, if asked), executor and recorder. */
+  build({ config, version, io, session: checked, checks }: Checked): ModelVersion {
     const { name } = config;
+    const session = this.#options.wrapSession?.(checked, { name, version }) ?? checked;
     const recorder = this.#recorder.model(name, version);
     const executor = (this.#options.executor ?? ((c) => new DynamicBatcher(c)))({
       run: session.run,
@@ -103,8 +107,7 @@ export class VersionLoader {
       queueFull: this.#options.queueFull,
       recorder,
     });
-    const simulatedDelayMs = this.#options.simulatedVersionDelayMs?.get(`${name}@${version}`) ?? 0;
     const bytes = versionBytes(config.versions[version]!.bytes);
-    return new ModelVersion({ config, version, io, session, executor, recorder, checks, simulatedDelayMs, bytes });
+    return new ModelVersion({ config, version, io, session, executor, recorder, checks, bytes });
   }
 }

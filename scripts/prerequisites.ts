@@ -5,11 +5,8 @@
 import { spawnSync } from "node:child_process";
 import { defineCommand, runMain } from "../tools/cli/command.ts";
 import { UsageError } from "../tools/cli/errors.ts";
+import { onPath } from "./prerequisites/on-path.ts";
 import { PREREQUISITES, type Prerequisite, prerequisitePlan } from "./prerequisites/plan.ts";
-
-function onPath(command: string): boolean {
-  return spawnSync("/bin/sh", ["-c", `command -v ${command}`], { stdio: "ignore" }).status === 0;
-}
 
 function run(command: string[]): boolean {
   const [file, ...args] = command;

@@ -11,11 +11,12 @@
 import { randomInt } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
+import { seededRandom } from "../protocol/seeded-random.ts";
 import { defineCommand, runMain } from "./cli/command.ts";
 import { UsageError } from "./cli/errors.ts";
 import type { FlagTable, FlagValues } from "./cli/flags.ts";
 import { cacheHitAnswer, startNoopServer } from "./probe/floor.ts";
-import { probeMix, seededRandom } from "./probe/mix.ts";
+import { probeMix } from "./probe/mix.ts";
 import { runOpenLoop, warmUp } from "./probe/open-loop.ts";
 import { probeExposition, writeProbeExposition } from "./probe/prometheus.ts";
 import { renderReport } from "./probe/report-html.ts";

@@ -27,18 +27,3 @@ export class AuditSampler {
     return true;
   }
 }
-
-/**
- * A seeded uniform draw (mulberry32), for AUDIT_SEED: a test that checks the measured share against its interval
- * must audit the same answers every run. Unseeded, the sampler draws from Math.random.
- */
-export function seededDraw(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}

@@ -63,6 +63,23 @@ describe("ResponseCache", () => {
     expect(cache.local(KEY, 2000)).toEqual({ ...answer, expiresAt: 61_000 });
   });
 
+  it("counts the shared tier's writes as they begin, end and fail; none without a shared tier", async () => {
+    const cache = cacheWith(memoryCache());
+    const write = cache.put(KEY, answer, 1000);
+    expect(cache.writes).toEqual({ started: 1, written: 0, failed: 0 });
+    await write;
+    expect(cache.writes).toEqual({ started: 1, written: 1, failed: 0 });
+    const refusing = cacheWith({
+      ...failingCache(),
+      put: () => Promise.reject(new Error("quota")),
+    } as unknown as Cache);
+    await expect(refusing.put(KEY, answer, 1000)).rejects.toThrow("quota");
+    expect(refusing.writes).toEqual({ started: 1, written: 0, failed: 1 });
+    const alone = cacheWith(undefined);
+    await alone.put(KEY, answer, 1000);
+    expect(alone.writes).toEqual({ started: 0, written: 0, failed: 0 });
+  });
+
   it("still answers from the isolate's tier in front of a failing shared cache", async () => {
     const cache = cacheWith(failingCache());
     await cache.put(KEY, answer, 1000);

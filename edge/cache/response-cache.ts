@@ -29,6 +29,13 @@ export interface ResponseCacheOptions {
   shared: Pick<Cache, "match" | "put"> | undefined;
 }
 
+/** Writes to the shared tier: begun (in `waitUntil`), done, failed (each failure is logged where it is awaited). */
+export interface SharedWrites {
+  started: number;
+  written: number;
+  failed: number;
+}
+
 /** The Cache API needs a URL; this host is never resolved, it only names entries. */
 export const CACHE_ORIGIN = "https://cache.edgecascade.internal";
 
@@ -57,6 +64,7 @@ function isStored(x: unknown): x is Stored {
 export class ResponseCache {
   readonly #lru: Lru<Stored>;
   readonly #options: ResponseCacheOptions;
+  readonly #writes: SharedWrites = { started: 0, written: 0, failed: 0 };
 
   constructor(options: ResponseCacheOptions) {
     this.#options = options;
@@ -65,6 +73,11 @@ export class ResponseCache {
 
   get entries(): number {
     return this.#lru.size;
+  }
+
+  /** The shared tier's writes since the isolate started (a copy). */
+  get writes(): SharedWrites {
+    return { ...this.#writes };
   }
 
   /** A lookup: the isolate's tier by `key.local`, then the shared one by `key.shared()`. */
@@ -115,12 +128,25 @@ export class ResponseCache {
     this.#remember(key.local, stored, body.length + (answer.predictionsJson?.length ?? 0));
     const shared = this.#options.shared;
     if (!shared) return Promise.resolve();
-    return key.shared().then((digest) => {
-      const response = new Response(body, {
-        headers: { "content-type": "application/json", "cache-control": `max-age=${this.#options.ttlS}` },
-      });
-      return shared.put(new Request(`${CACHE_ORIGIN}/answers/${digest}`), response);
-    });
+    const writes = this.#writes;
+    writes.started++;
+    return key
+      .shared()
+      .then((digest) => {
+        const response = new Response(body, {
+          headers: { "content-type": "application/json", "cache-control": `max-age=${this.#options.ttlS}` },
+        });
+        return shared.put(new Request(`${CACHE_ORIGIN}/answers/${digest}`), response);
+      })
+      .then(
+        () => {
+          writes.written++;
+        },
+        (err: unknown) => {
+          writes.failed++;
+          throw err;
+        },
+      );
   }
 
   /** Keep an answer in L1; `jsonLength` (its JSON text) is a fair proxy for the heap it holds. */

@@ -20,6 +20,7 @@ describe("RequestCounts", () => {
       degraded: 0,
       refused: 0,
       failed: 0,
+      edgeFailed: 0,
     });
     expect(snapshot.models["breast-cancer"]).toMatchObject({ answered: 1, degraded: 1 });
     expect(snapshot.tenants).toEqual({
@@ -39,6 +40,14 @@ describe("RequestCounts", () => {
     expect(snapshot.models.digits).toMatchObject({ answered: 0, refused: 2, failed: 1 });
     expect(Object.keys(snapshot.models)).toEqual(["digits"]);
     expect(snapshot.tenants.acme!.refused).toEqual({ 403: 1, 429: 1, 503: 1, 404: 1 });
+  });
+
+  it("counts the edge variant's failed runs per model", () => {
+    const counts = new RequestCounts(["digits"], 0);
+    counts.edgeFailed("digits");
+    counts.edgeFailed("digits");
+    counts.edgeFailed("nope");
+    expect(counts.snapshot(all).models.digits).toMatchObject({ edgeFailed: 2, answered: 0, failed: 0 });
   });
 
   it("shows a caller only what it may see, as a copy", () => {

@@ -11,6 +11,8 @@ export interface ModelCounts {
   refused: number;
   /** Answered with a 5xx (no region and no edge variant, say). */
   failed: number;
+  /** Runs of its edge variant that failed, each logged with its reason (the request went on without it). */
+  edgeFailed: number;
 }
 
 /** One tenant's requests in this isolate: answered per model, and refusals by status. */
@@ -43,7 +45,16 @@ export class RequestCounts {
   constructor(models: readonly string[], now: number) {
     this.since = now;
     for (const name of models) {
-      this.#models.set(name, { answered: 0, cache: 0, edge: 0, regional: 0, degraded: 0, refused: 0, failed: 0 });
+      this.#models.set(name, {
+        answered: 0,
+        cache: 0,
+        edge: 0,
+        regional: 0,
+        degraded: 0,
+        refused: 0,
+        failed: 0,
+        edgeFailed: 0,
+      });
     }
   }
 
@@ -79,6 +90,12 @@ export class RequestCounts {
       const t = this.#tenant(tenant);
       t.refused[status] = (t.refused[status] ?? 0) + 1;
     }
+  }
+
+  /** A run of `model`'s edge variant failed. */
+  edgeFailed(model: string): void {
+    const m = this.#models.get(model);
+    if (m) m.edgeFailed++;
   }
 
   /** The counts of the models and tenants a caller may see (everything when `visible` allows it all). */

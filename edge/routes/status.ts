@@ -3,7 +3,7 @@ import { refuseOtherMethods } from "../../hono-shared/method-not-allowed.ts";
 import { type Baselines, edgeFigures } from "../analytics/figures.ts";
 import type { AppEnv } from "../app-env.ts";
 import { wasmHeapBytes } from "../inference/ort-workerd.ts";
-import { MemoryAnalytics } from "../local/memory-analytics.ts";
+import { isReadableAnalytics } from "../local-platform.ts";
 import type { EdgeRuntime } from "../runtime.ts";
 import { mayCall } from "../tenants/keys.ts";
 import { contextLocation } from "./context-location.ts";
@@ -11,9 +11,9 @@ import { contextLocation } from "./context-location.ts";
 /**
  * `GET /status`: this isolate's request counts per model (by the tier that answered) and per tenant, each
  * model's served version and edge variant, each tenant's global quota (the period's use across isolates, as
- * its Durable Object holds it, and this isolate's lease and counts), and the edge's own numbers (edge share, degraded
- * answers, latency per colo, audit agreement, drift) where the dataset is in the isolate. A key scoped to some models
- * sees only those and its own tenant;
+ * its Durable Object holds it, and this isolate's lease and counts), its response cache (answers kept, writes to the
+ * shared tier), and the edge's own numbers (edge share, degraded answers, latency per colo, audit agreement, drift)
+ * where the dataset is in the isolate. A key scoped to some models sees only those and its own tenant;
  * an unscoped key (or an open Worker) sees everything.
  * `GET /status/regions`: the latest scheduled region status check (shared through Workers KV) and this isolate's own
  * view of each region: breaker state, hedge delay, call counts, the answer time it expects for a request from where
@@ -77,6 +77,7 @@ status.get("/", async (c) => {
         }
       : null,
     observed: observed(rt, visible),
+    cache: { entries: rt.cache.entries, sharedWrites: rt.cache.writes },
   });
 });
 
@@ -90,7 +91,7 @@ const LATEST_POINTS = 20;
  */
 function observed(rt: EdgeRuntime, visible: (model: string) => boolean) {
   const dataset = rt.analytics;
-  if (!(dataset instanceof MemoryAnalytics)) {
+  if (!isReadableAnalytics(dataset)) {
     return {
       dataset: dataset
         ? "Workers Analytics Engine (ANALYTICS): query it with SQL, docs/observability.md"

@@ -25,8 +25,8 @@ export interface RolloutConfig {
    */
   errors: { margin0: number; margin1: number };
   /**
-   * Latency, on the shadow runs: both versions run the same rows back to back, in alternating order, so a
-   * machine's load falls on both alike. Each block of `block` such pairs (per pool process) pools its
+   * Latency, on the shadow runs: both versions run the same rows back to back, in alternating order, each
+   * timed warm (after an untimed run of its own), so a machine's load falls on both alike. Each block of `block` such pairs (per pool process) pools its
    * 2 x `block` durations and takes the slowest of them above `quantile` (k = (1 - quantile) x 2 x block, at
    * least 1: the block's p95 and up); each of those k is a trial, an event when it is the candidate's. H0:
    * p = 0.5, the candidate's tail is the stable version's (ranks are exchangeable); H1: `p1`. The minimum

@@ -57,11 +57,14 @@ export class Rollouts {
   readonly #recorder: Recorder;
   readonly #log: Logger;
   readonly #models = new Map<string, ModelRollout>();
+  readonly #shadowClock: (() => number) | undefined;
 
-  constructor(repository: ModelRepository, recorder: Recorder, log: Logger) {
+  /** `shadowClock`: the milliseconds shadow runs are timed by (default `performance.now`). */
+  constructor(repository: ModelRepository, recorder: Recorder, log: Logger, shadowClock?: () => number) {
     this.#repository = repository;
     this.#recorder = recorder;
     this.#log = log;
+    this.#shadowClock = shadowClock;
   }
 
   #entry(name: string): ModelRollout {
@@ -76,6 +79,7 @@ export class Rollouts {
           const { serving, candidate } = this.#repository.versions(name);
           return serving && candidate ? { stable: serving, candidate } : undefined;
         },
+        now: this.#shadowClock,
         maxQueue: () => running()?.config.shadow.maxQueue ?? 0,
         sample: () => running()?.config.shadow.sample ?? 0,
         record: (result) => {
@@ -83,6 +87,12 @@ export class Rollouts {
           if (result.stableMs !== undefined && result.candidateMs !== undefined) {
             recorder.compared(result.rows, result.disagreements);
           }
+        },
+        // The evidence counts a failed run as an error of its version; why it failed is said here.
+        failed: (version, error) => {
+          const fields = { model: name, version: version?.version ?? null, reason: error.message };
+          this.#log("warn", "shadow run failed", fields);
+          this.#recorder.backgroundFailure("shadow-run", name, version?.version ?? "");
         },
       });
       recorder.evidence(() => (running() ? counters.snapshot() : null));

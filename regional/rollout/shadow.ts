@@ -15,7 +15,14 @@ export interface ShadowOptions {
   sample: () => number;
   /** Where each comparison goes. */
   record: (result: ShadowResult) => void;
+  /**
+   * A run that failed (`version`: whose; undefined: the runner's own step), with why. Its comparison is still
+   * recorded, with that version's run counted as an error; nothing is thrown.
+   */
+  failed: (version: ModelVersion | undefined, error: Error) => void;
   random?: () => number;
+  /** Milliseconds, for the runs' durations. Default `performance.now`. */
+  now?: () => number;
 }
 
 /**
@@ -24,11 +31,14 @@ export interface ShadowOptions {
  * latencies. It never gets in the way of live requests: a copy is dropped when `maxQueue` copies wait; copies
  * run one at a time, straight through the sessions (never in the batchers' queues, so they cannot make a
  * live request wait in a queue or be refused), and only while no live request of either version is queued or
- * running. A live request arriving meanwhile waits at most for the one pair of runs in progress.
+ * running. A live request arriving meanwhile waits at most for the one pair of runs in progress. Each timed run
+ * follows an untimed run of the same version on the same rows, so that neither version is timed cold while the
+ * other is warm from live traffic (at a shadow-only step, the stable version's caches always are).
  */
 export class ShadowRunner {
   readonly #options: ShadowOptions;
   readonly #random: () => number;
+  readonly #now: () => number;
   #queue: InputRows[] = [];
   #running = false;
   #scheduled = false;
@@ -37,6 +47,7 @@ export class ShadowRunner {
   constructor(options: ShadowOptions) {
     this.#options = options;
     this.#random = options.random ?? Math.random;
+    this.#now = options.now ?? (() => performance.now());
   }
 
   get waiting(): number {
@@ -70,7 +81,7 @@ export class ShadowRunner {
     this.#scheduled = true;
     const go = () => {
       this.#scheduled = false;
-      void this.#pump();
+      this.#pump().catch((err: Error) => this.#options.failed(undefined, err));
     };
     // After the current I/O phase; while live requests are queued or running, look again in a millisecond.
     if (busy) setTimeout(go, 1);
@@ -90,11 +101,13 @@ export class ShadowRunner {
     const candidateLease = pair.candidate.lease();
     try {
       const time = async (version: ModelVersion) => {
-        const t0 = performance.now();
         try {
+          await version.shadowRun(rows.data, rows.batch);
+          const t0 = this.#now();
           const probs = await version.shadowRun(rows.data, rows.batch);
-          return { probs, ms: performance.now() - t0 };
-        } catch {
+          return { probs, ms: this.#now() - t0 };
+        } catch (err) {
+          this.#options.failed(version, err as Error);
           return undefined;
         }
       };

@@ -10,9 +10,12 @@ import { generateModels, ROOT, wranglerBuild } from "../../tools/edge-bundle/bui
  * scope run locally under V8's profiler, against the 1 s start-up limit). bench:cold and bench:many-models.
  */
 
-/** `wrangler check startup` of the bundle of `modelsDir` (its models module generated first): the profile's active ms. */
+/**
+ * `wrangler check startup` of the bundle of `modelsDir` as deployed (its models module generated first): the
+ * profile's active ms.
+ */
 export async function checkStartup(modelsDir: string, outdir: string): Promise<{ activeMs: number; output: string }> {
-  const config = await generateModels(modelsDir, outdir);
+  const config = await generateModels(modelsDir, outdir, "deployed");
   const output = await new Promise<string>((done, fail) =>
     execFile(
       join(ROOT, "node_modules/.bin/wrangler"),

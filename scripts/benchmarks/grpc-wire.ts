@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { credentials, makeGenericClientConstructor } from "@grpc/grpc-js";
 import { inferenceService } from "../../regional/grpc/proto.ts";
+import { freePort } from "../../tools/local-stack/processes.ts";
 import { LoadClient, runClosedLoop } from "../../tools/probe/load.ts";
 import { quantileOrZero } from "../../tools/probe/summary.ts";
-import { freePort } from "../stack/processes.ts";
 import { type RegionalPoolOptions, startRegionalPool } from "../stack/regional-pool.ts";
 import { cpuSeconds } from "./process-cpu.ts";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { seededRandom } from "../../tools/probe/mix.ts";
+import { seededRandom } from "../../protocol/seeded-random.ts";
 import { median, popularityOrder, runFigures } from "./many-models-traffic.ts";
 
 describe("popularityOrder", () => {

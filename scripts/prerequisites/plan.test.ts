@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { PREREQUISITES, prerequisitePlan } from "./plan.ts";
+import { PREREQUISITES, prerequisitePlan, rootSuitePlan } from "./plan.ts";
 
 const [chromium, promtool, buildah, debootstrap] = PREREQUISITES.test;
 const [wrk] = PREREQUISITES.bench;
@@ -46,5 +46,35 @@ describe("prerequisitePlan", () => {
     const message = plan.action === "ask" ? plan.message : "";
     expect(message).toMatch(/apt-get install -y --no-install-recommends prometheus$/);
     expect(message).not.toContain("buildah");
+  });
+});
+
+describe("rootSuitePlan (the image suite)", () => {
+  const suite = "the image suite";
+
+  it("runs as root with buildah and debootstrap there", () => {
+    expect(rootSuitePlan(suite, [chromium!], { isRoot: true, ci: true })).toEqual({ action: "run" });
+  });
+
+  it("fails, naming the programs, as root without them: CI or not, never a skip", () => {
+    for (const ci of [true, false]) {
+      expect(rootSuitePlan(suite, [buildah!, debootstrap!], { isRoot: true, ci })).toEqual({
+        action: "fail",
+        reason:
+          "the image suite runs as root, and buildah (Debian package buildah), debootstrap (Debian package debootstrap) are missing: `npm test` installs them as root (scripts/prerequisites.ts)",
+      });
+    }
+  });
+
+  it("is skipped, saying why, when not root; in CI, which runs as root, that fails", () => {
+    expect(rootSuitePlan(suite, [buildah!], { isRoot: false, ci: false })).toEqual({
+      action: "skip",
+      reason: "the image suite needs root (buildah, namespaces); this run is not root",
+    });
+    expect(rootSuitePlan(suite, [], { isRoot: false, ci: true })).toEqual({
+      action: "fail",
+      reason:
+        "the image suite needs root (buildah, namespaces); this run is not root, and CI must run it (CI runs as root)",
+    });
   });
 });

@@ -54,3 +54,31 @@ export function prerequisitePlan(
     : `Install the packages ${packages.join(", ")} with your system's package manager.`;
   return { action: "ask", message: `Programs missing from PATH:\n${lines.join("\n")}\n${how}` };
 }
+
+/** Whether a suite that needs root (`rootOnly` programs: the image suite) runs, is skipped, or fails. */
+export type RootSuitePlan = { action: "run" } | { action: "skip"; reason: string } | { action: "fail"; reason: string };
+
+/**
+ * A root-only suite runs as root with its programs there. As root without them it fails, naming them: `npm test`
+ * installs them as root, so their absence is a broken setup, never a reason to skip. Not root, it is skipped,
+ * saying why; except in CI (`CI` set), which runs as root: there a run that would skip it fails instead.
+ */
+export function rootSuitePlan(
+  suite: string,
+  missing: readonly Prerequisite[],
+  host: { isRoot: boolean; ci: boolean },
+): RootSuitePlan {
+  if (!host.isRoot) {
+    const why = `${suite} needs root (buildah, namespaces); this run is not root`;
+    return host.ci
+      ? { action: "fail", reason: `${why}, and CI must run it (CI runs as root)` }
+      : { action: "skip", reason: why };
+  }
+  const absent = missing.filter((p) => p.rootOnly);
+  if (absent.length === 0) return { action: "run" };
+  const names = absent.map((p) => `${p.command} (Debian package ${p.debianPackage})`).join(", ");
+  return {
+    action: "fail",
+    reason: `${suite} runs as root, and ${names} ${absent.length === 1 ? "is" : "are"} missing: \`npm test\` installs them as root (scripts/prerequisites.ts)`,
+  };
+}

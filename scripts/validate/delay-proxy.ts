@@ -1,6 +1,6 @@
 import { once } from "node:events";
 import { createServer, type Server, type Socket, connect as tcpConnect } from "node:net";
-import { seededRandom } from "../../tools/probe/mix.ts";
+import { seededRandom } from "../../protocol/seeded-random.ts";
 import { type LatencyStats, latencyStats } from "../../tools/probe/summary.ts";
 import { checkDelaySettings, DelayLine, type DelaySettings } from "./delay-line.ts";
 import { preciseTimer, startPreciseTimers } from "./precise-timer.ts";

@@ -1,7 +1,8 @@
 import { MODEL_VERSION_HEADER } from "../../protocol/headers.ts";
+import { seededRandom } from "../../protocol/seeded-random.ts";
 import { openLoop } from "../../tools/probe/load.ts";
 import { headerValue } from "../../tools/probe/load-response.ts";
-import { probeMix, seededRandom } from "../../tools/probe/mix.ts";
+import { probeMix } from "../../tools/probe/mix.ts";
 import { type LatencyStats, latencyStats } from "../../tools/probe/summary.ts";
 import type { EdgeWorker } from "../stack/edge-worker.ts";
 import { classifyRequest, readEdgeAnswer } from "./edge-answer.ts";

@@ -1,4 +1,4 @@
-import { connect } from "node:net";
+import { connect, type Socket } from "node:net";
 import { SERVED_BY_HEADER } from "../../protocol/headers.ts";
 import { argmax } from "../../protocol/heldout.ts";
 import { signatureHeaders } from "../../protocol/signing.ts";
@@ -135,49 +135,20 @@ interface Answer {
   error?: string;
 }
 
-/** Send on a connection of its own, raw; read until the server closes it (or 10 s). */
-function sendAlone(origin: string, c: HostileCase, headers: Record<string, string>): Promise<Answer> {
+/**
+ * `c` on a connection of its own, raw, with `connection: close`: `write` sends the body (`answered` says whether
+ * the server has begun its answer), and the answer is read until the server closes it or, with `timeoutMs`, until
+ * that passes. `closed`: the exchange ends with the connection, as it does here.
+ */
+function rawExchange(
+  origin: string,
+  c: HostileCase,
+  headers: Record<string, string>,
+  write: (socket: Socket, body: Buffer, answered: () => boolean) => Promise<void>,
+  timeoutMs?: number,
+): Promise<Answer> {
   const url = new URL(origin);
   const body = typeof c.body === "string" ? Buffer.from(c.body) : Buffer.from(c.body ?? new Uint8Array());
-  const head =
-    `${c.method} ${c.path} HTTP/1.1\r\nhost: ${url.host}\r\nconnection: close\r\ncontent-length: ${body.length}\r\n` +
-    Object.entries(headers)
-      .map(([k, v]) => `${k}: ${v}\r\n`)
-      .join("") +
-    "\r\n";
-  return new Promise((resolve) => {
-    const socket = connect(Number(url.port), url.hostname);
-    const chunks: Buffer[] = [];
-    const done = (error?: string) => {
-      clearTimeout(timer);
-      socket.destroy();
-      const text = Buffer.concat(chunks).toString("latin1");
-      const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(text)?.[1] ?? 0);
-      resolve({ status, headers: {}, body: text.slice(text.indexOf("\r\n\r\n") + 4), closed: true, error });
-    };
-    const timer = setTimeout(() => done("no answer within 10 s"), 10_000);
-    // Like a client sending `Expect: 100-continue`, wait a moment for an early answer before the body, and send
-    // it in slices that stop once an answer arrives: a server refusing a body over the limit answers on the
-    // headers and closes, and a client still writing then meets EPIPE before it can read that answer.
-    socket.on("connect", async () => {
-      socket.write(head);
-      await new Promise((r) => setTimeout(r, body.length > 100_000 ? 200 : 0));
-      for (let at = 0; at < body.length && chunks.length === 0 && !socket.destroyed; at += 16_384) {
-        if (!socket.write(body.subarray(at, at + 16_384))) await new Promise((r) => socket.once("drain", r));
-        await new Promise((r) => setImmediate(r));
-      }
-    });
-    socket.on("data", (d: Buffer) => chunks.push(d));
-    socket.on("end", () => done());
-    // A reset after the server answered and closed (it did not read the rest of a body over the limit).
-    socket.on("error", (err) => done(err.message));
-  });
-}
-
-/** A valid request whose body arrives in pieces over `ms`: the server must wait for it and answer it. */
-function slowBody(origin: string, c: HostileCase, headers: Record<string, string>, ms: number): Promise<Answer> {
-  const url = new URL(origin);
-  const body = Buffer.from(c.body as string);
   const head =
     `${c.method} ${c.path} HTTP/1.1\r\nhost: ${url.host}\r\nconnection: close\r\ncontent-length: ${body.length}\r\n` +
     Object.entries(headers)
@@ -191,24 +162,53 @@ function slowBody(origin: string, c: HostileCase, headers: Record<string, string
     const done = (error?: string) => {
       if (finished) return;
       finished = true;
+      clearTimeout(timer);
       socket.destroy();
       const text = Buffer.concat(chunks).toString("latin1");
       const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(text)?.[1] ?? 0);
-      resolve({ status, headers: {}, body: text.slice(text.indexOf("\r\n\r\n") + 4), error });
+      resolve({ status, headers: {}, body: text.slice(text.indexOf("\r\n\r\n") + 4), closed: true, error });
     };
+    const timer =
+      timeoutMs === undefined ? undefined : setTimeout(() => done(`no answer within ${timeoutMs / 1000} s`), timeoutMs);
     socket.on("connect", async () => {
       socket.write(head);
-      const pieces = 10;
-      for (let p = 0; p < pieces && !finished; p++) {
-        socket.write(
-          body.subarray(Math.floor((p * body.length) / pieces), Math.floor(((p + 1) * body.length) / pieces)),
-        );
-        await new Promise((r) => setTimeout(r, ms / pieces));
-      }
+      await write(socket, body, () => chunks.length > 0 || finished);
     });
     socket.on("data", (d: Buffer) => chunks.push(d));
     socket.on("end", () => done());
+    // A reset after the server answered and closed (it did not read the rest of a body over the limit).
     socket.on("error", (err) => done(err.message));
+  });
+}
+
+/** Send on a connection of its own, raw; read until the server closes it (or 10 s). */
+function sendAlone(origin: string, c: HostileCase, headers: Record<string, string>): Promise<Answer> {
+  // Like a client sending `Expect: 100-continue`, wait a moment for an early answer before the body, and send
+  // it in slices that stop once an answer arrives: a server refusing a body over the limit may answer on the
+  // headers, and a client that keeps writing to one that then closes meets EPIPE before it can read that answer.
+  return rawExchange(
+    origin,
+    c,
+    headers,
+    async (socket, body, answered) => {
+      await new Promise((r) => setTimeout(r, body.length > 100_000 ? 200 : 0));
+      for (let at = 0; at < body.length && !answered() && !socket.destroyed; at += 16_384) {
+        if (!socket.write(body.subarray(at, at + 16_384))) await new Promise((r) => socket.once("drain", r));
+        await new Promise((r) => setImmediate(r));
+      }
+    },
+    10_000,
+  );
+}
+
+/** A valid request whose body arrives in pieces over `ms`: the server must wait for it and answer it. */
+function slowBody(origin: string, c: HostileCase, headers: Record<string, string>, ms: number): Promise<Answer> {
+  return rawExchange(origin, c, headers, async (socket, body, answered) => {
+    const pieces = 10;
+    for (let p = 0; p < pieces && !answered(); p++) {
+      socket.write(body.subarray(Math.floor((p * body.length) / pieces), Math.floor(((p + 1) * body.length) / pieces)));
+      await new Promise((r) => setTimeout(r, ms / pieces));
+    }
   });
 }
 

@@ -1,5 +1,5 @@
 import { DEADLINE_HEADER } from "../../protocol/headers.ts";
-import { seededRandom } from "../../tools/probe/mix.ts";
+import { seededRandom } from "../../protocol/seeded-random.ts";
 import type { ValidationModel } from "./model.ts";
 
 /**

@@ -12,18 +12,20 @@ import { join, resolve } from "node:path";
 import { DEADLINE_HEADER } from "../../protocol/headers.ts";
 import { defineCommand, runMain } from "../../tools/cli/command.ts";
 import type { FlagTable, FlagValues } from "../../tools/cli/flags.ts";
+import { descendants } from "../../tools/local-stack/processes.ts";
 import { closedLoop, openLoop } from "../../tools/probe/load.ts";
 import { headerValue, type LoadRequest } from "../../tools/probe/load-response.ts";
 import type { LatencyStats } from "../../tools/probe/summary.ts";
 import { holdBenchLock } from "../benchmarks/lock.ts";
 import { MODEL_FLAG, OUT_FLAG } from "../run-flags.ts";
 import { startEdgeWorker } from "../stack/edge-worker.ts";
-import { descendants } from "../stack/processes.ts";
 import { startRegionalPool } from "../stack/regional-pool.ts";
 import { validationModel } from "./model.ts";
 import { RssSampler } from "./rss.ts";
 import { ROOT, type RunInfo, runInfo, runLine } from "./run-info.ts";
-import { type TwoTenantReport, twoTenantMarkdown, twoTenants } from "./two-tenants.ts";
+import { twoTenantMarkdown } from "./two-tenants/report.ts";
+import type { TwoTenantReport } from "./two-tenants/scenario.ts";
+import { twoTenants } from "./two-tenants.ts";
 
 const FLAGS = {
   model: MODEL_FLAG,

@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { defineCommand, runMain } from "../../tools/cli/command.ts";
 import type { FlagTable, FlagValues } from "../../tools/cli/flags.ts";
+import { type LocalStack, startLocalStack } from "../../tools/local-stack/npm-start.ts";
 import { cacheHitAnswer, startNoopServer } from "../../tools/probe/floor.ts";
 import { hotRowsOf } from "../../tools/probe/mix.ts";
 import { classifyBody } from "../../tools/probe/open-loop.ts";
@@ -20,7 +21,6 @@ import type { ProbeSummary } from "../../tools/probe/summary.ts";
 import { probeTarget } from "../../tools/probe/target.ts";
 import { holdBenchLock } from "../benchmarks/lock.ts";
 import { OUT_FLAG } from "../run-flags.ts";
-import { type LocalStack, startLocalStack } from "../stack/npm-start.ts";
 import {
   type Comparison,
   compareRounds,

@@ -7,7 +7,7 @@
 import { edgeAnswers } from "../../protocol/heldout.ts";
 import { openLoop } from "../../tools/probe/load.ts";
 import { validationModel } from "./model.ts";
-import { type StreamArgs, stream } from "./two-tenants.ts";
+import { type StreamArgs, stream } from "./two-tenants/forwards.ts";
 
 const args = JSON.parse(process.argv[2] ?? "{}") as StreamArgs;
 const model = validationModel(args.model);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { HeldoutRow } from "../../protocol/heldout.ts";
-import { seededRandom } from "../../tools/probe/mix.ts";
+import { seededRandom } from "../../protocol/seeded-random.ts";
 import { inputOfRank, zipfSampler, zipfTraffic } from "./traffic.ts";
 
 const rows: HeldoutRow[] = Array.from({ length: 4 }, (_, i) => ({

@@ -191,6 +191,11 @@ describe("npm run deploy against a stand-in for Cloudflare's API", () => {
       expect(stderr).toContain(`==> custom domains: staging.${ZONE} new`);
       expect(stderr).toContain("$ wrangler triggers deploy --env staging");
       const [upload] = uploads(api.calls);
+      // The deployed bundle carries none of the local stack's stand-ins (edge/local/), only the Worker's code
+      // (esbuild heads each module it takes with its path).
+      expect(upload!.body).toContain("\n// edge/cache/response-cache.ts\n");
+      expect(upload!.body.match(/^\/\/ edge\/local\/.*$/gm)).toBeNull();
+      expect(upload!.body).not.toMatch(/MemoryCache|MemoryRateLimit/);
       const bindings = uploadedBindings(upload!);
       expect(bindings).toContainEqual({ name: "API_KEYS", type: "secret_text", text: "k1,k2" });
       expect(bindings).toContainEqual({ name: "REGIONAL_SHARED_SECRET", type: "secret_text", text: "s3cret" });

@@ -12,6 +12,8 @@ import { argmax } from "../../protocol/heldout.ts";
 import { signatureHeaders } from "../../protocol/signing.ts";
 import { grpcToken } from "../../regional/grpc/auth.ts";
 import { parseCommandLine } from "../../regional/options.ts";
+import { onPath } from "../../scripts/prerequisites/on-path.ts";
+import { PREREQUISITES, rootSuitePlan } from "../../scripts/prerequisites/plan.ts";
 import { ROOT } from "../../tools/edge-bundle/build-edge.ts";
 import { imageConfig, runReadOnly } from "../support/container.ts";
 import { fromRawFloat32, grpcClient, rawFloat32 } from "../support/grpc-client.ts";
@@ -21,7 +23,16 @@ import { until } from "../support/regional-process.ts";
 import { metric } from "../support/regional-server.ts";
 import { type TestRegistry, testRegistry } from "../support/registry.ts";
 
-const isRoot = process.getuid?.() === 0;
+/**
+ * Root with buildah and debootstrap: the suite runs. Root without them: it fails, naming them. Not root: skipped,
+ * saying so; in CI (which runs as root) that fails too (scripts/prerequisites/plan.ts `rootSuitePlan`).
+ */
+const plan = rootSuitePlan(
+  "the image suite",
+  PREREQUISITES.test.filter((p) => !onPath(p.command)),
+  { isRoot: process.getuid?.() === 0, ci: !!process.env.CI },
+);
+if (plan.action === "skip") console.warn(`test/deploy/image.test.ts: SKIPPED: ${plan.reason}`);
 /** What the Dockerfile's COPY lines take from the context, with the build files. */
 const CONTEXT = [
   "Dockerfile",
@@ -82,7 +93,15 @@ function steps(output: string): { step: string; cached: boolean }[] {
 
 const sh = (cmd: string, args: string[]) => execFileSync(cmd, args, { encoding: "utf8" }).trim();
 
-describe.skipIf(!isRoot)("the cpu image, built with buildah and run read-only as uid 1000", () => {
+describe("what the image suite needs", () => {
+  if (plan.action === "skip") it.skip(`SKIPPED: ${plan.reason}`, () => {});
+  else
+    it("root, buildah and debootstrap", () => {
+      if (plan.action === "fail") throw new Error(plan.reason);
+    });
+});
+
+describe.runIf(plan.action === "run")("the cpu image, built with buildah and run read-only as uid 1000", () => {
   let context = "";
   const tag = `localhost/edgecascade-test/regional:${process.pid}`;
   const gpuTag = `${tag}-gpu`;

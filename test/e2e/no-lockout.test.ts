@@ -100,15 +100,21 @@ describe("npm start under a saturated CPU, then released", () => {
     expect(regional, seen.join(", ")).toBe(true);
   });
 
-  it('sends cascade "regional" requests to a region', async () => {
-    const answers = [];
-    for (let i = 0; i < 20; i++)
-      answers.push(await classify(unsure[i % unsure.length]!.input, { cascade: "regional" }));
-    expect(answers.every((a) => a.status === 200)).toBe(true);
-    const reached = answers.filter((a) => a.servedBy?.startsWith("regional:")).length;
-    // None was ever degraded for an estimate: such requests are degraded only by their deadline.
-    expect(answers.filter((a) => a.degraded === "too-far")).toEqual([]);
-    expect(reached, JSON.stringify(answers)).toBeGreaterThan(0);
+  it('sends every cascade "regional" request to a region', async () => {
+    // Such requests are never degraded for an estimate, only by their deadline: one cut off by its 10 ms budget
+    // (a machine still slow from the load) is asked again, any other degradation fails at once, and each of the
+    // 20 must in the end be answered by a region.
+    for (let i = 0; i < 20; i++) {
+      const seen: string[] = [];
+      for (let tries = 0; tries < 20; tries++) {
+        const answer = await classify(unsure[i % unsure.length]!.input, { cascade: "regional" });
+        seen.push(`${answer.status} ${answer.servedBy}${answer.degraded ? `:${answer.degraded}` : ""}`);
+        expect(answer.status, seen.join(", ")).toBe(200);
+        if (answer.servedBy?.startsWith("regional:")) break;
+        expect(answer.degraded, seen.join(", ")).toBe("deadline");
+      }
+      expect(seen.at(-1), `request ${i}: ${seen.join(", ")}`).toMatch(/^200 regional:/);
+    }
   });
 });
 

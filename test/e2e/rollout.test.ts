@@ -213,13 +213,10 @@ describe("rollouts under regional load through the local stack", () => {
 
   it("promotes a good candidate through every step, then it serves everyone", async () => {
     // Alpha 1e-5 instead of 1e-3: an identical candidate is rolled back by chance at most 5 x alpha / (1 - beta)
-    // of the time (0.5% at the default, bench/rollout.md), too often for a test; acceptance barely slows.
-    // latency.p1 0.85 instead of 0.75: at the shadow-only step the stable version is warm from live traffic and
-    // the candidate is not, and on a loaded CI machine that once put 66% of a byte-identical candidate's runs in
-    // the tails (a bias to fix in the shadow runner, not chance). A 66% share drifts to H0 under p1 0.85.
-    const config = join(models.dir, "promote-rollout.json");
-    writeFileSync(config, JSON.stringify({ latency: { quantile: 0.95, block: 20, p1: 0.85 } }));
-    const { code, lines, answers, seconds } = await rollOut("2", "--shadow", "--alpha", "0.00001", "--config", config);
+    // of the time (0.5% at the default, bench/rollout.md), too often for a test; acceptance barely slows. The
+    // latency test keeps its default p1: the shadow runner times both versions warm (regional/rollout/shadow.ts),
+    // so a byte-identical candidate's share of the tails is a coin toss however loaded the machine.
+    const { code, lines, answers, seconds } = await rollOut("2", "--shadow", "--alpha", "0.00001");
     expect(code, lines.join("\n")).toBe(0);
     const steps = lines
       .filter((l) => / digits 2: /.test(l))

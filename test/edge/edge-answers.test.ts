@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Response as MiniflareResponse } from "miniflare";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { float32FromBytes } from "../../protocol/binary-tensor.ts";
 import { cacheKey } from "../../protocol/cache-key.ts";
 import type { InferResponse } from "../../protocol/types.ts";
@@ -17,6 +18,20 @@ import {
 
 // Edge-only paths: no regions configured, so nothing here can be answered by a regional pool.
 const NO_REGIONS = { REGIONS: "[]" };
+/** Where the response cache keeps an answer in the Workers Cache API, by its key (edge/cache/response-cache.ts). */
+const CACHE_URL = "https://cache.edgecascade.internal/answers/";
+
+/** Wait until the Workers Cache API holds the answer of `key` (its write runs in waitUntil); fail if it never does. */
+async function sharedHolds(worker: EdgeWorker, key: string): Promise<void> {
+  const shared = (await worker.miniflare.getCaches()).default;
+  await vi.waitFor(
+    async () => expect(await shared.match(`${CACHE_URL}${key}`), `${key} in the Cache API`).toBeDefined(),
+    {
+      timeout: 20_000,
+      interval: 20,
+    },
+  );
+}
 
 describe("edge inference in workerd", () => {
   let worker: EdgeWorker;
@@ -196,10 +211,7 @@ describe("response cache in workerd", () => {
     expect((await classify(worker, [a!])).body.servedBy).toBe("edge");
     // The Cache API write runs in waitUntil: wait until it is there, read through Miniflare's own cache handle.
     const key = await cacheKey("digits", "1", Float32Array.from(a!.input));
-    const shared = (await worker.miniflare.getCaches()).default;
-    for (let i = 0; i < 100 && !(await shared.match(`https://cache.edgecascade.internal/answers/${key}`)); i++) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await sharedHolds(worker, key);
     expect((await classify(worker, [b!])).body.servedBy).toBe("edge"); // evicts a from the 1-entry LRU
     const again = await classify(worker, [a!]);
     expect(again.body.servedBy).toBe("cache");
@@ -216,7 +228,6 @@ describe("response cache in workerd", () => {
           body: JSON.stringify(body),
         })
       ).text();
-    const shared = (await worker.miniflare.getCaches()).default;
     const cases = [
       { rows: confidentRows.slice(6, 7) },
       { rows: confidentRows.slice(7, 10), id: "r-1" },
@@ -230,28 +241,36 @@ describe("response cache in workerd", () => {
       expect(JSON.stringify(JSON.parse(filled))).toBe(filled);
       const hit = filled.replace(/"servedBy":"edge"}$/, '"servedBy":"cache"}');
       expect(await text(body)).toBe(hit); // the isolate's tier (it holds one entry)
-      const key = await cacheKey("digits", "1", Float32Array.from(rows.flatMap((r) => r.input)));
-      for (let i = 0; i < 100 && !(await shared.match(`https://cache.edgecascade.internal/answers/${key}`)); i++) {
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await sharedHolds(worker, await cacheKey("digits", "1", Float32Array.from(rows.flatMap((r) => r.input))));
       await text({ model: "digits", inputs: [confidentRows[12]!.input] }); // pushes it out to the shared tier
       expect(await text(body)).toBe(hit);
     }
   });
 
-  it("with LOCAL_CACHE_ONLY, keeps answers in the isolate and never writes the Workers Cache API", async () => {
-    const local = await startEdgeWorker({ vars: { ...NO_REGIONS, LOCAL_CACHE_ONLY: "true" } });
+  it("with LOCAL_CACHE_ONLY, keeps answers in the isolate and never reads or writes the Workers Cache API", async () => {
+    const local = await startEdgeWorker({ vars: { ...NO_REGIONS, LOCAL_CACHE_ONLY: "true", CACHE_ENTRIES: "1" } });
     try {
-      const row = confidentRows[5]!;
-      expect((await classify(local, [row])).body.servedBy).toBe("edge");
+      const [row, other] = [confidentRows[5]!, confidentRows[13]!];
+      // An answer for `row` already in the Cache API, as another isolate would have left it, with scores no model
+      // gives: a Worker that looked there would answer from it.
+      const key = await cacheKey("digits", "1", Float32Array.from(row.input));
+      const planted = { version: "1", probs: Array.from({ length: 10 }, (_, i) => (i === 0 ? 1 : 0)), expiresAt: 4e12 };
+      await (await local.miniflare.getCaches()).default.put(
+        `${CACHE_URL}${key}`,
+        new MiniflareResponse(JSON.stringify(planted), { headers: { "cache-control": "max-age=600" } }),
+      );
+      const first = await classify(local, [row]);
+      expect(first.body.servedBy).toBe("edge");
+      expectScores(first.body, [row], "digits-edge");
       const repeat = await classify(local, [row]);
       expect(repeat.body.servedBy).toBe("cache");
       expect(serverTiming(repeat.headers).cache?.desc).toBe("hit-l1");
-      // The write would have run in waitUntil: give it the time the test above waits for one.
-      await new Promise((r) => setTimeout(r, 500));
-      const key = await cacheKey("digits", "1", Float32Array.from(row.input));
-      const shared = (await local.miniflare.getCaches()).default;
-      expect(await shared.match(`https://cache.edgecascade.internal/answers/${key}`)).toBeUndefined();
+      // Pushed out of the one-entry isolate tier, `row` is a miss again: nothing of it was kept anywhere else.
+      expect((await classify(local, [other])).body.servedBy).toBe("edge");
+      expect(serverTiming((await classify(local, [row])).headers).cache?.desc).toBe("miss");
+      // Every answer above would have begun a write, counted as it begins: none did.
+      const status = await getJson<{ cache: { sharedWrites: Record<string, number> } }>(local, "/status");
+      expect(status.body.cache.sharedWrites).toEqual({ started: 0, written: 0, failed: 0 });
     } finally {
       await local.dispose();
     }

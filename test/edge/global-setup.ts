@@ -1,7 +1,6 @@
-import { EDGE_BUILD_DIR, PREBUILT_ENV, wranglerBuild } from "../../tools/edge-bundle/build-edge.ts";
+import { edgeBundle } from "../../tools/edge-bundle/build-edge.ts";
 
-/** Bundle the Worker once per test run; startEdgeWorker in each file then reuses .build/edge. */
+/** Bundle the Worker once per test run (when its sources or models changed); startEdgeWorker in each file reuses it. */
 export default async function setup(): Promise<void> {
-  await wranglerBuild(EDGE_BUILD_DIR);
-  process.env[PREBUILT_ENV] = "1";
+  await edgeBundle();
 }

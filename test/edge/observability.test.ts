@@ -13,6 +13,7 @@ import { sleep, until } from "../support/regional-process.ts";
 import {
   addVersion,
   copyModels,
+  counted,
   get,
   metric,
   startTestServer,
@@ -276,8 +277,8 @@ describe("the live agreement audit, end to end", () => {
     // The pool counted what the edge wrote, row for row.
     const metricsAfter = await poolMetrics();
     const poolCount = (labels: Record<string, string>) =>
-      metric(metricsAfter, "edgecascade_cascade_audit_total", labels) -
-      metric(metricsBefore, "edgecascade_cascade_audit_total", labels);
+      counted(metricsAfter, "edgecascade_cascade_audit_total", labels) -
+      counted(metricsBefore, "edgecascade_cascade_audit_total", labels);
     expect(poolCount(digits)).toBe(audit.rows);
     expect(poolCount({ ...digits, agree: "true" })).toBe(audit.agreeing);
     // About AUDIT_SHARE of the edge answers were audited (the draws are seeded: the same ones every run).
@@ -340,8 +341,11 @@ describe("the live agreement audit, end to end", () => {
     // Counted as audits only. At the pool: the audit counter, and none of the series the SLO rules, the tenants'
     // figures and drift read (deploy/prometheus/slo.rules.yml, cascade.rules.yml).
     const poolAfter = await poolMetrics();
+    // Counters read as 0 until their first count (counted); the histogram's series must be there (metric).
     const grew = (name: string, labels: Record<string, string> = {}) =>
-      metric(poolAfter, name, labels) - metric(poolBefore, name, labels);
+      name.endsWith("_total")
+        ? counted(poolAfter, name, labels) - counted(poolBefore, name, labels)
+        : metric(poolAfter, name, labels) - metric(poolBefore, name, labels);
     expect(grew("edgecascade_cascade_audit_total", digits)).toBe(audited.length);
     expect(grew("edgecascade_cascade_audit_total", { ...digits, agree: "false" })).toBe(audited.length);
     // (The route, as the rules read it: this test's own scrapes of /metrics count there.)

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as ortWeb from "onnxruntime-web";
@@ -285,6 +285,19 @@ describe("import refuses, saying what to fix", () => {
     ["a missing --data", ["--full", mlp], "--data is required"],
   ])("the command line: %s", (_, argv, message) => {
     expect(() => parseImportOptions([...base, ...argv])).toThrow(message);
+  });
+
+  it("an existing config.json it cannot read: refused naming it, never taken for a new model", async () => {
+    const unreadable = join(dir, "unreadable");
+    mkdirSync(join(unreadable, "m", "config.json"), { recursive: true });
+    const failure = await run(["--name", "m", "--models", unreadable, "--full", mlp, "--data", blobCsv]).then(
+      () => undefined,
+      (err: Error) => err,
+    );
+    expect(failure).toBeInstanceOf(RefusedError);
+    expect(failure!.message).toBe(
+      `cannot read ${join(unreadable, "m", "config.json")}: EISDIR: illegal operation on a directory, read`,
+    );
   });
 
   it("writes nothing when it refuses", () => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { DEADLINE_HEADER, TENANT_HEADER } from "../../protocol/headers.ts";
 import {
   classifyRows,
+  counted,
   get,
   metric,
   post,
@@ -59,8 +60,8 @@ describe("deadlines", () => {
       expect(res).toMatchObject({ status: 504, body: { code: "deadline_exceeded" } });
       const text = await metricsOf(server.url);
       expect(metric(text, "edgecascade_inference_requests_total", { ...labels, outcome: "expired" })).toBe(1);
-      expect(metric(text, "edgecascade_inference_executions_total", labels)).toBe(0);
-      expect(metric(text, "edgecascade_inference_rows_total", labels)).toBe(0);
+      expect(counted(text, "edgecascade_inference_executions_total", labels)).toBe(0);
+      expect(counted(text, "edgecascade_inference_rows_total", labels)).toBe(0);
       // A generous deadline is answered.
       const ok = await post(`${server.url}/v1/classify`, classifyRows(1), { [DEADLINE_HEADER]: "5000" });
       expect(ok.status).toBe(200);
@@ -84,7 +85,7 @@ describe("deadlines", () => {
       expect(performance.now() - started).toBeGreaterThanOrEqual(290);
       const text = await metricsOf(server.url);
       expect(metric(text, "edgecascade_inference_requests_total", { ...labels, outcome: "expired" })).toBe(1);
-      expect(metric(text, "edgecascade_inference_executions_total", labels)).toBe(0);
+      expect(counted(text, "edgecascade_inference_executions_total", labels)).toBe(0);
       const ok = await post(`${server.url}/v1/classify`, classifyRows(2), { [DEADLINE_HEADER]: "10000" });
       expect(ok.status).toBe(200);
       expect(ok.headers["server-timing"]).toMatch(/delay;dur=300/);

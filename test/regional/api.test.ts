@@ -1,3 +1,4 @@
+import { connect } from "node:net";
 import { Readable } from "node:stream";
 import { request } from "undici";
 import { describe, expect, it } from "vitest";
@@ -198,6 +199,34 @@ describe("body size", () => {
     expect(await res.body.json()).toMatchObject({ code: "payload_too_large" });
   });
 
+  // A client still sending when the 413 comes must be able to read it: the pool reads and drops the rest of the
+  // body (up to a bound, regional/refused-body.ts) before it closes, instead of resetting the connection.
+  const MB20 = 20 * 1024 * 1024;
+  for (const framing of ["content-length", "chunked"] as const) {
+    const layer = framing === "content-length" ? "the fast path" : "Hono";
+    it(`20 MB sent with undici (${framing}, ${layer}): the 413 is read`, async () => {
+      const bytes = Buffer.alloc(MB20, 0x20);
+      const res = await request(`${server.url}/v1/classify`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: framing === "chunked" ? Readable.from([bytes.subarray(0, MB20 / 2), bytes.subarray(MB20 / 2)]) : bytes,
+      });
+      expect(res.statusCode).toBe(413);
+      expect(await res.body.json()).toEqual({ code: "payload_too_large", error: "request body exceeds 262144 bytes" });
+    });
+
+    it(`20 MB sent on a raw socket (${framing}, ${layer}): every byte is taken, then the 413, then a clean close`, async () => {
+      const { sent, answer, reset } = await rawPost(server.port, "/v1/classify", MB20, framing);
+      expect({ sent, reset }).toEqual({ sent: true, reset: undefined });
+      expect(answer).toMatch(/^HTTP\/1\.1 413 Payload Too Large\r\n/);
+      expect(answer).toMatch(/\r\nconnection: close\r\n/i);
+      expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4))).toEqual({
+        code: "payload_too_large",
+        error: "request body exceeds 262144 bytes",
+      });
+    });
+  }
+
   it("a chunked body under the limit is read", async () => {
     const res = await request(`${server.url}/v1/classify`, {
       method: "POST",
@@ -227,3 +256,50 @@ describe("routing errors", () => {
     });
   });
 });
+
+/**
+ * POST `bytes` bytes of spaces on a plain socket, as a client that writes its whole body before it reads: whether
+ * every byte was taken, everything the pool answered, and the error (a reset) if the connection did not end cleanly.
+ */
+function rawPost(
+  port: number,
+  path: string,
+  bytes: number,
+  framing: "content-length" | "chunked",
+): Promise<{ sent: boolean; answer: string; reset: string | undefined }> {
+  return new Promise((resolve) => {
+    const socket = connect(port, "127.0.0.1");
+    let answer = "";
+    let sent = false;
+    let reset: string | undefined;
+    socket.setEncoding("latin1");
+    socket.on("data", (d: string) => {
+      answer += d;
+    });
+    socket.on("error", (err: NodeJS.ErrnoException) => {
+      reset = err.code ?? err.message;
+    });
+    socket.on("close", () => resolve({ sent, answer, reset }));
+    const length = framing === "chunked" ? "transfer-encoding: chunked" : `content-length: ${bytes}`;
+    socket.write(`POST ${path} HTTP/1.1\r\nhost: pool\r\ncontent-type: application/json\r\n${length}\r\n\r\n`);
+    const piece = Buffer.alloc(64 * 1024, 0x20);
+    const framed =
+      framing === "chunked"
+        ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from("\r\n")])
+        : piece;
+    let left = bytes;
+    const pump = () => {
+      while (left > 0) {
+        left -= piece.length;
+        if (!socket.write(framed)) {
+          socket.once("drain", pump);
+          return;
+        }
+      }
+      socket.write(framing === "chunked" ? "0\r\n\r\n" : "", () => {
+        sent = true;
+      });
+    };
+    pump();
+  });
+}

@@ -10,6 +10,7 @@ import { signatureHeaders } from "../../protocol/signing.ts";
 import { binaryInferBody, postInfer } from "../support/binary-infer.ts";
 import {
   classifyRows,
+  counted,
   get,
   metric,
   post,
@@ -40,7 +41,7 @@ describe("edge signature on inference endpoints", () => {
     const tenantCall = { method: "POST", path: "/v1/classify", body, tenant: "acme" };
     const headers = await signatureHeaders(SECRET, tenantCall);
     expect(headers[TENANT_HEADER]).toBe("acme");
-    const before = metric((await get(`${server.url}/metrics`)).body, "edgecascade_tenant_requests_total", {
+    const before = counted((await get(`${server.url}/metrics`)).body, "edgecascade_tenant_requests_total", {
       tenant: "other",
       outcome: "success",
     });
@@ -64,8 +65,9 @@ describe("edge signature on inference endpoints", () => {
     // One row (classifyRows(4)): one label.
     const audit = await signatureHeaders(SECRET, { method: "POST", path: "/v1/classify", body, audit: "0" });
     expect(audit[AUDIT_HEADER]).toBe("0");
+    // A counter reads 0 until its first count (metric() throws on a series not there).
     const audited = async () =>
-      metric((await get(`${server.url}/metrics`)).body, "edgecascade_cascade_audit_total", { model: "digits" });
+      counted((await get(`${server.url}/metrics`)).body, "edgecascade_cascade_audit_total", { model: "digits" });
     const before = await audited();
     expect((await post(`${server.url}/v1/classify`, body, audit)).status).toBe(200);
     expect(await audited()).toBe(before + 1);
@@ -111,7 +113,7 @@ describe("edge signature on inference endpoints", () => {
       /malformed x-edgecascade-timestamp/,
     ],
   ])("%s: 401, and nothing runs", async (_, headers, reason) => {
-    const rows = async () => metric((await get(`${server.url}/metrics`)).body, "edgecascade_inference_rows_total");
+    const rows = async () => counted((await get(`${server.url}/metrics`)).body, "edgecascade_inference_rows_total");
     const before = await rows();
     const res = await post(`${server.url}/v1/classify`, body, await headers());
     expect(await rows()).toBe(before);

@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { beforeAll, describe, expect, it } from "vitest";
 import { DEADLINE_HEADER } from "../../protocol/headers.ts";
 import { heldoutOf } from "../support/heldout.ts";
-import { classifyRows, get, metric, post, serverForFile, testOptions } from "../support/regional-server.ts";
+import { classifyRows, counted, get, metric, post, serverForFile, testOptions } from "../support/regional-server.ts";
 
 const cancer = heldoutOf("breast-cancer");
 
@@ -28,6 +28,16 @@ beforeAll(async () => {
 });
 
 describe("GET /metrics", () => {
+  it("is read strictly: a series that is not there throws, never reads as 0", () => {
+    expect(() => metric(text, "edgecascade_inference_row_total", labels)).toThrow(
+      /no series edgecascade_inference_row_total/,
+    );
+    expect(() => metric(text, "edgecascade_inference_rows_total", { ...labels, model: "digit" })).toThrow(/no series/);
+    expect(() => counted(text, "edgecascade_inference_row_total", labels)).toThrow(/no counter/);
+    // A counter the pool declares, not yet counted for these labels: 0.
+    expect(counted(text, "edgecascade_inference_requests_total", { ...labels, outcome: "rejected" })).toBe(0);
+  });
+
   it("labels every model's series with its name: each served model counts its own traffic", () => {
     const cancerLabels = { model: "breast-cancer", version: "1" };
     expect(metric(text, "edgecascade_inference_requests_total", { ...cancerLabels, outcome: "success" })).toBe(1);

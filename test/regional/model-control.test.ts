@@ -8,6 +8,7 @@ import {
   addVersion,
   classifyRows,
   copyModels,
+  counted,
   get,
   metric,
   post,
@@ -284,7 +285,7 @@ describe("a failed load keeps the old version serving and says why", () => {
     ["a version config.json does not list", async () => {}, /version 2 is not listed in config\.json/],
   ])("%s", async (_, prepare, reason) => {
     await prepare();
-    const before = metric(await metricsText(), "edgecascade_model_loads_total", {
+    const before = counted(await metricsText(), "edgecascade_model_loads_total", {
       model: "digits",
       outcome: "failure",
     });

@@ -10,7 +10,15 @@ import { wilson } from "../../protocol/wilson.ts";
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../../scripts/otlp/receiver.ts";
 import { type GrpcTestClient, grpcClient, rawFloat32 } from "../support/grpc-client.ts";
 import { heldout } from "../support/heldout.ts";
-import { get, metric, post, startTestServer, type TestServer, testOptions } from "../support/regional-server.ts";
+import {
+  counted,
+  get,
+  metric,
+  post,
+  startTestServer,
+  type TestServer,
+  testOptions,
+} from "../support/regional-server.ts";
 
 // One pool, HTTP and gRPC, tracing to a real OTLP/HTTP receiver in this process. Requests without a parent are
 // sampled at ratio 0: only a caller's sampled context makes spans, so a span found here is one the test asked for.
@@ -200,8 +208,11 @@ describe("the live audit at the pool", () => {
     );
     expect(answer.status).toBe(200);
     const after = (await get(`${server.url}/metrics`)).body as string;
+    // Counters read as 0 until their first count (counted); the histogram's series must be there (metric).
     const delta = (name: string, labelSet: Record<string, string>) =>
-      metric(after, name, labelSet) - metric(before, name, labelSet);
+      name.endsWith("_total")
+        ? counted(after, name, labelSet) - counted(before, name, labelSet)
+        : metric(after, name, labelSet) - metric(before, name, labelSet);
     const digits = { model: "digits", version: "1" };
     expect(delta("edgecascade_cascade_audit_total", { ...digits, agree: "true" })).toBe(3);
     expect(delta("edgecascade_cascade_audit_total", { ...digits, agree: "false" })).toBe(1);
@@ -240,8 +251,8 @@ describe("drift at the pool", () => {
     const classes = [...Array(10).keys()].map(String);
     const counts = classes.map(
       (c) =>
-        metric(after, "edgecascade_predictions_total", { ...digits, class: c }) -
-        metric(before, "edgecascade_predictions_total", { ...digits, class: c }),
+        counted(after, "edgecascade_predictions_total", { ...digits, class: c }) -
+        counted(before, "edgecascade_predictions_total", { ...digits, class: c }),
     );
     const heldoutShares = classes.map((c) => metric(after, "edgecascade_heldout_class_share", { ...digits, class: c }));
     expect(heldoutShares.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 9);

@@ -5,8 +5,8 @@ import { until } from "../support/regional-process.ts";
 import {
   classifyRows,
   copyModels,
+  counted,
   get,
-  metric,
   post,
   startTestServer,
   type TestServer,
@@ -25,7 +25,7 @@ afterEach(async () => {
 });
 
 const loads = async (url: string, outcome: string) =>
-  metric((await get(`${url}/metrics`)).body, "edgecascade_model_loads_total", { model: "digits", outcome });
+  counted((await get(`${url}/metrics`)).body, "edgecascade_model_loads_total", { model: "digits", outcome });
 
 describe("readiness sequencing", () => {
   it("ready for the others while a model cannot load, which its own readiness reports; concurrent checks then share one load", async () => {

@@ -4,6 +4,7 @@ import { PoolClient } from "../../tools/rollout/client.ts";
 import { ROLLOUT_COMMANDS } from "../../tools/rollout/commands.ts";
 import { runController } from "../../tools/rollout/controller.ts";
 import { biasedDigits } from "../support/candidates.ts";
+import { freePort } from "../support/processes.ts";
 import {
   addVersion,
   classifyRows,
@@ -87,6 +88,26 @@ describe("npm run rollout against two pools", () => {
     const res = await rollout("start", "--model", "digits", "--candidate", "9");
     expect(res.code).toBe(1);
     expect(res.text).toMatch(/the rollout did not start: .*model "digits" has no version 9 in config.json/);
+  });
+
+  it("says for each pool whether it refused the call (a wrong token) or was never reached", async () => {
+    const closed = `http://127.0.0.1:${await freePort()}`;
+    process.env.ADMIN_TOKEN = "not-the-pools-token";
+    try {
+      const lines: string[] = [];
+      const code = await runSubcommands(
+        ["status", "--pools", `${pools[0]!.url},${closed}`],
+        ROLLOUT_COMMANDS,
+        { log: (l) => lines.push(l), note: (l) => lines.push(l) },
+        "rollout",
+      );
+      expect(code).toBe(1);
+      expect(lines.join("\n")).toMatch(
+        /no pool answered its repository index: \S+ \(HTTP 401: .*\(is ADMIN_TOKEN the pools' admin token\?\)\), \S+ \(unreachable \(ECONNREFUSED\): connect ECONNREFUSED 127\.0\.0\.1:\d+\)/,
+      );
+    } finally {
+      process.env.ADMIN_TOKEN = TOKEN;
+    }
   });
 
   it("promotes a candidate identical to the stable version through every step", async () => {

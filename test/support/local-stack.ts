@@ -1,1 +1,1 @@
-export { type LocalStack, startLocalStack } from "../../scripts/stack/npm-start.ts";
+export { type LocalStack, startLocalStack } from "../../tools/local-stack/npm-start.ts";

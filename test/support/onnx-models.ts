@@ -1,5 +1,5 @@
+import { seededRandom } from "../../protocol/seeded-random.ts";
 import { DataType, encodeModel, makeModel } from "../../tools/model/onnx/proto.ts";
-import { seededRandom } from "../../tools/probe/mix.ts";
 
 /**
  * Small classifiers and data sets made inside the tests, so that import, quantization and serving are tested

@@ -1,1 +1,1 @@
-export { childPids, descendants, freePort, isRunning } from "../../scripts/stack/processes.ts";
+export { childPids, descendants, freePort, isRunning } from "../../tools/local-stack/processes.ts";

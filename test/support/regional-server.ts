@@ -9,6 +9,9 @@ import { parseCommandLine, type RegionalOptions } from "../../regional/options.t
 import { type RegionalServer, type ServerHooks, startRegionalServer } from "../../regional/server.ts";
 import { heldout, MODELS_DIR } from "./heldout.ts";
 
+// The exposition readers, for the suites that import them with the pool.
+export { counted, metric } from "./exposition.ts";
+
 /** A parsed answer body; tests assert on its fields directly. */
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON answers and assert on their values.
 export type JsonBody = any;
@@ -157,17 +160,6 @@ async function readResponse(res: Awaited<ReturnType<typeof request>>) {
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(res.headers)) headers[k] = Array.isArray(v) ? v.join(", ") : String(v);
   return { status: res.statusCode, headers, body };
-}
-
-/** The value of one series in Prometheus text, e.g. `metric(text, "x_total", {model: "digits"})`; 0 when absent. */
-export function metric(text: string, name: string, labels: Record<string, string> = {}): number {
-  let total = 0;
-  for (const line of text.split("\n")) {
-    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
-    const wanted = Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`));
-    if (wanted) total += Number(line.slice(line.lastIndexOf(" ") + 1));
-  }
-  return total;
 }
 
 /** A classify body of held-out rows `from`..`from + n`. */

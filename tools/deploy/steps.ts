@@ -216,7 +216,7 @@ async function bundling(
   request: Uploading,
   edits: { open?: readonly string[]; withoutRoutes?: boolean; kvIds?: Readonly<Record<string, string>> } = {},
 ): Promise<{ args: string[]; config: string }> {
-  const [flag, generated] = await generateModels(MODELS_DIR, EDGE_BUILD_DIR);
+  const [flag, generated] = await generateModels(MODELS_DIR, EDGE_BUILD_DIR, "deployed");
   let config = generated!;
   if (edits.open?.length || edits.withoutRoutes || edits.kvIds) {
     let toml = readFileSync(generated!, "utf8");

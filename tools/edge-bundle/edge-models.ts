@@ -2,6 +2,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 
 import { dirname, join, relative, sep } from "node:path";
 import { type HeldoutSet, heldoutPath } from "../../protocol/heldout.ts";
 import { type ModelConfig, parseModelConfig } from "../../protocol/model-config.ts";
+import { readIfPresentSync } from "../model/config-file.ts";
 
 /** The specifier the Worker imports its models from; wrangler's `alias` points it at the generated module. */
 export const EDGE_MODELS_SPECIFIER = "edgecascade-models";
@@ -35,12 +36,9 @@ export function readRepository(modelsDir: string): RepositoryModel[] {
   const configs: ModelConfig[] = [];
   for (const entry of readdirSync(modelsDir, { withFileTypes: true })) {
     const path = join(modelsDir, entry.name, "config.json");
-    let text: string;
-    try {
-      text = readFileSync(path, "utf8");
-    } catch {
-      continue; // not a model directory
-    }
+    // No config.json: not a model directory. One that cannot be read fails the build rather than leave the model out.
+    const text = readIfPresentSync(path);
+    if (text === undefined) continue;
     const config = parseModelConfig(JSON.parse(text), path);
     if (config.name !== entry.name) throw new Error(`${path} names the model "${config.name}", not "${entry.name}"`);
     configs.push(config);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { HeldoutRow } from "../../protocol/heldout.ts";
-import { hotRowsOf, probeMix, seededRandom } from "./mix.ts";
+import { seededRandom } from "../../protocol/seeded-random.ts";
+import { hotRowsOf, probeMix } from "./mix.ts";
 
 const row = (confidence: number, fill: number): HeldoutRow => ({
   input: Array.from({ length: 64 }, () => fill),

@@ -35,18 +35,6 @@ export interface ProbeMixOptions {
   offsetBase?: number;
 }
 
-/** Deterministic PRNG (mulberry32): the same seed gives the same request sequence. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** The edge variant a mix is split by: its name in the fixture's expected outputs and its threshold. */
 export interface MixEdge {
   model: string;

@@ -152,8 +152,14 @@ const status = defineCommand({
     const pools = await poolsOf(values);
     const client = clientOf();
     let models = values.model !== undefined ? [values.model] : undefined;
-    for (const pool of pools) models ??= await client.models(pool);
-    if (!models) throw new RefusedError("no pool answered its repository index");
+    const unread: string[] = [];
+    for (const pool of pools) {
+      if (models) break;
+      const index = await client.models(pool);
+      if (index.ok) models = index.models;
+      else unread.push(`${pool.name} (${index.error})`);
+    }
+    if (!models) throw new RefusedError(`no pool answered its repository index: ${unread.join(", ")}`);
     const reports = [];
     for (const model of models) {
       const answers = await client.status(pools, model);
@@ -178,7 +184,7 @@ const status = defineCommand({
         const workers = a.ok && a.status.workers;
         const line = a.ok
           ? `serves ${a.status.serving}${a.status.candidate ? `, candidate ${a.status.candidate} loaded` : ""}, revision ${a.status.state?.revision ?? "-"}${workers ? `, ${workers.answered} workers${workers.consistent ? "" : " (inconsistent)"}` : ""}`
-          : `not reachable: ${a.error}`;
+          : `failed: ${a.error}`;
         out.log(`  ${a.pool.name.padEnd(16)} ${line}`);
       }
       if (fleet.newest && fleet.evidence)

@@ -58,7 +58,7 @@ export async function runController(options: ControllerOptions): Promise<"promot
     const fleet = fleetOf(await client.status(pools, model));
     const unreachable = fleet.unreachable.map((u) => `${u.pool.name} (${u.error})`).join(", ");
     if (unreachable !== lastUnreachable) {
-      log(unreachable ? `  not reachable: ${unreachable}` : "  every pool answers");
+      log(unreachable ? `  not answered: ${unreachable}` : "  every pool answers");
       lastUnreachable = unreachable;
     }
     const state = fleet.newest;

@@ -2,7 +2,7 @@ import { nearestRank } from "../../protocol/quantile.ts";
 import type { RolloutConfig } from "../../protocol/rollout/config.ts";
 import { emptyEvidence, type StepEvidence } from "../../protocol/rollout/evidence.ts";
 import type { RolloutState } from "../../protocol/rollout/state.ts";
-import { seededRandom } from "../probe/mix.ts";
+import { seededRandom } from "../../protocol/seeded-random.ts";
 import { decideStep, nextState, startState } from "./decide.ts";
 import type { TestName } from "./sequential-tests.ts";
 

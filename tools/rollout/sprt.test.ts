@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { seededRandom } from "../probe/mix.ts";
+import { seededRandom } from "../../protocol/seeded-random.ts";
 import { bernoulliLlr, fastestDecisions, verdictOf, waldBounds } from "./sprt.ts";
 
 describe("Bernoulli SPRT", () => {

@@ -5,16 +5,16 @@
  * Worker's MODEL_PUBLIC_KEY if the secrets give one. A probe key that is not one of API_KEYS, or one that may
  * not call the probed model, fails here instead of paging as EdgecascadeProbeErrors after the real deploy.
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { mayCall, parseTenantKeys } from "../../../edge/tenants/keys.ts";
 import { MODELS_DIR, ROOT } from "../../edge-bundle/build-edge.ts";
 import { readRepository } from "../../edge-bundle/edge-models.ts";
+import { startLocalStack } from "../../local-stack/npm-start.ts";
 
 const run = promisify(execFile);
 /** The model the probe sends rows of (its default). */
@@ -43,51 +43,6 @@ export function probeKeyProblem(apiKeys: string | undefined, probeKey: string | 
   return undefined;
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-/** `npm start` in its own process group, on free ports, until it says it is ready. */
-async function startStack(
-  env: Record<string, string>,
-): Promise<{ url: string; child: ChildProcess; output: () => string }> {
-  const [edge, us, eu, ap] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
-  const child = spawn(process.execPath, [join(ROOT, "scripts/start.ts")], {
-    cwd: ROOT,
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, EDGE_PORT: `${edge}`, US_PORT: `${us}`, EU_PORT: `${eu}`, AP_PORT: `${ap}`, ...env },
-  });
-  let output = "";
-  child.stdout!.on("data", (d) => {
-    output += d;
-  });
-  child.stderr!.on("data", (d) => {
-    output += d;
-  });
-  await new Promise<void>((resolve, reject) => {
-    const timer = setInterval(() => {
-      if (/local stack ready/.test(output)) resolve();
-      else if (child.exitCode !== null) reject(new Error(`npm start stopped before it was ready:\n${output}`));
-      else return;
-      clearInterval(timer);
-    }, 100);
-  });
-  return { url: `http://127.0.0.1:${edge}`, child, output: () => output };
-}
-
-async function stopStack(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const closed = new Promise<void>((resolve) => child.once("close", () => resolve()));
-  process.kill(-child.pid!, "SIGINT");
-  await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 20_000))]);
-  if (child.exitCode === null) process.kill(-child.pid!, "SIGKILL");
-}
-
 export interface LocalProbeResult {
   sent: number;
   completed: number;
@@ -111,10 +66,10 @@ export async function probeLocalStack(
     ...(secrets.MODEL_PUBLIC_KEY ? { EDGE_MODEL_PUBLIC_KEY: secrets.MODEL_PUBLIC_KEY } : {}),
   };
   note("$ npm start   (the local stack, with the environment's API_KEYS, REGIONAL_SHARED_SECRET and MODEL_PUBLIC_KEY)");
-  const stack = await startStack(stackEnv);
+  const stack = await startLocalStack(stackEnv);
   const dir = mkdtempSync(join(tmpdir(), "edgecascade-rehearsal-probe-"));
   try {
-    const args = ["--url", stack.url, "--duration", `${durationS}`, "--rate", "20", "--json"];
+    const args = ["--url", stack.edgeUrl, "--duration", `${durationS}`, "--rate", "20", "--json"];
     note(`$ npm run probe -- ${args.join(" ")}   (EDGECASCADE_API_KEY: the probe's key)`);
     const { stdout } = await run(
       process.execPath,
@@ -143,6 +98,6 @@ export async function probeLocalStack(
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });
-    await stopStack(stack.child);
+    await stack.stop();
   }
 }

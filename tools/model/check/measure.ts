@@ -20,6 +20,21 @@ type RunOne = (row: Float32Array) => Promise<unknown>;
 /** How the pools' fixture check allows accuracy to fall below the stated one (regional/repository.ts's default). */
 const FIXTURE_TOLERANCE = 0.01;
 
+/** The clocks the latency and energy gates read: wall time in ms, and this thread's CPU time in µs. */
+export interface RunClocks {
+  now(): number;
+  threadCpuUs(): number;
+}
+
+/** The real ones: `performance.now()` and `process.threadCpuUsage()`. */
+export const THREAD_CLOCKS: RunClocks = {
+  now: () => performance.now(),
+  threadCpuUs: () => {
+    const { user, system } = process.threadCpuUsage();
+    return user + system;
+  },
+};
+
 /**
  * Per-row latency: `samples` runs of one row each (cycling through `rows`) after a warm-up, each timed on its
  * own; and this thread's CPU time over them, per row. Both runtimes run a row on the calling thread (one
@@ -27,21 +42,26 @@ const FIXTURE_TOLERANCE = 0.01;
  * helpers, idle runtime pools spinning), which read 3x the thread's figure for the wasm runtime here and
  * more on a busy machine: enough to fail the energy gate on load alone.
  */
-export async function rowLatency(run: RunOne, rows: readonly Float32Array[], samples: number): Promise<RowLatency> {
+export async function rowLatency(
+  run: RunOne,
+  rows: readonly Float32Array[],
+  samples: number,
+  clocks: RunClocks = THREAD_CLOCKS,
+): Promise<RowLatency> {
   for (let i = 0; i < Math.min(100, samples); i++) await run(rows[i % rows.length]!);
   const times: number[] = [];
-  const cpu = process.threadCpuUsage();
+  const cpu0 = clocks.threadCpuUs();
   for (let i = 0; i < samples; i++) {
-    const t0 = performance.now();
+    const t0 = clocks.now();
     await run(rows[i % rows.length]!);
-    times.push(performance.now() - t0);
+    times.push(clocks.now() - t0);
   }
-  const used = process.threadCpuUsage(cpu);
+  const cpuUs = clocks.threadCpuUs() - cpu0;
   times.sort((a, b) => a - b);
   return {
     p50Ms: nearestRank(times, 0.5),
     p99Ms: nearestRank(times, 0.99),
-    cpuUsPerRow: (used.user + used.system) / samples,
+    cpuUsPerRow: cpuUs / samples,
     samples,
   };
 }
@@ -79,7 +99,8 @@ async function runFixture(session: OnnxModel, matrix: Float32Array, width: numbe
  * Measure `version` of the model in `config` for the gates: file against its entry, signature (with a key),
  * a session as the pools make it, the graph against the config's tensors, the pools' fixture check, accuracy
  * and label agreement against the served version on the candidate's held-out rows, per-row latency and CPU
- * time in onnxruntime-node and (edge variants) onnxruntime-web. Stops at the first step that fails.
+ * time in onnxruntime-node and (edge variants) onnxruntime-web, on `clocks` (default: the real ones). Stops at
+ * the first step that fails.
  */
 export async function measureVersion(options: {
   modelsDir: string;
@@ -87,6 +108,7 @@ export async function measureVersion(options: {
   version: string;
   publicKey?: ModelPublicKey;
   samples: number;
+  clocks?: RunClocks;
 }): Promise<Measured> {
   const { modelsDir, config, version, samples } = options;
   const entry = config.versions[version]!;
@@ -152,8 +174,10 @@ export async function measureVersion(options: {
     const rowsOf = Array.from({ length: rows }, (_, r) =>
       fixture.matrix.slice(r * fixture.width, (r + 1) * fixture.width),
     );
-    measured.node = await rowLatency((row) => candidate.run(row, 1), rowsOf, samples);
-    if (config.standsFor) measured.web = await rowLatency(await webRunner(bytes, config, version), rowsOf, samples);
+    measured.node = await rowLatency((row) => candidate.run(row, 1), rowsOf, samples, options.clocks);
+    if (config.standsFor) {
+      measured.web = await rowLatency(await webRunner(bytes, config, version), rowsOf, samples, options.clocks);
+    }
     return measured;
   } finally {
     await candidate.release();

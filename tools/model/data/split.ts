@@ -1,4 +1,4 @@
-import { seededRandom } from "../../probe/mix.ts";
+import { seededRandom } from "../../../protocol/seeded-random.ts";
 
 export interface Split {
   /** Row indices the threshold is calibrated on, ascending. */

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { HELDOUT_FILE, type HeldoutSet } from "../../../protocol/heldout.ts";
 import { parseModelConfig } from "../../../protocol/model-config.ts";
@@ -12,6 +12,7 @@ import {
   labelAgreement,
   type ProbabilityMatrix,
 } from "../calibrate.ts";
+import { readIfPresent, subdirectories, writeConfig } from "../config-file.ts";
 import { DataError, type LabelledRows, parseLabelledCsv } from "../data/csv.ts";
 import { stratifiedSplit } from "../data/split.ts";
 import { versionFigures, withFigures } from "../figures/version-figures.ts";
@@ -55,8 +56,14 @@ export interface ImportResult {
 
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 
+/** A path that is there but cannot be read (config-file.ts names it), as a refusal. */
+const refuse = (err: Error): never => {
+  throw new RefusedError(err.message);
+};
+
+/** `dir`'s config.json, undefined when there is none (an unreadable one is refused, naming it). */
 async function readRawConfig(dir: string): Promise<RawConfig | undefined> {
-  const text = await readFile(join(dir, "config.json"), "utf8").catch(() => undefined);
+  const text = await readIfPresent(join(dir, "config.json")).catch(refuse);
   if (text === undefined) return undefined;
   try {
     return JSON.parse(text) as RawConfig;
@@ -65,11 +72,6 @@ async function readRawConfig(dir: string): Promise<RawConfig | undefined> {
       `${join(dir, "config.json")} is not valid JSON (${(err as Error).message}); fix or remove it`,
     );
   }
-}
-
-async function versionDirs(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
-  return entries.filter((e) => e.isDirectory()).map((e) => e.name);
 }
 
 /** The column of the highest probability of each row. */
@@ -124,11 +126,9 @@ async function writeVersion(dir: string, files: Record<string, string | Uint8Arr
   await rename(tmp, dir);
 }
 
-const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
 /**
- * `import`: validate, (quantize,) run both models over the data, split, calibrate, measure, and write the
- * repository entries, each file signed when a `signer` is given. Every refusal is a `RefusedError` whose message says what to fix; nothing is written
- * unless every check passed.
+ * `import`: validate, (quantize,) run both models over the data, split, calibrate, measure and write the entries,
+ * signed by `signer` if given. A refusal is a `RefusedError` saying what to fix; nothing is written before all pass.
  */
 export async function importModel(
   options: ImportOptions,
@@ -197,8 +197,8 @@ export async function importModel(
     const existing: Existing = {
       full: await readRawConfig(fullDir),
       edge: await readRawConfig(edgeDir),
-      fullDirs: await versionDirs(fullDir),
-      edgeDirs: await versionDirs(edgeDir),
+      fullDirs: await subdirectories(fullDir).catch(refuse),
+      edgeDirs: await subdirectories(edgeDir).catch(refuse),
     };
     let labels: string[];
     try {
@@ -373,11 +373,11 @@ export async function importModel(
       await writeVersion(edgeVersionDir, { "model.onnx": edge.bytes });
       written.push(edgeVersionDir);
     }
-    // Configs last: until they list the new versions, the servers do not know the directories exist.
-    await writeFile(join(fullDir, "config.json"), json(plan.fullConfig));
+    // Configs last, each whole: until they list the new versions, the servers do not know the directories exist.
+    await writeConfig(join(fullDir, "config.json"), plan.fullConfig);
     written.push(join(fullDir, "config.json"));
     if (plan.edgeConfig) {
-      await writeFile(join(edgeDir, "config.json"), json(plan.edgeConfig));
+      await writeConfig(join(edgeDir, "config.json"), plan.edgeConfig);
       written.push(join(edgeDir, "config.json"));
     }
     return {

@@ -1,8 +1,9 @@
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseModelConfig } from "../../../protocol/model-config.ts";
 import { checkModelFile } from "../../../protocol/model-file-check.ts";
 import { RefusedError } from "../../cli/errors.ts";
+import { writeConfig } from "../config-file.ts";
 import type { ModelSigner } from "./keys.ts";
 
 /**
@@ -38,6 +39,6 @@ export async function signVersions(
     const { file, sha256: listed, bytes: size, signature: _old, ...rest } = raw.versions[version]!;
     raw.versions[version] = { file, sha256: listed, bytes: size, signature, ...rest };
   }
-  await writeFile(configPath, `${JSON.stringify(raw, null, 2)}\n`);
+  await writeConfig(configPath, raw);
   return [...chosen];
 }
