@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import edgeDocs from "../docs/edge.md?raw";
 import readme from "../README.md?raw";
 import { markdownDefault, simulationWarning } from "../tools/cli/table.ts";
-import { EDGE_SETTINGS, type Env, parseEnv } from "./env.ts";
+import { type Env, parseEnv } from "./env.ts";
+import { EDGE_SETTINGS } from "./settings/table.ts";
 
 /** The options of an environment, as the Worker reads them at start-up. */
 const options = (env: Env, models: readonly string[] = MODELS) => parseEnv(env, models).options;

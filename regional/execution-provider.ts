@@ -1,4 +1,4 @@
-import type { ExecutionProviderChoice } from "./options.ts";
+import type { ExecutionProviderChoice } from "./options/server.ts";
 
 /** The providers a regional pool can run sessions on. */
 export type ExecutionProvider = "cuda" | "cpu";

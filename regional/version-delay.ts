@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import type { VersionDelay } from "./options.ts";
+import type { VersionDelay } from "./options/simulation.ts";
 import type { OnnxModel } from "./session.ts";
 
 /**

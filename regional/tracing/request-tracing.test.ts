@@ -1,6 +1,6 @@
 import { InMemorySpanExporter } from "@opentelemetry/sdk-trace";
 import { describe, expect, it } from "vitest";
-import type { TraceSamplerName } from "../options.ts";
+import type { TraceSamplerName } from "../options/tracing.ts";
 import { createRequestTracing } from "./request-tracing.ts";
 
 const SAMPLED = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";

@@ -24,7 +24,7 @@ import {
 } from "@opentelemetry/sdk-trace";
 import { nowUs } from "../clock.ts";
 import type { Executed } from "../executor.ts";
-import type { TraceSamplerName } from "../options.ts";
+import type { TraceSamplerName } from "../options/tracing.ts";
 import { SERVER_NAME, SERVER_VERSION } from "../server-info.ts";
 import type { TracingConfig } from "./tracing-config.ts";
 

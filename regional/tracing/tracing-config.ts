@@ -1,4 +1,5 @@
-import type { RegionalOptions, TraceSamplerName } from "../options.ts";
+import type { TraceSamplerName } from "../options/tracing.ts";
+import type { RegionalOptions } from "../options.ts";
 
 /** Where and how the pool exports its spans. */
 export interface TracingConfig {

@@ -172,6 +172,7 @@ describe("docs/deploy.md and docs/runbook.md, run", () => {
     const rehearsal = run.blocks.find((b) => b.output.includes("REHEARSAL of staging"))?.output ?? "";
     for (const step of [
       "kv namespaces",
+      "settings",
       "secrets",
       "edge models",
       "pool certificates",

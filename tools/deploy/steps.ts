@@ -22,6 +22,7 @@ import {
 import { type CloudflareClient, cloudflareClient } from "./cloudflare-client.ts";
 import { withKvNamespaceIds, withoutRequiredSecrets, withoutRoutes } from "./config-edits.ts";
 import { changesetSummary, takeoverRefusal } from "./custom-domains.ts";
+import { edgeSettingsProblem } from "./edge-settings.ts";
 import { poolCertificateProblems } from "./hostnames.ts";
 import { modelKey } from "./model-key.ts";
 import {
@@ -144,6 +145,13 @@ async function checkSecrets(
   if (!request.allowOpen) throw new Error(secretsMessage(request.env, missing, false));
   note(secretsMessage(request.env, missing, true));
   return { open: missing, onWorker, exists };
+}
+
+/** The vars (and the secrets file's values) read as the Worker will read them: a bad one stops the deploy, named. */
+function checkSettings(request: Uploading, cfg: EnvConfig): void {
+  const problem = edgeSettingsProblem(request.env, cfg.vars, secretsIn(request));
+  if (problem) throw new Error(problem);
+  step("settings", `${request.env}'s vars read as its Worker reads them`);
 }
 
 /** The edge models pass the checks the Worker will run, against the key the Worker will hold. */
@@ -285,10 +293,12 @@ export async function runDeploy(request: DeployRequest, options: DeployOptions =
   if (request.mode === "deploy") {
     if (request.dryRun) {
       // A dry run only bundles (no credentials needed): the secrets and the account are checked for real only.
+      checkSettings(request, cfg);
       await checkEdgeModels(request, cfg, undefined);
       await wrangler.run(wranglerCommand.deploy(env, (await bundling(request)).args));
       return [];
     }
+    checkSettings(request, cfg);
     const api = apiFor(cfg);
     const { open, onWorker, exists } = await checkSecrets(request, cfg, api);
     await checkEdgeModels(request, cfg, onWorker);
@@ -333,6 +343,7 @@ export async function runDeploy(request: DeployRequest, options: DeployOptions =
   gradualSplit(live, request.versionId ?? UPLOADED, request.percent);
   let candidate = request.versionId;
   if (!candidate) {
+    checkSettings(request, cfg);
     const { open, onWorker } = await checkSecrets(request, cfg, api);
     await checkEdgeModels(request, cfg, onWorker);
     await checkAccount(request, cfg, api, true);
