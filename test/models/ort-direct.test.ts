@@ -77,7 +77,10 @@ describe.each([
       expect(() => direct.run(rows.subarray(0, io.width), 1)).toThrow("this session was released");
       await session.release();
     };
-    /** Where the allocator puts a small block now: it moves up as the heap fills with what was never freed. */
+    /**
+     * Where the allocator puts a small block now: it moves up as the heap fills with what was never freed, and may
+     * move down when onnxruntime frees what it kept from its first sessions.
+     */
     const probe = () => {
       const pointer = wasm.malloc(64);
       wasm.free(pointer);
@@ -86,7 +89,7 @@ describe.each([
     await cycle();
     const settled = probe();
     for (let i = 0; i < 100; i++) await cycle();
-    expect(probe()).toBe(settled);
+    expect(probe()).toBeLessThanOrEqual(settled);
   });
 
   it("refuses rows that do not fill the batch", () => {
