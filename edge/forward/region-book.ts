@@ -1,6 +1,7 @@
 import type { BreakerOptions, CallOutcome, RegionBreaker } from "../regions/breaker-policy.ts";
 import { breakerAdmit, breakerAllows, breakerRecord, CLOSED } from "../regions/breaker-policy.ts";
-import { type HedgeBudget, hedgeBudgetEarn, hedgeBudgetSpend, hedgeDelay } from "../regions/hedge-policy.ts";
+import { earn, take, type TokenBucket } from "../../protocol/token-bucket.ts";
+import { hedgeDelay } from "../regions/hedge-policy.ts";
 import { LatencyWindow } from "../regions/latency-window.ts";
 import type { RegionHealth } from "../regions/order.ts";
 import { priorRoundTripMs } from "../regions/prior.ts";
@@ -91,11 +92,12 @@ export class RegionBook {
   /** Evidence by place, then region; in order of last use (a Map keeps insertion order), oldest first. */
   readonly #places = new Map<string, Map<string, PlaceEvidence>>();
   readonly #options: RegionBookOptions;
-  #budget: HedgeBudget;
+  /** The hedge budget (regions/hedge-policy.ts): filled by forwarded requests, not by time. */
+  #budget: TokenBucket;
 
   constructor(regions: readonly Region[], options: RegionBookOptions) {
     this.#options = options;
-    this.#budget = { tokens: options.hedgeBudgetBurst };
+    this.#budget = { tokens: options.hedgeBudgetBurst, at: 0 };
     for (const region of regions) {
       this.#entries.set(region.name, {
         region,
@@ -260,12 +262,12 @@ export class RegionBook {
 
   /** Every forwarded request earns a fraction of a hedge. */
   earnHedge(): void {
-    this.#budget = hedgeBudgetEarn(this.#budget, this.#options.hedgeBudgetRatio, this.#options.hedgeBudgetBurst);
+    this.#budget = earn(this.#budget, this.#options.hedgeBudgetRatio, this.#options.hedgeBudgetBurst);
   }
 
   /** Spend a hedge if the budget has one. */
   spendHedge(): boolean {
-    const { ok, budget } = hedgeBudgetSpend(this.#budget);
+    const { ok, bucket: budget } = take(this.#budget);
     this.#budget = budget;
     return ok;
   }

@@ -2,7 +2,12 @@ import { quantile } from "../../protocol/quantile.ts";
 
 /**
  * When to hedge, and how often we may. "The Tail at Scale" (Dean & Barroso): a second request sent once
- * the first has taken longer than its p95 cuts the tail for about 5% extra load. Both policies are pure.
+ * the first has taken longer than its p95 cuts the tail for about 5% extra load. Pure.
+ *
+ * How often we may hedge is a token bucket filled by events, like gRPC's retry throttling
+ * (protocol/token-bucket.ts `earn`, `take`; forward/region-book.ts): every forwarded request earns
+ * `HEDGE_BUDGET_RATIO` of a token, a hedge takes one, the bucket holds at most `HEDGE_BUDGET_BURST`; over any run
+ * of n forwarded requests at most `ratio * n + burst` hedges go out.
  */
 
 export interface HedgeDelayOptions {
@@ -20,19 +25,3 @@ export function hedgeDelay(samples: readonly number[], options: HedgeDelayOption
   return samples.length < Math.max(1, minSamples) ? defaultMs : quantile(samples, q);
 }
 
-/**
- * The hedge budget, a token bucket like gRPC's retry throttling: every forwarded request earns `ratio` of
- * a token, a hedge spends one, the bucket holds at most `burst`. Over any run of n forwarded requests at
- * most `ratio * n + burst` hedges go out.
- */
-export interface HedgeBudget {
-  tokens: number;
-}
-
-export function hedgeBudgetEarn(budget: HedgeBudget, ratio: number, burst: number): HedgeBudget {
-  return { tokens: Math.min(burst, budget.tokens + ratio) };
-}
-
-export function hedgeBudgetSpend(budget: HedgeBudget): { ok: boolean; budget: HedgeBudget } {
-  return budget.tokens >= 1 ? { ok: true, budget: { tokens: budget.tokens - 1 } } : { ok: false, budget };
-}

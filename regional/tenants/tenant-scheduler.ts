@@ -1,5 +1,6 @@
 import type { Recorder, TenantRecorder } from "../recorder.ts";
-import { burstRows, fullBucket, type ReservationBucket, refill, take } from "./reservation.ts";
+import { type FillRate, fullBucket, refill, type TokenBucket, take } from "../../protocol/token-bucket.ts";
+import { burstRows } from "./reservation.ts";
 import { flowOf, type TenantTable } from "./tenant-table.ts";
 
 /**
@@ -11,10 +12,9 @@ import { flowOf, type TenantTable } from "./tenant-table.ts";
 export class TenantScheduler {
   readonly table: TenantTable;
   readonly #recorders: TenantRecorder[];
-  readonly #buckets: (ReservationBucket | undefined)[];
-  readonly #bursts: number[];
-  /** Rows per second each flow's bucket fills at in this process. */
-  readonly #rates: number[];
+  readonly #buckets: (TokenBucket | undefined)[];
+  /** How each flow's bucket fills in this process (rows per second, on the `nowUs` clock) and what it holds. */
+  readonly #fills: FillRate[];
 
   /**
    * `processShare`: this process's share of the pool's reservations, 1 / `--workers` (node:cluster hands the
@@ -23,10 +23,12 @@ export class TenantScheduler {
   constructor(table: TenantTable, recorder: Recorder, maxRequestRows: number, nowUs: number, processShare = 1) {
     this.table = table;
     this.#recorders = table.flows.map((f) => recorder.tenant(f.name, f.class, f.reservedRowsPerS));
-    this.#rates = table.flows.map((f) => f.reservedRowsPerS * processShare);
-    this.#bursts = this.#rates.map((rate) => burstRows(rate, maxRequestRows));
+    this.#fills = table.flows.map((f) => {
+      const perS = f.reservedRowsPerS * processShare;
+      return { perS, burst: burstRows(perS, maxRequestRows), unitsPerS: 1e6 };
+    });
     this.#buckets = table.flows.map((f, i) =>
-      f.class === "guaranteed" ? fullBucket(this.#bursts[i]!, nowUs) : undefined,
+      f.class === "guaranteed" ? fullBucket(this.#fills[i]!.burst, nowUs) : undefined,
     );
   }
 
@@ -55,13 +57,13 @@ export class TenantScheduler {
     if (bucket === undefined) return false;
     const taken = take(bucket, rows);
     this.#buckets[flow] = taken.bucket;
-    return taken.reserved;
+    return taken.ok;
   }
 
-  #fresh(flow: number, nowUs: number): ReservationBucket | undefined {
+  #fresh(flow: number, nowUs: number): TokenBucket | undefined {
     const bucket = this.#buckets[flow];
     if (bucket === undefined) return undefined;
-    const refilled = refill(bucket, this.#rates[flow]!, this.#bursts[flow]!, nowUs);
+    const refilled = refill(bucket, this.#fills[flow]!, nowUs);
     this.#buckets[flow] = refilled;
     return refilled;
   }
