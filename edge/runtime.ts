@@ -14,7 +14,7 @@ import type { RegionDispatch } from "./forward/types.ts";
 import { warmProbe } from "./forward/warm-probe.ts";
 import type { EdgeVariant } from "./inference/edge-variant.ts";
 import { createOrtSession } from "./inference/ort-workerd.ts";
-import { SessionPool } from "./inference/session-pool.ts";
+import { replacementRate, SessionPool } from "./inference/session-pool.ts";
 import type { TenantLimits } from "./middleware/rate-limit.ts";
 import { BUNDLED_NAMES, bundledModels } from "./models/bundled.ts";
 import { ModelCatalog } from "./models/catalog.ts";
@@ -86,7 +86,7 @@ export class EdgeRuntime {
     },
     send: RegionTransport,
     publicKey?: Promise<ModelPublicKey>,
-    sessions = new SessionPool(options.edgeSessionMemoryMb * 2 ** 20),
+    sessions = sessionPoolOf(options),
   ) {
     const { shared, regionStatus, rateLimiter, analytics } = platform;
     this.sessions = sessions;
@@ -299,6 +299,14 @@ function configure(env: Env): { options: EdgeOptions } | { failure: ServingError
 
 const runtimes = new WeakMap<Env, EdgeRuntime>();
 
+/** The isolate's sessions: EDGE_SESSION_MEMORY_MB, and EDGE_SESSION_REPLACEMENTS_PER_SECOND past it. */
+function sessionPoolOf(options: EdgeOptions): SessionPool {
+  return new SessionPool(
+    options.edgeSessionMemoryMb * 2 ** 20,
+    replacementRate(options.edgeSessionReplacementsPerSecond),
+  );
+}
+
 /** The isolate's runtime for these bindings, built on first use from the options read at start-up. */
 export function runtimeFor(env: Env): EdgeRuntime {
   let runtime = runtimes.get(env);
@@ -328,7 +336,7 @@ export function runtimeFor(env: Env): EdgeRuntime {
     }
     // Miniflare discards Analytics Engine writes: locally the points stay in the isolate (edge/local/).
     const analytics = local ? local.analytics() : env.ANALYTICS;
-    const sessions = new SessionPool(options.edgeSessionMemoryMb * 2 ** 20);
+    const sessions = sessionPoolOf(options);
     runtime = new EdgeRuntime(
       options,
       bundledModels(sessions, publicKey),

@@ -129,8 +129,9 @@ function withWarmProbes(
  * answers of `auto` requests are cached; forced modes neither read nor fill the cache. A pinned version
  * goes to the regions with the rows, and only an answer of that version is taken. Regions the reach estimate
  * puts out of the budget's reach are skipped, except for `cascade: "regional"` (the client asked for the full
- * model) and a model without an edge variant (nothing else could answer): those go to the nearest healthy
- * region whatever the estimate.
+ * model), a model without an edge variant (nothing else could answer) and one whose edge variant has no session
+ * in this isolate (nothing else could answer without creating it on the request path): those go to the nearest
+ * healthy region whatever the estimate.
  */
 export async function serve(rt: EdgeRuntime, served: ServedModel, request: ServeRequest): Promise<Served> {
   const { rows, version: pinned, mode, locate, startedAt } = request;
@@ -211,8 +212,11 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
   };
 
   // A cold isolate: the edge variant has no session yet. An auto request does not wait for one while a region may
-  // answer it: the request is forwarded and the session created after the answer (waitUntil). Should no region
-  // answer (none in reach, failures), the request waits for the session below and the cascade decides then.
+  // answer it: the request is forwarded, whatever the reach estimate and with LOAD_WAIT_MS more for a region that
+  // loads the model on demand (the alternative is creating the session on the request path, CPU on the isolate's
+  // one thread that every request waits behind), and the session created after the answer (waitUntil) if the
+  // isolate's sessions admit it. Should no region answer (none, failures, the deadline), the request waits for
+  // the session below and the cascade decides then.
   const cold = mode === "auto" && edgeVariant !== undefined && !edgeVariant.ready;
   const edgeProbs = mode === "regional" || cold ? undefined : await runEdge();
   if (edgeProbs) trace.edgeTop = lowestTop(edgeProbs, rows.batch, classes);
@@ -224,7 +228,14 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
     Object.fromEntries((regionStatus?.regions ?? []).map((r) => [r.name, r.ready])),
   );
   const location = locate();
-  const deadline = forwardDeadline(startedAt, budgetMs, location.clientRttMs, rt.options.rttReserveMaxShare);
+  const { rttReserveMaxShare, loadWaitMs } = rt.options;
+  const deadline = forwardDeadline(
+    startedAt,
+    budgetMs,
+    location.clientRttMs,
+    rttReserveMaxShare,
+    cold ? loadWaitMs : 0,
+  );
   if (deadline.reserveMs > 0) trace.reserve = { ms: deadline.reserveMs, capped: deadline.capped };
   let forwarded: Forwarded;
   try {
@@ -238,13 +249,15 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
       ...(request.tenant === undefined ? {} : { tenant: request.tenant }),
       deadlineAt: deadline.deadlineAt,
       location,
-      anyDistance: mode === "regional" || !edgeVariant,
+      anyDistance: mode === "regional" || !edgeVariant || cold,
       ...(request.warmUp ? { warmUp: true } : {}),
     });
   } catch (err) {
     if (!(err instanceof NoRegionAnswered)) throw err;
     const pending = withWarmProbes(rt, served, location, err.errors, err.passedOver, undefined);
     if (err.errors[0]) trace.tried = err.errors[0].region;
+    if (cold)
+      rt.sessions.createsOnRequestPath(edgeVariant, Date.now(), `no region answered (${degradedReason(err.errors)})`);
     const fallback = await runEdge();
     if (!fallback) {
       const why = edgeVariant
@@ -291,7 +304,8 @@ export async function serve(rt: EdgeRuntime, served: ServedModel, request: Serve
     trace,
     pending,
     predictionsJson: text,
-    // Created after the answer if the isolate's sessions admit it (room, or asked for before: session-pool.ts).
-    warm: cold && rt.sessions.admits(edgeVariant) ? edgeVariant : undefined,
+    // Created after the answer if the isolate's sessions admit it (room; or asked for more than the session it would
+    // evict, within EDGE_SESSION_REPLACEMENTS_PER_SECOND: session-pool.ts).
+    warm: cold && rt.sessions.admits(edgeVariant, Date.now()) ? edgeVariant : undefined,
   };
 }

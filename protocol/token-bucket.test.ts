@@ -17,7 +17,16 @@ describe("token bucket", () => {
     expect(refill(empty, { perS: 100, burst: 64 }, 900)).toBe(empty);
     expect(refill({ tokens: 0, at: 1e6 }, { perS: 100, burst: 64, unitsPerS: 1e6 }, 1.05e6).tokens).toBeCloseTo(5);
     // Never brought up to date: full at the first refill.
-    expect(refill({ tokens: 0, at: Number.NEGATIVE_INFINITY }, { perS: 2, burst: 3 }, 0).tokens).toBe(3);
+    expect(refill({ tokens: 0, at: Number.NEGATIVE_INFINITY }, { perS: 2, burst: 3 }, 0)).toEqual({ tokens: 3, at: 0 });
+    expect(take(refill({ tokens: 0, at: Number.NEGATIVE_INFINITY }, { perS: 0, burst: 0 }, 0)).ok).toBe(false);
+    // Unbounded: always a token.
+    const unbounded = { perS: Number.POSITIVE_INFINITY, burst: Number.POSITIVE_INFINITY };
+    let bucket = refill({ tokens: 0, at: Number.NEGATIVE_INFINITY }, unbounded, 5);
+    for (let i = 0; i < 3; i++) {
+      const taken = take(refill(bucket, unbounded, 5));
+      expect(taken.ok).toBe(true);
+      bucket = taken.bucket;
+    }
   });
 
   it("over a second, gives what the rate fills in and no more", () => {

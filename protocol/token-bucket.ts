@@ -26,9 +26,13 @@ export function fullBucket(burst: number, now: number): TokenBucket {
   return { tokens: burst, at: now };
 }
 
-/** The bucket brought up to `now` (unchanged for a `now` not after its own). */
+/**
+ * The bucket brought up to `now` (unchanged for a `now` not after its own). A bucket never brought up to date
+ * (`at` of -Infinity) is full: a holder that has no clock when it is made starts one so.
+ */
 export function refill(bucket: TokenBucket, rate: FillRate, now: number): TokenBucket {
   if (now <= bucket.at) return bucket;
+  if (bucket.at === Number.NEGATIVE_INFINITY) return fullBucket(rate.burst, now);
   const filled = ((now - bucket.at) * rate.perS) / (rate.unitsPerS ?? 1000);
   return { tokens: Math.min(rate.burst, bucket.tokens + filled), at: now };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { breaker } from "./breaker.ts";
-import { RegionError } from "./errors.ts";
+import { modelUnavailable, RegionError } from "./errors.ts";
 import { observe } from "./observe.ts";
 import { postToRegion } from "./post-to-region.ts";
 import { RegionBook } from "./region-book.ts";
@@ -91,6 +91,13 @@ describe("an answer that waited for its model to load on demand at the region", 
     expect(book.expectedAnswerMs("eu", TOKYO)).toBe(before);
     // The same answer without a load is evidence.
     await slow(undefined)({ ...call, location: TOKYO });
+    expect(book.expectedAnswerMs("eu", TOKYO)).toBe(40);
+    // A 503 model_not_ready (still loading, or failed to load) is counted only: a slow load is not a far region.
+    const loading = observe(book)(async () => {
+      throw modelUnavailable("eu", 'HTTP 503: {"code":"model_not_ready"}');
+    });
+    for (let i = 0; i < 10; i++) await expect(loading({ ...call, location: TOKYO })).rejects.toThrow("does not serve");
+    expect(eu().counters).toMatchObject({ answered: 11, modelUnavailable: 10 });
     expect(book.expectedAnswerMs("eu", TOKYO)).toBe(40);
   });
 });

@@ -1,6 +1,6 @@
+import { earn, type TokenBucket, take } from "../../protocol/token-bucket.ts";
 import type { BreakerOptions, CallOutcome, RegionBreaker } from "../regions/breaker-policy.ts";
 import { breakerAdmit, breakerAllows, breakerRecord, CLOSED } from "../regions/breaker-policy.ts";
-import { earn, take, type TokenBucket } from "../../protocol/token-bucket.ts";
 import { hedgeDelay } from "../regions/hedge-policy.ts";
 import { LatencyWindow } from "../regions/latency-window.ts";
 import type { RegionHealth } from "../regions/order.ts";

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { edgeSessionBytes, type PooledModel, SessionPool } from "./session-pool.ts";
+import { edgeSessionBytes, type PooledModel, replacementRate, SessionPool } from "./session-pool.ts";
 
 const MB = 2 ** 20;
 
@@ -35,6 +35,8 @@ describe("SessionPool", () => {
       resident: 3,
       created: 3,
       evictions: 0,
+      deferred: 0,
+      onRequestPath: 0,
     });
     pool.touch(a!); // b is now the least recently used, then c
     expect(await pool.create(d!, async () => "d")).toBe("d");
@@ -85,15 +87,71 @@ describe("SessionPool.admits", () => {
     vi.spyOn(console, "log").mockImplementation(() => {});
     const pool = new SessionPool(8 * MB);
     const [a, b, c] = [model("a", 4, []), model("b", 4, []), model("c", 4, [])];
-    expect(pool.admits(a!)).toBe(true);
+    expect(pool.admits(a!, 0)).toBe(true);
     await pool.create(a!, async () => "a");
     await pool.create(b!, async () => "b");
     for (let i = 0; i < 2; i++) pool.touch(a!); // a: 3 requests, b: none since, the least recently used
     pool.touch(b!);
     pool.touch(a!); // now b is the least recently used, asked for once
     // Full: c's first request is no more than b's one; its second is more.
-    expect(pool.admits(c!)).toBe(false);
-    expect(pool.admits(c!)).toBe(true);
+    expect(pool.admits(c!, 0)).toBe(false);
+    expect(pool.admits(c!, 0)).toBe(true);
+  });
+
+  it("past the budget, admits no more creations in place of others than EDGE_SESSION_REPLACEMENTS_PER_SECOND, logged at most every 10 s", async () => {
+    const log = vi.spyOn(console, "log").mockImplementation(() => {});
+    const pool = new SessionPool(4 * MB, replacementRate(2));
+    await pool.create(model("resident", 4, []), async () => "resident");
+    // Models each asked for more often than the resident one: TinyLFU admits every one; the rate, 2 a second.
+    const asked = (name: string, at: number) => {
+      const m = model(name, 4, []);
+      pool.touch(m);
+      pool.touch(m);
+      return pool.admits(m, at);
+    };
+    expect([0, 1, 2, 3].map((i) => asked(`m${i}`, 1000))).toEqual([true, true, false, false]);
+    expect(asked("m4", 1250)).toBe(false); // half a token back
+    expect(asked("m5", 1500)).toBe(true); // one token back after 500 ms
+    expect(pool.snapshot()).toMatchObject({ deferred: 3, created: 1 });
+    const deferred = log.mock.calls
+      .map(([line]) => JSON.parse(line as string))
+      .filter((l) => l.msg === "edge session deferred");
+    expect(deferred).toEqual([
+      {
+        msg: "edge session deferred",
+        model: "m2",
+        reason:
+          "more than EDGE_SESSION_REPLACEMENTS_PER_SECOND (2/s) sessions created in place of others; answered without one",
+        deferred: 1,
+      },
+    ]);
+    // Within the budget the rate does not apply.
+    const roomy = new SessionPool(100 * MB, replacementRate(0));
+    expect([0, 1, 2].map((i) => roomy.admits(model(`r${i}`, 4, []), 0))).toEqual([true, true, true]);
+    // At 0 a second, nothing past the budget is created after an answer.
+    const none = new SessionPool(4 * MB, replacementRate(0));
+    await none.create(model("resident", 4, []), async () => "resident");
+    const popular = model("popular", 4, []);
+    for (let i = 0; i < 5; i++) none.touch(popular);
+    expect(none.admits(popular, 0)).toBe(false);
+  });
+
+  it("a session a request waits for is counted and logged, and takes from the rate what it has", async () => {
+    const log = vi.spyOn(console, "log").mockImplementation(() => {});
+    const pool = new SessionPool(4 * MB, replacementRate(1));
+    await pool.create(model("resident", 4, []), async () => "resident");
+    pool.createsOnRequestPath(model("tail", 4, []), 0, "no region answered (regions-failed)");
+    expect(pool.snapshot()).toMatchObject({ onRequestPath: 1 });
+    expect(JSON.parse(log.mock.calls.at(-1)![0] as string)).toEqual({
+      msg: "edge session on the request path",
+      model: "tail",
+      reason: "no region answered (regions-failed)",
+    });
+    // The one token of this second went to it: a creation after an answer waits for the next.
+    const next = model("next", 4, []);
+    for (let i = 0; i < 3; i++) pool.touch(next);
+    expect(pool.admits(next, 0)).toBe(false);
+    expect(pool.admits(next, 1000)).toBe(true);
   });
 });
 
@@ -113,6 +171,6 @@ describe("SessionPool.retire", () => {
     expect(evicted).toEqual(["a"]);
     // The variant that replaced it (same name) is admitted past the budget on the requests made of "a".
     await pool.create(model("c", 4, evicted), async () => "c");
-    expect(pool.admits(model("a", 4, evicted))).toBe(true);
+    expect(pool.admits(model("a", 4, evicted), 0)).toBe(true);
   });
 });

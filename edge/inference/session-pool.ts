@@ -1,4 +1,5 @@
 import { type EvictionCandidate, makeRoom } from "../../protocol/memory-room.ts";
+import { type FillRate, refill, type TokenBucket, take } from "../../protocol/token-bucket.ts";
 import { RequestFrequency } from "./request-frequency.ts";
 
 /**
@@ -15,6 +16,17 @@ export const EDGE_SESSION_BYTES_PER_FILE_BYTE = 4;
 export function edgeSessionBytes(fileBytes: number): number {
   return EDGE_SESSION_BASE_BYTES + EDGE_SESSION_BYTES_PER_FILE_BYTE * fileBytes;
 }
+
+/**
+ * How often past the budget a session may be created in place of others (EDGE_SESSION_REPLACEMENTS_PER_SECOND): a token
+ * bucket of one second's worth (at least one token while the rate is above 0).
+ */
+export function replacementRate(perS: number): FillRate {
+  return { perS, burst: Math.ceil(perS) };
+}
+
+/** Least time between two log lines about admissions held back by the rate, in ms (each is counted). */
+const DEFERRED_LOG_INTERVAL_MS = 10_000;
 
 /** Requests after which every model's count is halved (`RequestFrequency`): recent popularity counts most. */
 export const FREQUENCY_WINDOW = 10_000;
@@ -36,6 +48,13 @@ export interface SessionsView {
   resident: number;
   created: number;
   evictions: number;
+  /**
+   * Sessions not created after a forwarded answer although TinyLFU admitted them: past the budget, more than
+   * EDGE_SESSION_REPLACEMENTS_PER_SECOND would have been created in place of others.
+   */
+  deferred: number;
+  /** Sessions a request waited for (no region answered a model without one): created on the request path. */
+  onRequestPath: number;
 }
 
 /**
@@ -54,27 +73,74 @@ export class SessionPool {
   #tick = 0;
   #created = 0;
   #evictions = 0;
+  #deferred = 0;
+  #onRequestPath = 0;
+  readonly #replacementRate: FillRate;
+  /** Creations past the budget, in place of other sessions (`replacementRate`); full at first use. */
+  #replacements: TokenBucket = { tokens: 0, at: Number.NEGATIVE_INFINITY };
+  #deferredLoggedAt = Number.NEGATIVE_INFINITY;
 
-  constructor(budgetBytes: number) {
+  /** `replacements`: how often past the budget a session may be created in place of others; default: unbounded. */
+  constructor(budgetBytes: number, replacements: FillRate = replacementRate(Number.POSITIVE_INFINITY)) {
     this.budgetBytes = budgetBytes;
+    this.#replacementRate = replacements;
   }
 
   /**
    * Whether a request for `model`, which has no session, should have one created for it after its answer
    * (serve.ts): yes while it fits without evicting anything; otherwise only if it has been asked for more often
-   * lately than the session it would evict, the least recently used (TinyLFU's admission): the models of the
-   * long tail are forwarded, and never evict the sessions of those asked for more, nor spend the isolate's CPU
-   * on sessions that would be evicted before their next request. Counts this request.
+   * lately than the session it would evict, the least recently used (TinyLFU's admission), and if the rate of
+   * creations in place of others (`replacementRate`) has one left at `nowMs`: the models of the long tail are
+   * forwarded, and never evict the sessions of those asked for more, nor spend the isolate's CPU (its only
+   * thread, which every request shares) on sessions that would be evicted before their next request, or on more
+   * of them a second than the rate. Counts this request.
    */
-  admits(model: PooledModel): boolean {
+  admits(model: PooledModel, nowMs: number): boolean {
     this.#frequency.count(model.name);
     if (this.fitsWithoutEviction(model)) return true;
+    const victim = this.#leastRecentlyUsed();
+    if (victim === undefined) return true;
+    if (this.#frequency.of(model.name) <= this.#frequency.of(victim.name)) return false;
+    if (this.#takeReplacement(nowMs)) return true;
+    this.#deferred++;
+    if (nowMs - this.#deferredLoggedAt >= DEFERRED_LOG_INTERVAL_MS) {
+      this.#deferredLoggedAt = nowMs;
+      console.log(
+        JSON.stringify({
+          msg: "edge session deferred",
+          model: model.name,
+          reason: `more than EDGE_SESSION_REPLACEMENTS_PER_SECOND (${this.#replacementRate.perS}/s) sessions created in place of others; answered without one`,
+          deferred: this.#deferred,
+        }),
+      );
+    }
+    return false;
+  }
+
+  /**
+   * A request waits for `model`'s session (no region answered it, serve.ts): created on the request path whatever
+   * the admission, since the request needs an answer; counted and logged with `why`, and a creation in place of
+   * others takes from the rate when it has one left (so that creations after answers make way for it).
+   */
+  createsOnRequestPath(model: PooledModel, nowMs: number, why: string): void {
+    this.#onRequestPath++;
+    if (!this.fitsWithoutEviction(model)) this.#takeReplacement(nowMs);
+    console.log(JSON.stringify({ msg: "edge session on the request path", model: model.name, reason: why }));
+  }
+
+  #takeReplacement(nowMs: number): boolean {
+    const { ok, bucket } = take(refill(this.#replacements, this.#replacementRate, nowMs));
+    this.#replacements = bucket;
+    return ok;
+  }
+
+  #leastRecentlyUsed(): PooledModel | undefined {
     let victim: PooledModel | undefined;
     let oldest = Number.POSITIVE_INFINITY;
     for (const [other, lastUsed] of this.#resident) {
       if (lastUsed < oldest) [victim, oldest] = [other, lastUsed];
     }
-    return victim === undefined || this.#frequency.of(model.name) > this.#frequency.of(victim.name);
+    return victim;
   }
 
   /** By name: a variant swapped in from the registry keeps the popularity of the one it replaces. */
@@ -172,6 +238,8 @@ export class SessionPool {
       resident: this.#resident.size,
       created: this.#created,
       evictions: this.#evictions,
+      deferred: this.#deferred,
+      onRequestPath: this.#onRequestPath,
     };
   }
 }

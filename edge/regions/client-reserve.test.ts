@@ -23,6 +23,11 @@ describe("forwardDeadline", () => {
     });
   });
 
+  it("a request the edge cannot answer without creating a session gives the regions LOAD_WAIT_MS more", () => {
+    expect(forwardDeadline(AT, 10, 2, 0.5, 100)).toEqual({ deadlineAt: AT + 108, reserveMs: 2, capped: false });
+    expect(forwardDeadline(AT, 10, 2, 0.5, 0)).toEqual(forwardDeadline(AT, 10, 2, 0.5));
+  });
+
   it("a slower client link never leaves the regions less than the floor", () => {
     const floors = [1, 10, 100, 10_000].map((rtt) => forwardDeadline(AT, 10, rtt, 0.5).deadlineAt - AT);
     expect(floors).toEqual([9, 5, 5, 5]);

@@ -22,18 +22,25 @@ export interface ForwardDeadline {
  * always keep `(1 - maxShare) × budgetMs` however slow the client's link (the floor; such a client cannot be
  * answered within its budget anyway). An unknown round trip (undefined) reserves nothing: the budget then counts
  * at the edge. `maxShare` 0 turns the reserve off.
+ *
+ * `loadWaitMs` (LOAD_WAIT_MS) past that, for a request whose model the edge cannot answer without first creating
+ * its session on the request path (an edge variant without a session in this isolate): no tier answers it within
+ * the budget without such work, and a region that loads the model on demand answers it a load later (the pool
+ * waits for a load when the deadline leaves room for one, regional/on-demand.ts) while the isolate's one thread,
+ * which every request shares, stays free. Default 0.
  */
 export function forwardDeadline(
   startedAt: number,
   budgetMs: number,
   clientRttMs: number | undefined,
   maxShare: number,
+  loadWaitMs = 0,
 ): ForwardDeadline {
   const wantedMs = clientRttMs ?? 0;
   const maxMs = budgetMs * maxShare;
   const capped = wantedMs > maxMs;
   const reserveMs = capped ? maxMs : wantedMs;
-  return { deadlineAt: startedAt + budgetMs - reserveMs, reserveMs, capped };
+  return { deadlineAt: startedAt + budgetMs - reserveMs + loadWaitMs, reserveMs, capped };
 }
 
 /** The parts of `request.cf` that give the client's round-trip time: one is set, by the connection's protocol. */

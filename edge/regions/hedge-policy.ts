@@ -24,4 +24,3 @@ export function hedgeDelay(samples: readonly number[], options: HedgeDelayOption
   const { defaultMs, minSamples = 20, quantile: q = 0.95 } = options;
   return samples.length < Math.max(1, minSamples) ? defaultMs : quantile(samples, q);
 }
-

@@ -18,6 +18,8 @@ import { contextLocation } from "./context-location.ts";
  * `GET /status/regions`: the latest scheduled region status check (shared through Workers KV) and this isolate's own
  * view of each region: breaker state, hedge delay, call counts, the answer time it expects for a request from where
  * this one came (`x-edgecascade-location` locally), and its evidence per place. Isolates do not share the latter.
+ * `GET /status/sessions`: `/status`'s `sessions` alone, cheap to poll (`/status` lists every model: 600 KB and
+ * tens of ms of the isolate's one thread with a thousand of them).
  */
 export const status = new Hono<AppEnv>();
 
@@ -58,8 +60,7 @@ status.get("/", async (c) => {
     since: counts.since,
     tenant: tenant.name,
     modelSignatures: await rt.modelSignatures(),
-    // The isolate's edge sessions within EDGE_SESSION_MEMORY_MB, and the wasm heap they live in.
-    sessions: { ...rt.sessions.snapshot(), wasmHeapBytes: wasmHeapBytes() },
+    sessions: sessionsView(rt),
     models,
     tenants: counts.tenants,
     quotas: await rt.tenantLimits.quotas.snapshot(visibleTenant),
@@ -80,6 +81,9 @@ status.get("/", async (c) => {
     cache: { entries: rt.cache.entries, sharedWrites: rt.cache.writes },
   });
 });
+
+/** The isolate's edge sessions within EDGE_SESSION_MEMORY_MB, and the wasm heap they live in. */
+const sessionsView = (rt: EdgeRuntime) => ({ ...rt.sessions.snapshot(), wasmHeapBytes: wasmHeapBytes() });
 
 /** How many of the latest data points `/status` lists as they were written (local dataset only). */
 const LATEST_POINTS = 20;
@@ -130,4 +134,6 @@ status.get("/regions", async (c) => {
     isolate: rt.book.snapshot(contextLocation(c)),
   });
 });
-refuseOtherMethods(status, { "/": ["GET"], "/regions": ["GET"] });
+status.get("/sessions", (c) => c.json(sessionsView(c.get("runtime"))));
+
+refuseOtherMethods(status, { "/": ["GET"], "/regions": ["GET"], "/sessions": ["GET"] });

@@ -34,6 +34,15 @@ export const MODEL_SETTINGS = defineTable({
     unit: "MiB",
     help: "memory the edge variants' sessions may be counted as in one isolate; past it the least recently used are released",
   },
+  edgeSessionReplacementsPerSecond: {
+    env: "EDGE_SESSION_REPLACEMENTS_PER_SECOND",
+    type: "number",
+    min: 0,
+    max: 1000,
+    default: 2,
+    unit: "sessions",
+    help: "past EDGE_SESSION_MEMORY_MB, sessions one isolate may create a second in place of others after forwarded answers (TinyLFU admits them first); 0 = none",
+  },
   modelRegistryPrefix: {
     env: "MODEL_REGISTRY_PREFIX",
     type: "parsed",

@@ -62,6 +62,15 @@ export const ROUTING_SETTINGS = defineTable({
     unit: "ms",
     help: "most a client may ask for with `x-edgecascade-budget-ms` (higher is capped); at least SLO_BUDGET_MS",
   },
+  loadWaitMs: {
+    env: "LOAD_WAIT_MS",
+    type: "number",
+    min: 0,
+    max: 10_000,
+    default: 100,
+    unit: "ms",
+    help: "longer the regions may take for a request whose edge variant has no session in the isolate (a region may be loading the model on demand), rather than creating the session on the request path",
+  },
   rttReserveMaxShare: {
     env: "RTT_RESERVE_MAX_SHARE",
     type: "number",

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type EdgeWorker, startEdgeWorker } from "../../scripts/stack/edge-worker.ts";
 import { type RegionalPool, startRegionalPool } from "../../scripts/stack/regional-pool.ts";
+import { type DelayProxy, startDelayProxy } from "../../scripts/validate/delay-proxy.ts";
 import {
   classify,
   confidentRows,
@@ -14,13 +15,26 @@ import {
 } from "./support.ts";
 
 const SECRET = "cold-isolate-secret";
+/** From Sydney, the distance prior puts us (US_EAST) about 210 ms away: beyond a client budget of 150 ms. */
+const SYDNEY = { latitude: "-33.87", longitude: "151.21", continent: "OC", colo: "SYD" };
+const FAR = { cf: SYDNEY, headers: { "x-edgecascade-budget-ms": "150" } };
+/** LOAD_WAIT_MS's default: how much longer the regions get for a model without a session. */
+const LOAD_WAIT_MS = 100;
 
 interface Status {
   models: Record<
     string,
     { edge: { loaded: boolean; loads: number; evictions: number } | null; requests: Record<string, number> }
   >;
-  sessions: { budgetBytes: number; residentBytes: number; resident: number; created: number; evictions: number };
+  sessions: {
+    budgetBytes: number;
+    residentBytes: number;
+    resident: number;
+    created: number;
+    evictions: number;
+    deferred: number;
+    onRequestPath: number;
+  };
 }
 
 /** The edge variant of `model` has a session in this isolate (GET /status), after at most `tries` looks. */
@@ -36,22 +50,41 @@ async function edgeLoaded(worker: EdgeWorker, model = "digits", tries = 200): Pr
 // A fresh Worker is a cold isolate: its edge variants have no session yet (docs/edge.md, *Cold isolates*).
 describe("a cold isolate", () => {
   let us: RegionalPool;
+  /** In front of `us` for `withRegion`, no delay: it keeps the deadlines the forwards carried. */
+  let proxy: DelayProxy;
   let withRegion: EdgeWorker;
   let withoutRegions: EdgeWorker;
   /** Room for one session only: each model's session evicts the other's. */
   let oneSession: EdgeWorker;
+  /** As `oneSession`, with no session created in place of another after an answer (EDGE_SESSION_REPLACEMENTS_PER_SECOND 0). */
+  let noReplacements: EdgeWorker;
   beforeAll(async () => {
     us = await startRegionalPool({ region: "us", env: { REGIONAL_SHARED_SECRET: SECRET } });
+    proxy = await startDelayProxy({ target: { host: "127.0.0.1", port: us.port } });
     const REGIONS = regionsVar([{ name: "us", url: us.url, at: US_EAST }]);
     const vars = { SLO_BUDGET_MS: "20000", LOCAL_CACHE_ONLY: "true", ...NO_HEDGES };
-    [withRegion, withoutRegions, oneSession] = await Promise.all([
-      startEdgeWorker({ vars: { ...vars, REGIONS, REGIONAL_SHARED_SECRET: SECRET } }),
+    const one = { ...vars, REGIONS, REGIONAL_SHARED_SECRET: SECRET, EDGE_SESSION_MEMORY_MB: "0.1" };
+    [withRegion, withoutRegions, oneSession, noReplacements] = await Promise.all([
+      startEdgeWorker({
+        vars: {
+          ...vars,
+          REGIONS: regionsVar([{ name: "us", url: proxy.url, at: US_EAST }]),
+          REGIONAL_SHARED_SECRET: SECRET,
+        },
+      }),
       startEdgeWorker({ vars: { ...vars, REGIONS: "[]" } }),
-      startEdgeWorker({ vars: { ...vars, REGIONS, REGIONAL_SHARED_SECRET: SECRET, EDGE_SESSION_MEMORY_MB: "0.1" } }),
+      startEdgeWorker({ vars: one }),
+      startEdgeWorker({ vars: { ...one, EDGE_SESSION_REPLACEMENTS_PER_SECOND: "0" } }),
     ]);
   });
   afterAll(async () => {
-    await Promise.all([withRegion?.dispose(), withoutRegions?.dispose(), oneSession?.dispose()]);
+    await Promise.all([
+      withRegion?.dispose(),
+      withoutRegions?.dispose(),
+      oneSession?.dispose(),
+      noReplacements?.dispose(),
+    ]);
+    await proxy?.close();
     await us?.stop();
   });
 
@@ -79,14 +112,21 @@ describe("a cold isolate", () => {
     expectScores(cold.body, [confidentRows[2]!], "digits-edge");
     const { body } = await getJson<Status>(withoutRegions, "/status");
     expect(body.models.digits!.edge).toMatchObject({ loaded: true, loads: 1 });
+    // Counted as a session created on the request path (and logged with why).
+    expect(body.sessions).toMatchObject({ created: 1, onRequestPath: 1 });
   });
 
-  it("creates each model's session on its own first request (a second model after the first)", async () => {
-    // breast-cancer's first row in an isolate whose digits session exists: forwarded, its own session created.
+  it("creates each model's session on its own first request, forwarded even where the estimate puts the region out of reach", async () => {
+    // breast-cancer's first row in an isolate whose digits session exists, from where the distance prior puts the
+    // region beyond the request's budget: forwarded all the same (else the session would be created on the
+    // request path), with LOAD_WAIT_MS more for a region that loads models on demand; its own session created after.
     const body = { model: "breast-cancer", inputs: Array.from({ length: 30 }, () => 1) };
-    const answer = await post(withRegion, "/v1/classify", body, { cf: NEW_YORK });
+    const answer = await post(withRegion, "/v1/classify", body, FAR);
     expect(answer.status).toBe(200);
     expect(answer.body.servedBy).toBe("regional:us");
+    const deadlineMs = proxy.stats().deadlinesMs.at(-1)!;
+    expect(deadlineMs).toBeGreaterThan(150);
+    expect(deadlineMs).toBeLessThanOrEqual(150 + LOAD_WAIT_MS);
     expect(await edgeLoaded(withRegion, "breast-cancer")).toBe(true);
   });
 
@@ -122,5 +162,29 @@ describe("a cold isolate", () => {
     expect(after.models.digits!.edge).toMatchObject({ loaded: true, loads: 2, evictions: 1 });
     expect(after.models["breast-cancer"]!.edge).toMatchObject({ loaded: false, evictions: 1 });
     expect(after.sessions).toMatchObject({ resident: 1, created: 3, evictions: 2 });
+  });
+
+  it("past the budget, creates no session in place of another beyond EDGE_SESSION_REPLACEMENTS_PER_SECOND (0 here): counted as deferred", async () => {
+    const status = async () => (await getJson<Status>(noReplacements, "/status")).body;
+    const cancer = (v: number) => ({ model: "breast-cancer", inputs: Array.from({ length: 30 }, () => v) });
+    expect((await classify(noReplacements, [confidentRows[3]!], undefined, { cf: NEW_YORK })).body.servedBy).toBe(
+      "regional:us",
+    );
+    expect(await edgeLoaded(noReplacements)).toBe(true); // fits: no rate applies
+    expect((await classify(noReplacements, [confidentRows[4]!], undefined, { cf: NEW_YORK })).body.servedBy).toBe(
+      "edge",
+    );
+    // breast-cancer's third request would have its session evict digits' (as above); the rate holds it back.
+    for (const v of [1, 2, 3]) {
+      expect((await post(noReplacements, "/v1/classify", cancer(v), { cf: NEW_YORK })).body.servedBy).toBe(
+        "regional:us",
+      );
+    }
+    const after = await status();
+    expect(after.models["breast-cancer"]!.edge).toMatchObject({ loaded: false, loads: 0 });
+    expect(after.models.digits!.edge).toMatchObject({ loaded: true, evictions: 0 });
+    expect(after.sessions).toMatchObject({ resident: 1, created: 1, evictions: 0, deferred: 1, onRequestPath: 0 });
+    // The same, alone and cheap to poll (/status lists every model).
+    expect((await getJson(noReplacements, "/status/sessions")).body).toEqual(after.sessions);
   });
 });

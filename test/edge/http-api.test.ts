@@ -279,6 +279,7 @@ describe("API keys in workerd", () => {
   it("guards model routes and status, not health, server metadata or preflights", async () => {
     expect((await getJson(worker, "/v2/models/digits")).status).toBe(401);
     expect((await getJson(worker, "/status/regions")).status).toBe(401);
+    expect((await getJson(worker, "/status/sessions")).status).toBe(401);
     expect((await getJson(worker, "/v2/models/digits", { "x-api-key": "key-one" })).status).toBe(200);
     expect((await getJson(worker, "/v2/health/ready")).status).toBe(200);
     expect((await getJson(worker, "/v2")).status).toBe(200);
