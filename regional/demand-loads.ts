@@ -16,10 +16,16 @@ export class MemoryBudget {
   readonly budgetBytes: number;
   readonly #models: () => Iterable<ModelLifecycle>;
   #reserved = 0;
+  #evictions = 0;
 
   constructor(budgetBytes: number, models: () => Iterable<ModelLifecycle>) {
     this.budgetBytes = budgetBytes;
     this.#models = models;
+  }
+
+  /** Versions evicted to make room so far (`edgecascade_model_evictions_total` counts the same, for /metrics). */
+  get evictions(): number {
+    return this.#evictions;
   }
 
   /** Every loaded, retiring and reserved byte counted now. */
@@ -47,6 +53,7 @@ export class MemoryBudget {
     if (!room.fits)
       throw new ModelNotReady(`model "${name}" cannot be loaded within --model-memory-mb: ${room.reason}`, 1);
     const why = `room for "${name}" (${(bytes / 2 ** 20).toFixed(1)} MB) within --model-memory-mb`;
+    this.#evictions += room.evict.length;
     const released = room.evict.map((victim) => byName.get(victim)!.evict(why));
     this.#reserved += bytes;
     let held = true;

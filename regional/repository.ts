@@ -130,6 +130,11 @@ export class ModelRepository {
     return this.#onDemand.memory(this.#policy === "on-demand");
   }
 
+  /** Versions evicted to make room within the memory budget so far (`on-demand`). */
+  get evictions(): number {
+    return this.#onDemand.budget.evictions;
+  }
+
   /**
    * Start a load for every wanted model that neither serves nor is loading, unless its last load failed less
    * than the retry backoff ago (readiness checks call this). A load's failure is its model's: logged and kept

@@ -6,12 +6,17 @@ import { PeerUnreachable } from "../peers/peer-client.ts";
 import { modelReadiness, poolReadiness } from "../readiness.ts";
 import { SERVER_NAME, SERVER_VERSION } from "../server-info.ts";
 
-/** The load policy in force, the budget per worker (`on-demand`) and this process's model counts. */
+/**
+ * The load policy in force, the budget per worker and what it holds (`on-demand`: the memory counted, evictions so
+ * far) and this process's model counts. Cheap to poll, unlike /metrics, whose series grow with the models.
+ */
 function modelLoading(repository: AppDeps["repository"]) {
-  const { budgetBytes, available, loaded } = repository.memory();
+  const { budgetBytes, residentBytes, available, loaded } = repository.memory();
   return {
     policy: repository.policy,
-    ...(repository.policy === "on-demand" ? { memoryBudgetBytes: budgetBytes } : {}),
+    ...(repository.policy === "on-demand"
+      ? { memoryBudgetBytes: budgetBytes, residentBytes, evictions: repository.evictions }
+      : {}),
     available,
     loaded,
   };

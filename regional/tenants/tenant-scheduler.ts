@@ -1,5 +1,5 @@
-import type { Recorder, TenantRecorder } from "../recorder.ts";
 import { type FillRate, fullBucket, refill, type TokenBucket, take } from "../../protocol/token-bucket.ts";
+import type { Recorder, TenantRecorder } from "../recorder.ts";
 import { burstRows } from "./reservation.ts";
 import { flowOf, type TenantTable } from "./tenant-table.ts";
 

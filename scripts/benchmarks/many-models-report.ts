@@ -3,6 +3,11 @@ import type { BundleSize } from "./bundle-figures.ts";
 import type { RunFigures } from "./many-models-traffic.ts";
 import type { MemorySample } from "./stack-memory.ts";
 
+/** What `/status/regions` says of the isolate's calls to each region (edge/forward/region-book.ts). */
+export interface IsolateRegions {
+  regions?: { counters: Record<string, number> }[];
+}
+
 /** What bench:many-models measured (many-models.ts), as it writes bench/many-models.json. */
 export interface ManyModelsResults extends RunInfo {
   options: {
@@ -23,6 +28,8 @@ export interface ManyModelsResults extends RunInfo {
   rounds: { samples: RunFigures; many: RunFigures }[];
   hotP99Ratio: { perRound: number[]; median: number };
   memory: MemorySample[];
+  /** Each Worker's `/status/regions` `isolate` view after the rounds. */
+  edgeRegions?: Record<"samples" | "many", IsolateRegions | undefined>;
   placement: {
     flags: string;
     workers: number;
@@ -43,6 +50,20 @@ const reasons = (by: Record<string, number> | undefined) =>
   Object.entries(by ?? {})
     .map(([reason, n]) => `${reason} ${n}`)
     .join(", ") || "none";
+
+/** A Worker's counts of its calls to the region: why rows were or were not answered by it. */
+function regionCalls(view: IsolateRegions | undefined): string {
+  const c = view?.regions?.[0]?.counters;
+  if (!c) return "not read";
+  return (
+    `${c.admitted} sent, ${c.answered} answered, ${c.modelUnavailable} answered 503 \`model_not_ready\`, ` +
+    `${c.timedOut} cut off by the deadline, ${c.tooFar} not sent as too far`
+  );
+}
+
+/** The hot requests that set a p99: `81 edge @3.24`, in the order they were answered. */
+const tailLine = (tail: RunFigures["hot"]["tail"] | undefined) =>
+  (tail ?? []).map((t) => `${Math.round(t.ms)} ${t.servedBy.replace("regional:", "")} @${t.atS.toFixed(2)}`).join(", ");
 
 export function manyModelsMarkdown(r: ManyModelsResults): string {
   const { models, rate, duration, rounds, hot } = r.options;
@@ -84,6 +105,16 @@ export function manyModelsMarkdown(r: ManyModelsResults): string {
       `${r.rounds.map((x) => x.samples.forwarded).join(" / ")}, degraded ${r.rounds.map((x) => x.samples.degraded).join(" / ")} ` +
       `(${r.rounds.map((x) => reasons(x.samples.degradedBy)).join(" / ")}).`,
     "",
+    `Each Worker's calls to the region over the whole run (\`/status/regions\`; warm-up included): ${regionCalls(r.edgeRegions?.many)} ` +
+      `(the 2-model Worker: ${regionCalls(r.edgeRegions?.samples)}).`,
+    "",
+    `The hot requests at or above each p99, in the order they were answered (ms, who answered, s into the run); several`,
+    "within a few ms of each other waited for one stall, of the isolate's thread or of the machine:",
+    "",
+    "| round | the 1000-model run | the 2-model run |",
+    "|---:|---|---|",
+    ...r.rounds.map((x, i) => `| ${i + 1} | ${tailLine(x.many.hot.tail)} | ${tailLine(x.samples.hot.tail)} |`),
+    "",
     "## A cold model's first request",
     "",
     "Models no traffic had asked for, one request each, before the rounds:",
@@ -105,7 +136,9 @@ export function manyModelsMarkdown(r: ManyModelsResults): string {
     "## Memory over time against the budgets",
     "",
     `Sampled every second during the ${models}-model rounds (${many.length} samples). The budgets count each tier's own`,
-    "estimate of its models (docs/regional.md, docs/edge.md); the process figures are what the system holds.",
+    "estimate of its models (docs/regional.md, docs/edge.md); the process figures are what the system holds. Read",
+    "from what is cheap to read while traffic is measured: the pool's `GET /v2` (`modelLoading`), the edge's",
+    "`/status/sessions`, the isolate's heap through the inspector, /proc (`scripts/benchmarks/stack-memory.ts`).",
     "",
     "| | at ready | first sample | last sample | highest | budget |",
     "|---|---:|---:|---:|---:|---:|",
@@ -119,7 +152,11 @@ export function manyModelsMarkdown(r: ManyModelsResults): string {
     `| workerd RSS (MB; every Miniflare worker) | ${mb(r.memoryAtReady.many.edge.rssBytes)} | ${mb(first?.edge.rssBytes ?? 0)} | ${mb(last?.edge.rssBytes ?? 0)} | ${mb(max(many.map((s) => s.edge.rssBytes)))} | |`,
     "",
     `Evictions during the rounds: pool ${(last?.pool.evictions ?? 0) - (first?.pool.evictions ?? 0)}, edge ` +
-      `${(last?.edge.evictions ?? 0) - (first?.edge.evictions ?? 0)}. Samples above budget: pool ` +
+      `${(last?.edge.evictions ?? 0) - (first?.edge.evictions ?? 0)}; edge sessions created ` +
+      `${(last?.edge.created ?? 0) - (first?.edge.created ?? 0)}, of them on a request's path (no region answered a model ` +
+      `without one) ${(last?.edge.onRequestPath ?? 0) - (first?.edge.onRequestPath ?? 0)}, and past the budget not ` +
+      `created (\`EDGE_SESSION_REPLACEMENTS_PER_SECOND\`) ${(last?.edge.deferred ?? 0) - (first?.edge.deferred ?? 0)}. ` +
+      "Samples above budget: pool " +
       // Budget 0: --load-policy all (auto, when every model fits), no budget to be above.
       `**${many.filter((s) => s.pool.budgetBytes > 0 && s.pool.residentBytes > s.pool.budgetBytes).length}**, edge ` +
       `**${many.filter((s) => s.edge.residentBytes > s.edge.budgetBytes).length}**. The 2-sample pool's RSS at ready: ` +

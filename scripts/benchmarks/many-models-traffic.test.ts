@@ -24,8 +24,28 @@ describe("runFigures", () => {
     expect(figures).toMatchObject({ requests: 101, failed: 1, forwarded: 1, degraded: 1, models: 4 });
     expect(figures.degradedBy).toEqual({ deadline: 1 });
     expect(figures.edgeShare).toBe(0.98);
-    expect(figures.hot).toEqual({ requests: 99, p50Ms: 1.49, p99Ms: 9 });
+    expect(figures.hot).toEqual({
+      requests: 99,
+      p50Ms: 1.49,
+      p99Ms: 9,
+      tail: [{ ms: 9, servedBy: "regional:us", atS: NaN }],
+    });
     expect(figures.all.p99Ms).toBe(9);
+  });
+
+  it("names the hot requests at or above the p99 in the order they were answered", () => {
+    const answers = Array.from({ length: 200 }, (_, i) => ({
+      rank: i % 3,
+      latencyMs: i === 50 || i === 120 ? 80 : i === 10 ? 60 : 2,
+      status: 200,
+      servedBy: i === 10 ? "regional:us" : "edge",
+      atS: i / 10,
+    }));
+    expect(runFigures(answers, 10).hot.tail).toEqual([
+      { ms: 60, servedBy: "regional:us", atS: 1 },
+      { ms: 80, servedBy: "edge", atS: 5 },
+      { ms: 80, servedBy: "edge", atS: 12 },
+    ]);
   });
 });
 

@@ -24,6 +24,15 @@ export interface Answered {
   servedBy: string;
   /** Why a degraded answer lacks the regional one (`x-edgecascade-degraded`). */
   degraded?: string;
+  /** When the answer came, in seconds since the run started. */
+  atS?: number;
+}
+
+/** One of the hot requests that set the p99: how long it took, who answered, when. */
+export interface TailRequest {
+  ms: number;
+  servedBy: string;
+  atS: number;
 }
 
 /** What a run amounted to: the hot models' latency, everyone's, the edge share and failures. */
@@ -36,7 +45,11 @@ export interface RunFigures {
   degraded: number;
   /** Degraded answers by reason. */
   degradedBy: Record<string, number>;
-  hot: { requests: number; p50Ms: number; p99Ms: number };
+  /**
+   * `tail`: the hot requests at or above the p99, in the order they were answered: several answered within a few
+   * ms of each other waited for one stall (of the isolate's thread, or of the machine), not each for its own.
+   */
+  hot: { requests: number; p50Ms: number; p99Ms: number; tail: TailRequest[] };
   all: { p50Ms: number; p99Ms: number };
   /** Distinct models asked for in the run. */
   models: number;
@@ -48,9 +61,15 @@ const r3 = (x: number) => Math.round(x * 1000) / 1000;
 export function runFigures(answers: readonly Answered[], hot: number): RunFigures {
   const ok = answers.filter((a) => a.status === 200);
   const latencies = (xs: readonly Answered[]) => xs.map((a) => a.latencyMs).sort((a, b) => a - b);
-  const hotOk = latencies(ok.filter((a) => a.rank < hot));
+  const hotAnswers = ok.filter((a) => a.rank < hot);
+  const hotOk = latencies(hotAnswers);
   const all = latencies(ok);
   const q = (xs: number[], p: number) => (xs.length === 0 ? 0 : r3(nearestRank(xs, p)));
+  const hotP99 = hotOk.length === 0 ? Number.POSITIVE_INFINITY : nearestRank(hotOk, 0.99);
+  const tail = hotAnswers
+    .filter((a) => a.latencyMs >= hotP99)
+    .map((a) => ({ ms: r3(a.latencyMs), servedBy: a.servedBy, atS: r3(a.atS ?? Number.NaN) }))
+    .sort((a, b) => a.atS - b.atS);
   return {
     requests: answers.length,
     failed: answers.length - ok.length,
@@ -58,7 +77,7 @@ export function runFigures(answers: readonly Answered[], hot: number): RunFigure
     forwarded: ok.filter((a) => a.servedBy.startsWith("regional:")).length,
     degraded: ok.filter((a) => a.servedBy === "degraded").length,
     degradedBy: countBy(ok.filter((a) => a.servedBy === "degraded").map((a) => a.degraded ?? "unknown")),
-    hot: { requests: hotOk.length, p50Ms: q(hotOk, 0.5), p99Ms: q(hotOk, 0.99) },
+    hot: { requests: hotOk.length, p50Ms: q(hotOk, 0.5), p99Ms: q(hotOk, 0.99), tail },
     all: { p50Ms: q(all, 0.5), p99Ms: q(all, 0.99) },
     models: new Set(answers.map((a) => a.rank)).size,
   };

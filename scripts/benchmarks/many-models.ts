@@ -19,7 +19,7 @@ import { runInfo } from "../validate/run-info.ts";
 import { zipfSampler } from "../validate/traffic.ts";
 import { bundleSize, checkStartup } from "./bundle-figures.ts";
 import { holdBenchLock } from "./lock.ts";
-import { manyModelsMarkdown } from "./many-models-report.ts";
+import { type IsolateRegions, manyModelsMarkdown } from "./many-models-report.ts";
 import { type Answered, median, popularityOrder, type RunFigures, runFigures } from "./many-models-traffic.ts";
 import { listeningPid } from "./process-cpu.ts";
 import { type MemorySample, sampleMemory, sampleMemoryEvery } from "./stack-memory.ts";
@@ -135,6 +135,7 @@ async function run(stack: Stack, durationS: number, seed: number): Promise<Answe
   const ranks: number[] = [];
   const answers: Answered[] = [];
   const client = new LoadClient(stack.edge.url, { connections: 32 });
+  const startedAt = performance.now();
   try {
     await openLoop({
       origin: stack.edge.url,
@@ -157,6 +158,7 @@ async function run(stack: Stack, durationS: number, seed: number): Promise<Answe
           status: response.status,
           servedBy: headerValue(response.headers, "x-served-by") ?? "",
           degraded: headerValue(response.headers, DEGRADED_HEADER),
+          atS: (performance.now() - startedAt) / 1000,
         }),
     });
   } finally {
@@ -306,8 +308,11 @@ async function main(): Promise<void> {
     const memory: MemorySample[] = await sampler.stop();
     // What the Worker's isolate made of the region over the runs: why rows were not forwarded (tooFar, timedOut).
     const regionsOf = async (stack: Stack) =>
-      ((await (await stack.edge.dispatchFetch(`${stack.edge.url}/status/regions`)).json()) as { isolate?: unknown })
-        .isolate;
+      (
+        (await (await stack.edge.dispatchFetch(`${stack.edge.url}/status/regions`)).json()) as {
+          isolate?: IsolateRegions;
+        }
+      ).isolate;
     const edgeRegions = { samples: await regionsOf(samples), many: await regionsOf(many) };
     console.log(JSON.stringify(edgeRegions).slice(0, 3000));
 

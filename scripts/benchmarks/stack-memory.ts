@@ -4,9 +4,12 @@ import { isolateHeap } from "./isolate-heap.ts";
 
 /**
  * Both tiers' memory over time against their budgets, sampled while a benchmark's traffic runs: the pool's
- * models as it counts them (`edgecascade_model_resident_bytes` against `--model-memory-mb`) and its process's
- * resident set; the edge's sessions as the isolate counts them (`/status` against `EDGE_SESSION_MEMORY_MB`), its
- * wasm heap, its JavaScript heap (through the inspector) and workerd's resident set.
+ * models as it counts them (`GET /v2`'s `modelLoading` against `--model-memory-mb`: one worker's, the stacks run
+ * `--workers 1`) and its process's resident set; the edge's sessions as the isolate counts them (`/status/sessions`
+ * against `EDGE_SESSION_MEMORY_MB`), its wasm heap, its JavaScript heap (through the inspector) and workerd's
+ * resident set. Only what is cheap to read is read, since it is read every second while the traffic is measured:
+ * with 2,000 models the pool's `/metrics` is 4.5 MB and took 390–470 ms of the pool's one thread, and the edge's
+ * `/status` 600 KB and 26–81 ms of the isolate's (bench/many-models.md).
  */
 
 export interface MemorySample {
@@ -18,6 +21,10 @@ export interface MemorySample {
     budgetBytes: number;
     resident: number;
     evictions: number;
+    /** Sessions created so far; past the budget's rate, not created (`deferred`); created as a request waited. */
+    created: number;
+    deferred: number;
+    onRequestPath: number;
     wasmHeapBytes: number;
     jsHeapBytes: number;
     rssBytes: number;
@@ -41,31 +48,29 @@ const rss = (pid: number) => {
   }
 };
 
-/** Sum of a series in Prometheus text (every label set). */
-function series(text: string, name: string): number {
-  let total = 0;
-  for (const line of text.split("\n")) {
-    if (line.startsWith(`${name}{`) || line.startsWith(`${name} `))
-      total += Number(line.slice(line.lastIndexOf(" ") + 1));
-  }
-  return total;
+/** What the pool's `GET /v2` says of its loads on demand (regional/routes/health.ts). */
+interface PoolLoading {
+  memoryBudgetBytes?: number;
+  residentBytes?: number;
+  evictions?: number;
+  loaded: number;
 }
 
 /** One sample of both tiers now. */
 export async function sampleMemory(targets: MemoryTargets, atS: number): Promise<MemorySample> {
-  const [metrics, status, heap] = await Promise.all([
-    fetch(`${targets.poolUrl}/metrics`).then((r) => r.text()),
-    fetch(`${targets.edgeUrl}/status`).then((r) => r.json() as Promise<{ sessions: Record<string, number> }>),
+  const [pool, sessions, heap] = await Promise.all([
+    fetch(`${targets.poolUrl}/v2`).then((r) => r.json() as Promise<{ modelLoading: PoolLoading }>),
+    fetch(`${targets.edgeUrl}/status/sessions`).then((r) => r.json() as Promise<Record<string, number>>),
     isolateHeap(targets.inspectorPort),
   ]);
-  const { sessions } = status;
+  const loading = pool.modelLoading;
   return {
     atS,
     pool: {
-      residentBytes: series(metrics, "edgecascade_model_resident_bytes"),
-      budgetBytes: series(metrics, "edgecascade_model_memory_budget_bytes"),
-      loaded: series(metrics, "edgecascade_models_loaded"),
-      evictions: series(metrics, "edgecascade_model_evictions_total"),
+      residentBytes: loading.residentBytes ?? 0,
+      budgetBytes: loading.memoryBudgetBytes ?? 0,
+      loaded: loading.loaded,
+      evictions: loading.evictions ?? 0,
       rssBytes: targets.poolPids().reduce((sum, pid) => sum + rss(pid), 0),
     },
     edge: {
@@ -73,6 +78,9 @@ export async function sampleMemory(targets: MemoryTargets, atS: number): Promise
       budgetBytes: sessions.budgetBytes!,
       resident: sessions.resident!,
       evictions: sessions.evictions!,
+      created: sessions.created!,
+      deferred: sessions.deferred!,
+      onRequestPath: sessions.onRequestPath!,
       wasmHeapBytes: sessions.wasmHeapBytes!,
       jsHeapBytes: heap.usedBytes,
       rssBytes: rss(targets.workerdPid),

@@ -124,6 +124,17 @@ describe("a pool loading models on demand", () => {
     expect(
       metric(await metrics(), "edgecascade_model_loads_total", { model: "breast-cancer-0001", outcome: "success" }),
     ).toBe(2);
+    // GET /v2 says the same as /metrics of the budget, cheaply (/metrics' series grow with the models).
+    const text = await metrics();
+    const loading = (await get(`${server.url}/v2`)).body as { modelLoading: Record<string, unknown> };
+    expect(loading.modelLoading).toEqual({
+      policy: "on-demand",
+      memoryBudgetBytes: budget,
+      residentBytes: metric(text, "edgecascade_model_resident_bytes"),
+      evictions: metric(text, "edgecascade_model_evictions_total"),
+      available: 16,
+      loaded: metric(text, "edgecascade_models_loaded"),
+    });
   });
 
   it("answers a model that cannot load 503 with its reason, retried only after its backoff, the others unaffected", async () => {
