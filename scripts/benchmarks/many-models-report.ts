@@ -51,6 +51,19 @@ const reasons = (by: Record<string, number> | undefined) =>
     .map(([reason, n]) => `${reason} ${n}`)
     .join(", ") || "none";
 
+/** Failed requests by run and status, when there were any: ` (round 1, the 2-model run: 593 × 429)`. */
+function failures(rounds: ManyModelsResults["rounds"]): string {
+  const parts = rounds.flatMap((x, i) =>
+    (["many", "samples"] as const).flatMap((stack) => {
+      const by = Object.entries(x[stack].failedBy ?? {});
+      if (by.length === 0) return [];
+      const run = stack === "many" ? "the 1000-model run" : "the 2-model run";
+      return [`round ${i + 1}, ${run}: ${by.map(([status, n]) => `${n} × ${status}`).join(", ")}`];
+    }),
+  );
+  return parts.length === 0 ? "" : ` (${parts.join("; ")})`;
+}
+
 /** A Worker's counts of its calls to the region: why rows were or were not answered by it. */
 function regionCalls(view: IsolateRegions | undefined): string {
   const c = view?.regions?.[0]?.counters;
@@ -97,7 +110,7 @@ export function manyModelsMarkdown(r: ManyModelsResults): string {
     "",
     `Median p99 ratio (hot models of ${models} / the 2-model run): **${r.hotP99Ratio.median}** (target ≤ 1.10). ` +
       `Requests: ${r.rounds.reduce((n, x) => n + x.many.requests + x.samples.requests, 0)}, failed: ` +
-      `**${r.rounds.reduce((n, x) => n + x.many.failed + x.samples.failed, 0)}**. All requests of the ${models}-model runs ` +
+      `**${r.rounds.reduce((n, x) => n + x.many.failed + x.samples.failed, 0)}**${failures(r.rounds)}. All requests of the ${models}-model runs ` +
       `(cold models included): p50 ${r.rounds.map((x) => x.many.all.p50Ms).join(" / ")} ms, p99 ` +
       `${r.rounds.map((x) => x.many.all.p99Ms).join(" / ")} ms; models asked for per run: ${r.rounds.map((x) => x.many.models).join(" / ")}; ` +
       `forwarded ${r.rounds.map((x) => x.many.forwarded).join(" / ")}, degraded ${r.rounds.map((x) => x.many.degraded).join(" / ")} ` +

@@ -23,6 +23,7 @@ describe("runFigures", () => {
     const figures = runFigures(answers, 10);
     expect(figures).toMatchObject({ requests: 101, failed: 1, forwarded: 1, degraded: 1, models: 4 });
     expect(figures.degradedBy).toEqual({ deadline: 1 });
+    expect(figures.failedBy).toEqual({ "0": 1 });
     expect(figures.edgeShare).toBe(0.98);
     expect(figures.hot).toEqual({
       requests: 99,

@@ -39,6 +39,8 @@ export interface TailRequest {
 export interface RunFigures {
   requests: number;
   failed: number;
+  /** Failed requests by status (0: no answer). */
+  failedBy: Record<string, number>;
   /** Requests answered by the edge variant (servedBy "edge"), of all answered. */
   edgeShare: number;
   forwarded: number;
@@ -73,6 +75,7 @@ export function runFigures(answers: readonly Answered[], hot: number): RunFigure
   return {
     requests: answers.length,
     failed: answers.length - ok.length,
+    failedBy: countBy(answers.filter((a) => a.status !== 200).map((a) => String(a.status))),
     edgeShare: ok.length === 0 ? 0 : r3(ok.filter((a) => a.servedBy === "edge").length / ok.length),
     forwarded: ok.filter((a) => a.servedBy.startsWith("regional:")).length,
     degraded: ok.filter((a) => a.servedBy === "degraded").length,
