@@ -1,3 +1,4 @@
+import type { GcPauses } from "../validate/gc-pauses.ts";
 import { type RunInfo, runLine } from "../validate/run-info.ts";
 import type { BundleSize } from "./bundle-figures.ts";
 import type { RunFigures } from "./many-models-traffic.ts";
@@ -6,6 +7,11 @@ import type { MemorySample } from "./stack-memory.ts";
 /** What `/status/regions` says of the isolate's calls to each region (edge/forward/region-book.ts). */
 export interface IsolateRegions {
   regions?: { counters: Record<string, number> }[];
+}
+
+/** The generator's GC pauses during one run: counted, and the long ones with when they began (s into the run). */
+export interface RunGc extends GcPauses {
+  long: { atS: number; ms: number }[];
 }
 
 /** What bench:many-models measured (many-models.ts), as it writes bench/many-models.json. */
@@ -25,7 +31,7 @@ export interface ManyModelsResults extends RunInfo {
   ready: { samples: { pool: number; edge: number }; many: { pool: number; edge: number } };
   memoryAtReady: { many: MemorySample; samplesPoolRssBytes: number };
   cold: Record<"regional" | "edgeAuto" | "edgeOnly", { ms: number; status: number; servedBy: string }[]>;
-  rounds: { samples: RunFigures; many: RunFigures }[];
+  rounds: { samples: RunFigures & { generatorGc?: RunGc }; many: RunFigures & { generatorGc?: RunGc } }[];
   hotP99Ratio: { perRound: number[]; median: number };
   memory: MemorySample[];
   /** Each Worker's `/status/regions` `isolate` view after the rounds. */
@@ -73,6 +79,13 @@ function regionCalls(view: IsolateRegions | undefined): string {
     `${c.timedOut} cut off by the deadline, ${c.tooFar} not sent as too far`
   );
 }
+
+/** A run's generator GC pauses: `212 (3 full), longest 41 ms; 41 @12.37, 12 @20.10`. */
+const gcLine = (gc: RunGc | undefined) =>
+  gc
+    ? `${gc.count} (${gc.major} full), longest ${Math.round(gc.maxMs)} ms` +
+      (gc.long.length ? `; ${gc.long.map((p) => `${Math.round(p.ms)} @${p.atS.toFixed(2)}`).join(", ")}` : "")
+    : "not measured";
 
 /** The hot requests that set a p99: `81 edge @3.24`, in the order they were answered. */
 const tailLine = (tail: RunFigures["hot"]["tail"] | undefined) =>
@@ -127,6 +140,13 @@ export function manyModelsMarkdown(r: ManyModelsResults): string {
     "| round | the 1000-model run | the 2-model run |",
     "|---:|---|---|",
     ...r.rounds.map((x, i) => `| ${i + 1} | ${tailLine(x.many.hot.tail)} | ${tailLine(x.samples.hot.tail)} |`),
+    "",
+    "The generator's own GC pauses in each run (a pause holds its sends and its reading of answers): count, full",
+    "collections, longest, and those of 10 ms or more (ms @ s into the run):",
+    "",
+    "| round | the 1000-model run | the 2-model run |",
+    "|---:|---|---|",
+    ...r.rounds.map((x, i) => `| ${i + 1} | ${gcLine(x.many.generatorGc)} | ${gcLine(x.samples.generatorGc)} |`),
     "",
     "## A cold model's first request",
     "",

@@ -14,12 +14,13 @@ import { OUT_FLAG } from "../run-flags.ts";
 import { type EdgeWorker, startEdgeWorker } from "../stack/edge-worker.ts";
 import { copiedFrom, repositoryOfCopies } from "../stack/model-copies.ts";
 import { type RegionalPool, startRegionalPool } from "../stack/regional-pool.ts";
+import { watchGc } from "../validate/gc-pauses.ts";
 import { rssFromStatus } from "../validate/rss.ts";
 import { runInfo } from "../validate/run-info.ts";
 import { zipfSampler } from "../validate/traffic.ts";
 import { bundleSize, checkStartup } from "./bundle-figures.ts";
 import { holdBenchLock } from "./lock.ts";
-import { type IsolateRegions, manyModelsMarkdown } from "./many-models-report.ts";
+import { type IsolateRegions, manyModelsMarkdown, type RunGc } from "./many-models-report.ts";
 import { type Answered, median, popularityOrder, type RunFigures, runFigures } from "./many-models-traffic.ts";
 import { listeningPid } from "./process-cpu.ts";
 import { type MemorySample, sampleMemory, sampleMemoryEvery } from "./stack-memory.ts";
@@ -67,6 +68,8 @@ const { values: args } = processFlags({
 holdBenchLock();
 
 const SECRET = "bench-many-models";
+/** The generator's GC pauses listed per run (all are counted). */
+const GC_PAUSE_SHOWN_MS = 10;
 /** Models no traffic asks for: their first requests are measured cold, one tier at a time. */
 const COLD = 6;
 const INSPECTOR_PORT = 9241;
@@ -132,13 +135,18 @@ const body = (stack: Stack, model: string, i: number, extra: Record<string, unkn
   return JSON.stringify({ model, inputs: rows[i % rows.length], ...extra });
 };
 
-/** An open-loop run of Zipf-popular models on `stack`; every answer's rank, latency, status and tier. */
-async function run(stack: Stack, durationS: number, seed: number): Promise<Answered[]> {
+/**
+ * An open-loop run of Zipf-popular models on `stack`; every answer's rank, latency, status and tier, and this
+ * process's (the generator's) GC pauses of at least GC_PAUSE_SHOWN_MS while it ran: a pause delays its sends and
+ * its reading of answers, so every request in flight then looks slower.
+ */
+async function run(stack: Stack, durationS: number, seed: number): Promise<Answered[] & { gc?: RunGc }> {
   const rankOf = zipfSampler(stack.order.length, args["zipf-s"], seededRandom(seed));
   const ranks: number[] = [];
   const answers: Answered[] = [];
   const client = new LoadClient(stack.edge.url, { connections: 32 });
   const startedAt = performance.now();
+  const gc = watchGc();
   try {
     await openLoop({
       origin: stack.edge.url,
@@ -167,7 +175,17 @@ async function run(stack: Stack, durationS: number, seed: number): Promise<Answe
   } finally {
     await client.close();
   }
-  return answers;
+  const { pauses, spans } = gc.stop();
+  const shown = spans.filter((p) => p.endMs - p.startMs >= GC_PAUSE_SHOWN_MS && p.startMs >= startedAt);
+  return Object.assign(answers, {
+    gc: {
+      ...pauses,
+      long: shown.map((p) => ({
+        atS: Math.round((p.startMs - startedAt) / 10) / 100,
+        ms: Math.round((p.endMs - p.startMs) * 10) / 10,
+      })),
+    },
+  });
 }
 
 /** A model's first request at a tier (signed as the edge signs its forwards, for a pool): its latency and who answered. */
@@ -301,8 +319,10 @@ async function main(): Promise<void> {
     const sampler = sampleMemoryEvery(targets, 1000);
     const rounds: { samples: RunFigures; many: RunFigures }[] = [];
     for (let r = 0; r < args.rounds; r++) {
-      const s = runFigures(await run(samples, args.duration, 100 + r), args.hot);
-      const m = runFigures(await run(many, args.duration, 200 + r), args.hot);
+      const samplesRun = await run(samples, args.duration, 100 + r);
+      const s = { ...runFigures(samplesRun, args.hot), generatorGc: samplesRun.gc };
+      const manyRun = await run(many, args.duration, 200 + r);
+      const m = { ...runFigures(manyRun, args.hot), generatorGc: manyRun.gc };
       rounds.push({ samples: s, many: m });
       console.log(
         `round ${r + 1}: hot p99 ${m.hot.p99Ms} ms vs ${s.hot.p99Ms} ms (2 models); edge share ${m.edgeShare} vs ${s.edgeShare}; failed ${m.failed + s.failed}`,
