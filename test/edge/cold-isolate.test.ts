@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { SessionsView } from "../../edge/inference/session-pool.ts";
 import { type EdgeWorker, startEdgeWorker } from "../../scripts/stack/edge-worker.ts";
 import { type RegionalPool, startRegionalPool } from "../../scripts/stack/regional-pool.ts";
 import { type DelayProxy, startDelayProxy } from "../../scripts/validate/delay-proxy.ts";
@@ -26,15 +27,7 @@ interface Status {
     string,
     { edge: { loaded: boolean; loads: number; evictions: number } | null; requests: Record<string, number> }
   >;
-  sessions: {
-    budgetBytes: number;
-    residentBytes: number;
-    resident: number;
-    created: number;
-    evictions: number;
-    deferred: number;
-    onRequestPath: number;
-  };
+  sessions: SessionsView;
 }
 
 /** The edge variant of `model` has a session in this isolate (GET /status), after at most `tries` looks. */
