@@ -33,6 +33,7 @@ import { checkProvider } from "./session.ts";
 import { TenantScheduler } from "./tenants/tenant-scheduler.ts";
 import { tenantTable } from "./tenants/tenant-table.ts";
 import { createRequestTracing, type RequestTracing, TRACING_OFF } from "./tracing/request-tracing.ts";
+import { startSpanThread } from "./tracing/span-thread.ts";
 import { tracingConfig } from "./tracing/tracing-config.ts";
 import { delayedVersions } from "./version-delay.ts";
 
@@ -240,7 +241,12 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
   const rollouts = new Rollouts(repository, metrics.recorder, log, hooks.shadowClock);
 
   const tracingSettings = tracingConfig(options);
-  const tracing = tracingSettings.on ? createRequestTracing(tracingSettings.config, options.region) : TRACING_OFF;
+  const tracing = tracingSettings.on
+    ? createRequestTracing(
+        tracingSettings.config,
+        startSpanThread(tracingSettings.config, options.region, (message, fields) => log("warn", message, fields)),
+      )
+    : TRACING_OFF;
   if (tracingSettings.on) {
     const { url, sampler, ratio } = tracingSettings.config;
     log("info", `tracing: spans to ${url}`, { sampler, ratio });

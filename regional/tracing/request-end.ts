@@ -1,5 +1,5 @@
 import type { ServingError } from "../../protocol/errors.ts";
-import type { RequestEnd } from "./request-tracing.ts";
+import type { RequestEnd } from "./trace-record.ts";
 
 /** How an HTTP inference request ended, for its span: the route pattern, the status, the error when it failed. */
 export function ended(route: string, status: number, error?: ServingError): RequestEnd {

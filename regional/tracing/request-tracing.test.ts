@@ -2,6 +2,7 @@ import { InMemorySpanExporter } from "@opentelemetry/sdk-trace";
 import { describe, expect, it } from "vitest";
 import type { TraceSamplerName } from "../options/tracing.ts";
 import { createRequestTracing } from "./request-tracing.ts";
+import { createSpanWriter } from "./span-writer.ts";
 
 const SAMPLED = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 const UNSAMPLED = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00";
@@ -10,11 +11,8 @@ const END = { protocol: "http", method: "POST", route: "/v1/classify", status: 2
 /** How many requests of `traceparent` get spans (each a request span alone: no run recorded), of `n`. */
 async function traced(sampler: TraceSamplerName, ratio: number, traceparent: string | undefined, n = 200) {
   const exporter = new InMemorySpanExporter();
-  const tracing = createRequestTracing(
-    { url: "http://unused", sampler, ratio, serviceName: "t", exportDelayMs: 60_000, queueSize: 10_000 },
-    "eu",
-    exporter,
-  );
+  const config = { url: "http://unused", sampler, ratio, serviceName: "t", exportDelayMs: 60_000, queueSize: 10_000 };
+  const tracing = createRequestTracing(config, createSpanWriter(config, "eu", exporter));
   let begun = 0;
   for (let i = 0; i < n; i++) {
     const trace = tracing.begin(traceparent, undefined, performance.now() * 1000);

@@ -1,9 +1,18 @@
 import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 
-/** User and kernel CPU seconds a process has used so far (Linux /proc; clock ticks of 10 ms). */
+/** User and kernel CPU seconds a process has used so far, all its threads (Linux /proc; clock ticks of 10 ms). */
 export function cpuSeconds(pid: number): { user: number; kernel: number } {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return statCpu(`/proc/${pid}/stat`);
+}
+
+/** The same for a process's main thread alone (for Node, its event loop). */
+export function mainThreadCpuSeconds(pid: number): { user: number; kernel: number } {
+  return statCpu(`/proc/${pid}/task/${pid}/stat`);
+}
+
+function statCpu(path: string): { user: number; kernel: number } {
+  const stat = readFileSync(path, "utf8");
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   // After the command: state is field 3, utime 14 and stime 15 (1-based over the whole line).
   return { user: Number(fields[11]) / 100, kernel: Number(fields[12]) / 100 };

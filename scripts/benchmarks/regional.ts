@@ -33,8 +33,8 @@ import { haveWrk, type WrkRequest } from "./wrk.ts";
  * Then the wire formats, on the pool alone: v2 infer with JSON data against Triton's binary tensor data
  * (little-endian FP32 in and out), at 1 and 64 rows per request (`--wire-rounds` rounds); then the same
  * against gRPC, from one Node generator for all three (scripts/benchmarks/grpc-wire.ts; wrk speaks no gRPC). Last,
- * what tracing costs: the pool with tracing off, at 1%, at 100% and under unsampled parents
- * (scripts/benchmarks/tracing-cost.ts, `--tracing-rounds`, 0 skips it; `--tracing-only` runs it alone, into
+ * what tracing costs: the pool with tracing off, at 1%, at 100% and under unsampled parents, loaded together
+ * (scripts/benchmarks/tracing-cost.ts, `--tracing-rounds` windows, 0 skips it; `--tracing-only` runs it alone, into
  * `regional-tracing.md` and `.json` beside the full run's files).
  * With `--pin on` (the default where `taskset` exists) every server runs on one core and wrk (with this process,
  * the gRPC section's generator) on the other (core-pinning.ts), as in production, where a pool does not share
@@ -64,10 +64,10 @@ const { values: args } = processFlags({
     "tracing-rounds": {
       type: "number",
       placeholder: "N",
-      default: 4,
+      default: 12,
       min: 0,
       integer: true,
-      help: "rounds (each the four in order and back) of the pool with tracing off, at 1%, at 100% and under unsampled parents (0 skips them)",
+      help: "measured windows (after 5 of warm-up) of the pools with tracing off, at 1%, at 100% and under unsampled parents, loaded together (0 skips them)",
     },
     "tracing-only": {
       type: "boolean",
@@ -159,14 +159,14 @@ const tracingOptions = {
   requests,
   connections,
   durationS,
-  warmupS,
-  rounds: tracingRounds,
+  windows: tracingRounds,
+  warmupWindows: 5,
   log,
   onStarted: place,
 };
 const outDir = resolve(ROOT, args.out);
 const tracingLine = (t: Awaited<ReturnType<typeof measureTracingCost>>) =>
-  `tracing over off: 1% ${t.loads.ratio1.overOff}×, 100% ${t.loads.ratio100.overOff}×, unsampled parents ${t.loads.unsampledParent.overOff}×\n`;
+  `tracing, CPU per request over off: 1% ${t.loads.ratio1.cpuOverOff}×, 100% ${t.loads.ratio100.cpuOverOff}×, unsampled parents ${t.loads.unsampledParent.cpuOverOff}×\n`;
 
 if (args["tracing-only"]) {
   if (tracingRounds === 0) {
@@ -179,7 +179,7 @@ if (args["tracing-only"]) {
     ...(suffix ? ["--model", model] : []),
     ...(args.pin === "off" ? ["--pin", "off"] : []),
     "--tracing-only",
-    ...(tracingRounds !== 4 ? ["--tracing-rounds", String(tracingRounds)] : []),
+    ...(tracingRounds !== 12 ? ["--tracing-rounds", String(tracingRounds)] : []),
   ];
   const command = `npm run bench:regional -- ${flags.join(" ")}`;
   const loadavg = readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
@@ -191,17 +191,17 @@ if (args["tracing-only"]) {
     machine: machineOf(loadavg),
     load,
     pinning: plan,
-    tracing: { rounds: tracingRounds, loads: tracing.loads, exported: tracing.exported, raw: tracing.raw },
+    tracing: { windows: tracingRounds, loads: tracing.loads, exported: tracing.exported, raw: tracing.raw },
   };
   const markdown = `# Regional pool benchmark: tracing cost alone
 
 \`${command}\` (runs under \`flock /tmp/edgecascade-bench.lock\`; took ${tookS} s) — ${report.date},
 ${report.machine.cpus} × ${report.machine.model}, Node ${report.machine.node}, load average after the run ${loadavg}.
-The tracing section of \`bench/regional${suffix}.md\`, run alone. Load: ${load.generator}, ${connections} connections,
-${durationS} s per measurement after ${warmupS} s of warm-up; ${load.request}. ${pinningText()}
+The tracing section of \`bench/regional${suffix}.md\`, run alone. Load: ${load.generator}, ${connections} connections
+over the four pools; ${load.request}. ${pinningText()}
 
 ${tracing.markdown}
-Per round: \`bench/regional-tracing${suffix}.json\` (\`tracing.raw\`).
+Per window: \`bench/regional-tracing${suffix}.json\` (\`tracing.raw\`).
 `;
   mkdirSync(outDir, { recursive: true });
   writeFileSync(join(outDir, `regional-tracing${suffix}.json`), `${JSON.stringify(report, null, 2)}\n`);
@@ -270,7 +270,7 @@ const flags = [
   ...(suffix ? ["--model", model] : []),
   ...(args["own-stack"] ? ["--own-stack"] : []),
   ...(args.pin === "off" ? ["--pin", "off"] : []),
-  ...(tracingRounds !== 4 ? ["--tracing-rounds", String(tracingRounds)] : []),
+  ...(tracingRounds !== 12 ? ["--tracing-rounds", String(tracingRounds)] : []),
 ];
 const command = `npm run bench:regional${flags.length ? ` -- ${flags.join(" ")}` : ""}`;
 const loadavg = readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
@@ -290,7 +290,7 @@ const report = {
   wire: { rounds: wireRounds, loads: wire.loads, binaryOverJson: wire.binaryOverJson, raw: wire.raw },
   grpc: { generator: grpcWire.generator, loads: grpcWire.loads, grpcOver: grpcWire.grpcOver, raw: grpcWire.raw },
   tracing: tracing
-    ? { rounds: tracingRounds, loads: tracing.loads, exported: tracing.exported, raw: tracing.raw }
+    ? { windows: tracingRounds, loads: tracing.loads, exported: tracing.exported, raw: tracing.raw }
     : null,
   rounds: raw,
   ratiosPerRound: perRound.map((r) => ({

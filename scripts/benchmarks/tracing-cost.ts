@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type RegionalPool, type RegionalPoolOptions, startRegionalPool } from "../stack/regional-pool.ts";
 import { median } from "./paired-ratio.ts";
-import { cpuSeconds } from "./process-cpu.ts";
+import { cpuSeconds, mainThreadCpuSeconds } from "./process-cpu.ts";
 import { type WrkRequest, wrk, wrkScript } from "./wrk.ts";
 
 /**
@@ -13,9 +13,18 @@ import { type WrkRequest, wrk, wrkScript } from "./wrk.ts";
  * spans over OTLP/HTTP with requests sampled at 1% (OTEL_TRACES_SAMPLER=parentbased_traceidratio, ratio 0.01:
  * requests without a parent, as wrk sends them), at 100%, and with every request carrying a parent marked
  * unsampled (the edge's `traceparent` of the other 99%), which a parent-based sampler must drop for next to
- * nothing. Same wrk load as the comparison's; rounds interleave the four pools; the ratios to "off" are the median
- * of each round's own. The spans go to a sink in this process that reads and drops them: what a collector does
- * with them is not the pool's cost.
+ * nothing. The spans go to a sink in this process that reads and drops them: what a collector does with them is
+ * not the pool's cost.
+ *
+ * The four are loaded at the same time, each by its own wrk with a quarter of the connections, on the same core,
+ * and compared window by window: what else the machine does in a window weighs on all four alike. Measured
+ * one after another instead (ABBA rounds, as this bench first did), one pool's CPU per request moved by up to 25%
+ * between consecutive 4-s measurements on this shared machine and the rounds' ratios spread ±12%, more than the
+ * 3% to be told; measured together, two identical pools stayed within about 2% of each other window by window. The figure is server CPU per request, every thread of the process counted (the span thread's
+ * included): a pool on a core of its own serves in proportion to its inverse. Throughput side by side is
+ * reported but is not that figure: the scheduler shares the core between threads, and a pool with a span thread
+ * has one more of them. The first windows, while the code a 1% pool runs on few requests is still being compiled,
+ * are reported apart and left out of the medians.
  */
 
 export interface TracingCostOptions {
@@ -23,10 +32,14 @@ export interface TracingCostOptions {
   pool: RegionalPoolOptions;
   /** The comparison's requests (one held-out row each). */
   requests: readonly WrkRequest[];
+  /** Connections over the four pools together. */
   connections: number;
+  /** Seconds of each window. */
   durationS: number;
-  warmupS: number;
-  rounds: number;
+  /** Windows measured after the warm-up. */
+  windows: number;
+  /** Windows of warm-up, reported apart. */
+  warmupWindows: number;
   log: (line: string) => void;
   /** Called with each pool's pid once it is ready (bench:regional pins it to the servers' core). */
   onStarted?: (pid: number) => void;
@@ -55,27 +68,35 @@ const VARIANTS = [
 ] as const;
 type Variant = (typeof VARIANTS)[number]["key"];
 
-/** One wrk measurement of one pool. */
+/** One pool in one window. */
 export interface RawMeasurement {
-  round: number;
+  window: number;
+  warmUp: boolean;
   reqPerSec: number;
   p50Ms: number;
   p99Ms: number;
   cpuUsPerRequest: number;
+  mainCpuUsPerRequest: number;
   errors: number;
 }
 
 export interface TracingLoad {
   name: string;
+  /** Medians over the measured windows, the four pools sharing one core. */
   reqPerSec: number;
   p50Ms: number;
   p99Ms: number;
   cpuUsPerRequest: number;
+  mainCpuUsPerRequest: number;
   errors: number;
-  /** Throughput over tracing off's: median of the rounds' own ratios (1 for off). */
-  overOff: number;
-  /** Server CPU per request over tracing off's, the same way. */
+  /** Server CPU per request (every thread) over tracing off's: median of the windows' own ratios (1 for off). */
   cpuOverOff: number;
+  /** The same for the event loop's thread alone: what the request path pays. */
+  mainCpuOverOff: number;
+  /** Side-by-side throughput over off's, the same way (not the dedicated-core figure; see above). */
+  reqPerSecOverOff: number;
+  /** CPU per request over off's during the warm-up windows. */
+  warmUpCpuOverOff: number;
 }
 
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
@@ -107,7 +128,8 @@ export async function measureTracingCost(options: TracingCostOptions): Promise<{
   raw: Record<Variant, RawMeasurement[]>;
   markdown: string;
 }> {
-  const { connections, durationS, warmupS, rounds, log } = options;
+  const { durationS, windows, warmupWindows, log } = options;
+  const connections = Math.max(1, Math.floor(options.connections / VARIANTS.length));
   const sink = await spanSink();
   const dir = mkdtempSync(join(tmpdir(), "edgecascade-tracing-"));
   const plain = join(dir, "plain.lua");
@@ -135,32 +157,40 @@ export async function measureTracingCost(options: TracingCostOptions): Promise<{
       pools.push(pool);
       options.onStarted?.(pool.pid);
     }
-    for (let round = 1; round <= rounds; round++) {
-      // ABBA: the four in order and back, so that drift within a round (another process's burst on the
-      // machine) weighs on each pool alike: every pool's two measurements average to the round's middle.
-      const forward = [...VARIANTS.entries()];
-      for (const [i, v] of [...forward, ...forward.reverse()]) {
-        const pool = pools[i]!;
-        const url = `${pool.url}/v1/classify`;
-        const script = v.parent ? withParent : plain;
-        await wrk(url, { connections, seconds: warmupS, script });
-        const before = cpuSeconds(pool.pid);
-        const result = await wrk(url, { connections, seconds: durationS, script });
-        const after = cpuSeconds(pool.pid);
-        const cpuUsPerRequest = ((after.user + after.kernel - before.user - before.kernel) * 1e6) / result.requests;
-        raw[v.key].push({
-          round,
+    for (let window = 1; window <= warmupWindows + windows; window++) {
+      const warmUp = window <= warmupWindows;
+      const before = pools.map((p) => ({ all: cpuSeconds(p.pid), main: mainThreadCpuSeconds(p.pid) }));
+      const results = await Promise.all(
+        VARIANTS.map((v, i) =>
+          wrk(`${pools[i]!.url}/v1/classify`, {
+            connections,
+            seconds: durationS,
+            script: v.parent ? withParent : plain,
+          }),
+        ),
+      );
+      const line: string[] = [];
+      VARIANTS.forEach((v, i) => {
+        const pid = pools[i]!.pid;
+        const all = cpuSeconds(pid);
+        const main = mainThreadCpuSeconds(pid);
+        const result = results[i]!;
+        const usPer = (a: { user: number; kernel: number }, b: { user: number; kernel: number }) =>
+          ((a.user + a.kernel - b.user - b.kernel) * 1e6) / result.requests;
+        const m: RawMeasurement = {
+          window,
+          warmUp,
           reqPerSec: result.reqPerSec,
           p50Ms: result.p50Ms,
           p99Ms: result.p99Ms,
-          cpuUsPerRequest,
+          cpuUsPerRequest: usPer(all, before[i]!.all),
+          mainCpuUsPerRequest: usPer(main, before[i]!.main),
           errors: result.errors + result.non2xx,
-        });
-        log(
-          `tracing round ${round} ${v.key.padEnd(15)} ${result.reqPerSec.toFixed(0)} req/s  p99 ${result.p99Ms.toFixed(2)} ms  ` +
-            `server CPU/request ${cpuUsPerRequest.toFixed(1)} µs  errors ${result.errors + result.non2xx}\n`,
-        );
-      }
+        };
+        raw[v.key].push(m);
+        line.push(`${v.key} ${m.reqPerSec.toFixed(0)}/s ${m.cpuUsPerRequest.toFixed(1)} µs`);
+      });
+      log(`tracing ${warmUp ? "warm-up" : "window"} ${window}: ${line.join("  ")}\n`);
     }
   } finally {
     await Promise.all(pools.map((p) => p.stop()));
@@ -168,19 +198,14 @@ export async function measureTracingCost(options: TracingCostOptions): Promise<{
   }
   const exported = sink.stats();
   await sink.close();
-  /** A pool's mean of `pick` within each round (its two measurements). */
-  const perRound = (key: Variant, pick: (m: RawMeasurement) => number) =>
-    Array.from({ length: rounds }, (_, r) => {
-      const ms = raw[key].filter((m) => m.round === r + 1);
-      return ms.reduce((sum, m) => sum + pick(m), 0) / ms.length;
-    });
+  /** The median over windows (warm-up or measured) of `key`'s `pick` over off's in the same window. */
+  const overOff = (key: Variant, warmUp: boolean, pick: (m: RawMeasurement) => number) => {
+    const off = raw.off.filter((m) => m.warmUp === warmUp);
+    return round3(median(raw[key].filter((m) => m.warmUp === warmUp).map((m, w) => pick(m) / pick(off[w]!))));
+  };
   const loads = Object.fromEntries(
     VARIANTS.map((v) => {
-      const ms = raw[v.key];
-      const rps = perRound(v.key, (m) => m.reqPerSec);
-      const cpu = perRound(v.key, (m) => m.cpuUsPerRequest);
-      const offRps = perRound("off", (m) => m.reqPerSec);
-      const offCpu = perRound("off", (m) => m.cpuUsPerRequest);
+      const ms = raw[v.key].filter((m) => !m.warmUp);
       return [
         v.key,
         {
@@ -189,28 +214,34 @@ export async function measureTracingCost(options: TracingCostOptions): Promise<{
           p50Ms: round3(median(ms.map((m) => m.p50Ms))),
           p99Ms: round3(median(ms.map((m) => m.p99Ms))),
           cpuUsPerRequest: Math.round(median(ms.map((m) => m.cpuUsPerRequest)) * 10) / 10,
-          errors: ms.reduce((n, m) => n + m.errors, 0),
-          overOff: round3(median(rps.map((x, r) => x / offRps[r]!))),
-          cpuOverOff: round3(median(cpu.map((x, r) => x / offCpu[r]!))),
+          mainCpuUsPerRequest: Math.round(median(ms.map((m) => m.mainCpuUsPerRequest)) * 10) / 10,
+          errors: raw[v.key].reduce((n, m) => n + m.errors, 0),
+          cpuOverOff: overOff(v.key, false, (m) => m.cpuUsPerRequest),
+          mainCpuOverOff: overOff(v.key, false, (m) => m.mainCpuUsPerRequest),
+          reqPerSecOverOff: overOff(v.key, false, (m) => m.reqPerSec),
+          warmUpCpuOverOff: warmupWindows > 0 ? overOff(v.key, true, (m) => m.cpuUsPerRequest) : Number.NaN,
         },
       ];
     }),
   ) as Record<Variant, TracingLoad>;
   const markdown = `## Tracing cost
 
-The pool with tracing off beside the same pool exporting spans over OTLP/HTTP (protobuf, batched) to a sink that
-reads and drops them, the comparison's load (\`scripts/benchmarks/tracing-cost.ts\`). ${rounds} rounds, each measuring
-the four in order and back (ABBA, so that drift within a round weighs on each alike); a pool's figure in a round is
-the mean of its two measurements, and its ratios to tracing off are the median of the rounds' own.
+The pool with tracing off beside the same pool exporting spans over OTLP/HTTP (protobuf, batched, from its span
+thread) to a sink that reads and drops them (\`scripts/benchmarks/tracing-cost.ts\`). The four pools are loaded at
+the same time on the same core, ${connections} connections each, in windows of ${durationS} s: ${warmupWindows} of
+warm-up, then ${windows} measured. A pool's ratio to tracing off is the median of the windows' own ratios. **CPU
+per request over off** is the figure: every thread of the process counted, it is what a pool on a core of its own
+pays, and its throughput there is in inverse proportion. Side-by-side throughput is not: the scheduler shares the
+core by thread.
 
-| pool | req/s | throughput over off | p50 ms | p99 ms | server CPU per request | CPU over off | errors |
-|---|---:|---:|---:|---:|---:|---:|---:|
+| pool | server CPU per request | **CPU over off** | event loop's CPU per request | event loop over off | during warm-up: CPU over off | side-by-side req/s | p50 ms | p99 ms | errors |
+|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|
 ${VARIANTS.map((v) => {
   const l = loads[v.key];
-  return `| ${l.name} | ${l.reqPerSec} | ${l.overOff} | ${l.p50Ms} | ${l.p99Ms} | ${l.cpuUsPerRequest} µs | ${l.cpuOverOff} | ${l.errors} |`;
+  return `| ${l.name} | ${l.cpuUsPerRequest} µs | **${l.cpuOverOff}** | ${l.mainCpuUsPerRequest} µs | ${l.mainCpuOverOff} | ${l.warmUpCpuOverOff} | ${l.reqPerSec} | ${l.p50Ms} | ${l.p99Ms} | ${l.errors} |`;
 }).join("\n")}
 
-Exported during the rounds: ${exported.exports} OTLP requests, ${exported.bytes} bytes.
+Exported during the run: ${exported.exports} OTLP requests, ${exported.bytes} bytes.
 `;
   return { loads, exported: { requests: exported.exports, bytes: exported.bytes }, raw, markdown };
 }
