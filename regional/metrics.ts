@@ -5,6 +5,7 @@ import { modelMemoryMetrics } from "./metrics/model-memory-metrics.ts";
 import { registryMetrics } from "./metrics/registry-metrics.ts";
 import { rolloutMetrics } from "./metrics/rollout-metrics.ts";
 import { tenantMetrics } from "./metrics/tenant-metrics.ts";
+import { tracingMetrics } from "./metrics/tracing-metrics.ts";
 import { type ModelStatistics, sumStatistics, VersionStatistics } from "./model-stats.ts";
 import type { InferenceOutcome, ModelRecorder, Recorder } from "./recorder.ts";
 
@@ -206,6 +207,7 @@ export function createMetrics(): Metrics {
     tenant,
     rollout,
     registry: registryRecorder,
+    tracing: tracingMetrics(common),
     modelLoad: (model, outcome) => loads.inc({ model, outcome }),
     ...modelMemoryMetrics(common),
     backgroundFailure: (task, model, version) => backgroundFailures.inc({ task, model, version }),

@@ -80,6 +80,8 @@ export interface Recorder {
   rollout(name: string): RolloutRecorder;
   /** Reports of the model registry this pool follows (regional/registry/), `s3://bucket/prefix`. */
   registry(where: string): RegistryRecorder;
+  /** The span thread's losses (regional/tracing/). */
+  tracing: TracingRecorder;
   /** A `task` of `version` of `model` failed (its reason is logged where it failed). */
   backgroundFailure(task: BackgroundTask, model: string, version: string): void;
   /** A load attempt of a model ended. */
@@ -129,6 +131,13 @@ export interface RolloutRecorder {
 }
 
 /** Reports of the registry follower (only metrics.ts knows they become `edgecascade_registry_*` series). */
+export interface TracingRecorder {
+  /** `requests` traced requests were dropped before becoming spans: the span thread was behind. */
+  dropped(requests: number): void;
+  /** An export of spans failed (refused by the collector, or not sent). */
+  exportFailed(): void;
+}
+
 export interface RegistryRecorder {
   /** One poll of the registry: nothing changed, something did (and was applied), or the registry could not be read. */
   poll(outcome: "unchanged" | "changed" | "failed"): void;

@@ -32,9 +32,8 @@ import { Rollouts } from "./rollout/rollouts.ts";
 import { checkProvider } from "./session.ts";
 import { TenantScheduler } from "./tenants/tenant-scheduler.ts";
 import { tenantTable } from "./tenants/tenant-table.ts";
-import { createRequestTracing, type RequestTracing, TRACING_OFF } from "./tracing/request-tracing.ts";
-import { startSpanThread } from "./tracing/span-thread.ts";
-import { tracingConfig } from "./tracing/tracing-config.ts";
+import { poolTracing } from "./tracing/pool-tracing.ts";
+import type { RequestTracing } from "./tracing/request-tracing.ts";
 import { delayedVersions } from "./version-delay.ts";
 
 /** Things an embedding process (the CLI, a cluster worker, a test, a benchmark) supplies. */
@@ -240,19 +239,7 @@ export async function startRegionalServer(options: RegionalOptions, hooks: Serve
   await repository.discover();
   const rollouts = new Rollouts(repository, metrics.recorder, log, hooks.shadowClock);
 
-  const tracingSettings = tracingConfig(options);
-  const tracing = tracingSettings.on
-    ? createRequestTracing(
-        tracingSettings.config,
-        startSpanThread(tracingSettings.config, options.region, (message, fields) => log("warn", message, fields)),
-      )
-    : TRACING_OFF;
-  if (tracingSettings.on) {
-    const { url, sampler, ratio } = tracingSettings.config;
-    log("info", `tracing: spans to ${url}`, { sampler, ratio });
-  } else {
-    log("info", `tracing: off (${tracingSettings.reason})`);
-  }
+  const tracing = poolTracing(options, options.region, log, metrics.recorder.tracing);
 
   let draining = false;
   const metricsText = hooks.metricsText?.(metrics) ?? metrics.text;

@@ -10,8 +10,8 @@ import type { TracingConfig } from "./tracing-config.ts";
 /**
  * One request that may be traced, from its arrival to its answer: the caller's context and what answering
  * learnt along the way (regional/inference-answers.ts fills in the model, version and the run's timings). Its
- * spans are made when it ends, with the times recorded here, so a request whose context is not sampled costs
- * the reading of two headers and a sampler's decision, and nothing on the batcher's path.
+ * spans are made after it ends, on the span thread, with the times recorded here, so a request whose context is
+ * not sampled costs the reading of two headers and a sampler's decision, and nothing on the batcher's path.
  */
 export class RequestTrace {
   /** The caller's context (`traceparent`/`tracestate`) when it has one that counts, else undefined: a root. */

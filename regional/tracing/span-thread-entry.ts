@@ -1,6 +1,8 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { DiagLogLevel, diag } from "@opentelemetry/api";
+import { ExportResultCode } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
+import type { SpanExporter } from "@opentelemetry/sdk-trace";
 import type { SpanThreadData, ToSpanThread } from "./span-thread.ts";
 import { createSpanWriter } from "./span-writer.ts";
 
@@ -36,7 +38,19 @@ const warn = (message: string, ...args: unknown[]) => {
 const quiet = () => {};
 diag.setLogger({ error: warn, warn, info: quiet, debug: quiet, verbose: quiet }, DiagLogLevel.WARN);
 
-const writer = createSpanWriter(config, region, new OTLPTraceExporter({ url: config.url }));
+const otlp = new OTLPTraceExporter({ url: config.url });
+/** OpenTelemetry's OTLP/HTTP exporter, each failed export told to the pool (a metric there). */
+const exporter: SpanExporter = {
+  export(spans, done) {
+    otlp.export(spans, (result) => {
+      if (result.code !== ExportResultCode.SUCCESS) port.postMessage({ exportFailed: true });
+      done(result);
+    });
+  },
+  shutdown: () => otlp.shutdown(),
+  forceFlush: () => otlp.forceFlush(),
+};
+const writer = createSpanWriter(config, region, exporter);
 
 port.on("message", (message: ToSpanThread) => {
   if ("records" in message) {

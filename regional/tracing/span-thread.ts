@@ -11,7 +11,18 @@ export interface SpanThreadData {
 
 /** Messages to the span thread: traced requests to write, or a flush or shutdown to answer by its id. */
 export type ToSpanThread = { records: TraceRecord[] } | { flush: number } | { shutdown: number };
-type FromSpanThread = { done: number } | { taken: number } | { warning: string; heldBack: number };
+type FromSpanThread =
+  | { done: number }
+  | { taken: number }
+  | { exportFailed: true }
+  | { warning: string; heldBack: number };
+
+/** What the pool hears of the span thread: log lines, and its losses as metrics. */
+export interface SpanThreadObserver {
+  warn(message: string, fields?: Record<string, unknown>): void;
+  dropped(requests: number): void;
+  exportFailed(): void;
+}
 
 /** Records shipped together: one message per this many, or per `SHIP_MS`, whichever comes first. */
 const SHIP_RECORDS = 256;
@@ -29,11 +40,8 @@ const SHIP_MS = 200;
  * process alive, except while a flush or shutdown waits for its answer; if it fails, tracing stops with one log
  * line and serving goes on.
  */
-export function startSpanThread(
-  config: TracingConfig,
-  region: string,
-  warn: (message: string, fields?: Record<string, unknown>) => void,
-): SpanSink {
+export function startSpanThread(config: TracingConfig, region: string, observer: SpanThreadObserver): SpanSink {
+  const { warn } = observer;
   const data: SpanThreadData = { config, region };
   const worker = new Worker(new URL("./span-thread-entry.ts", import.meta.url), {
     workerData: data,
@@ -69,6 +77,7 @@ export function startSpanThread(
   };
   worker.on("message", (message: FromSpanThread) => {
     if ("taken" in message) shipped -= message.taken;
+    else if ("exportFailed" in message) observer.exportFailed();
     else if ("warning" in message) {
       warn(`tracing: ${message.warning}`, message.heldBack > 0 ? { heldBack: message.heldBack } : undefined);
     } else answers.get(message.done)?.();
@@ -106,6 +115,7 @@ export function startSpanThread(
       // the SDK's queue would, rather than hold records without bound.
       if (pending.length + shipped >= config.queueSize) {
         dropped++;
+        observer.dropped(1);
         return;
       }
       pending.push(record);

@@ -13,7 +13,7 @@ export interface TracingConfig {
   queueSize: number;
 }
 
-type TracingOptions = Pick<
+export type TracingOptions = Pick<
   RegionalOptions,
   | "otlpEndpoint"
   | "otlpTracesEndpoint"

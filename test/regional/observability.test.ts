@@ -104,6 +104,10 @@ describe("tracing", () => {
       "edgecascade.rows": 1,
     });
     expect(root.status.code).toBe(0);
+    // The span thread's losses are series of the pool's own, at nothing lost here.
+    const text = (await get(`${server.url}/metrics`)).body as string;
+    expect(counted(text, "edgecascade_tracing_requests_dropped_total")).toBe(0);
+    expect(counted(text, "edgecascade_tracing_export_failures_total")).toBe(0);
   });
 
   it("the Hono route (a chunked body the fast path declines) traces alike", async () => {
