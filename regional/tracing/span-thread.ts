@@ -25,8 +25,8 @@ export interface SpanThreadObserver {
 }
 
 /** Records shipped together: one message per this many, or per `SHIP_MS`, whichever comes first. */
-const SHIP_RECORDS = 256;
-const SHIP_MS = 200;
+const SHIP_RECORDS = 512;
+const SHIP_MS = 1000;
 
 /**
  * Spans made and exported on a thread of their own, so that the event loop pays for a traced request a small

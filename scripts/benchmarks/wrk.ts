@@ -87,7 +87,9 @@ export function wrk(
       out += d;
     });
     child.on("error", reject);
-    child.on("exit", (code) => {
+    // "close", not "exit": a process can exit before its stdout has been read to the end (with four wrk at once,
+    // an empty `out` here once failed a run).
+    child.on("close", (code) => {
       const line = out.split("\n").find((l) => l.startsWith("RESULT "));
       if (code !== 0 || !line) return reject(new Error(`wrk exited ${code}: ${out}`));
       const [requests, seconds, p50Ms, p95Ms, p99Ms, errors, non2xx] = line.split(" ").slice(1).map(Number) as number[];
