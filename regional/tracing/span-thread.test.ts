@@ -63,6 +63,8 @@ describe("the span thread", () => {
     await thread.flush();
     expect(receiver.exports).toBe(exports);
     expect(warnings).toEqual([]);
+    // The thread's warm-up at start (synthetic requests through a writer of its own) never reaches the collector.
+    expect(receiver.spans().filter((s) => s.attributes["triton.model_name"] === "warm-up")).toEqual([]);
   });
 
   it("drops what the thread is behind by beyond the export queue, and says how many", async () => {
