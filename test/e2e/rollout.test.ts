@@ -202,9 +202,14 @@ describe("rollouts under regional load through the local stack", () => {
     const { code, lines, answers, seconds } = await rollOut("4", "--shadow");
     expect(code, lines.join("\n")).toBe(3);
     const decision = lines.find((l) => l.includes("ROLLED BACK"))!;
-    expect(decision).toMatch(
-      /ROLLED BACK version 4: at 0%: latency: (\d+) the candidate's of \1 runs in the slowest 5% of their blocks/,
+    // Mostly the candidate's runs in the tails, not necessarily all: on a loaded machine a stable run can land
+    // in a block's slowest 5% too (CI once saw it); the sequential test rejects either way.
+    const latency = decision.match(
+      /ROLLED BACK version 4: at 0%: latency: (\d+) the candidate's of (\d+) runs in the slowest 5% of their blocks.*\(reject\)/,
     );
+    expect(latency, lines.join("\n")).not.toBeNull();
+    const [slow, tail] = [Number(latency![1]), Number(latency![2])];
+    expect(slow / tail, decision).toBeGreaterThan(0.5); // H0: either version's runs alike
     expectAllAnswered(answers);
     // Shadow never changes a response: every answer is the stable version's, with its labels.
     expect(answers.filter((a) => a.version !== "1" || !a.asStable)).toEqual([]);
