@@ -4,8 +4,9 @@ import { serverTimingValue } from "../routes/server-timing.ts";
 import type { Served } from "../serve.ts";
 
 /**
- * More distinct header sets than this and the memo starts over: cache hits and edge answers take a handful of
- * values per model version (the tier, Server-Timing's cache entry), so this is only reached across versions.
+ * The most header sets kept; past it the least recently used goes. Cache hits and edge answers take a handful
+ * of values per model version (the tier, Server-Timing's cache entry): a Worker with a thousand edge variants
+ * goes past it all the time, and its popular models keep their sets while the long tail's come and go.
  */
 const MAX_SETS = 64;
 
@@ -27,11 +28,13 @@ export class AnswerHeaders {
     // These three values are all that differs between the sets (cors without an Origin is always `Vary: Origin`).
     const key = `${served.servedBy}\n${served.version}\n${serverTimingValue(served.trace, model.edge?.label)}`;
     let headers = this.#sets.get(key);
-    if (headers === undefined) {
-      if (this.#sets.size >= MAX_SETS) this.#sets.clear();
+    // Deleted and set again, a set moves to the end of the map's order: the first key is the least recently used.
+    if (headers !== undefined) this.#sets.delete(key);
+    else {
+      if (this.#sets.size >= MAX_SETS) this.#sets.delete(this.#sets.keys().next().value!);
       headers = new Headers({ "content-type": "application/json", ...servedHeaders(model, served), ...cors });
-      this.#sets.set(key, headers);
     }
+    this.#sets.set(key, headers);
     return headers;
   }
 

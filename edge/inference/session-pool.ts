@@ -69,6 +69,9 @@ export class SessionPool {
   readonly #resident = new Map<PooledModel, number>();
   /** Evicted sessions whose release has not finished: still counted. */
   readonly #releasing = new Set<PooledModel>();
+  /** What `#resident` and `#releasing` count, kept as they change: `usedBytes` is asked on requests' paths. */
+  #residentBytes = 0;
+  #releasingBytes = 0;
   #reserved = 0;
   #tick = 0;
   #created = 0;
@@ -135,12 +138,7 @@ export class SessionPool {
   }
 
   #leastRecentlyUsed(): PooledModel | undefined {
-    let victim: PooledModel | undefined;
-    let oldest = Number.POSITIVE_INFINITY;
-    for (const [other, lastUsed] of this.#resident) {
-      if (lastUsed < oldest) [victim, oldest] = [other, lastUsed];
-    }
-    return victim;
+    return this.#resident.keys().next().value;
   }
 
   /** By name: a variant swapped in from the registry keeps the popularity of the one it replaces. */
@@ -149,7 +147,8 @@ export class SessionPool {
   /** `model` answered a request: it is the most recently used, and asked for once more. */
   touch(model: PooledModel): void {
     this.#frequency.count(model.name);
-    if (this.#resident.has(model)) this.#resident.set(model, ++this.#tick);
+    // Deleted and set again, the model moves to the end of the map's order: the first key is the least recently used.
+    if (this.#resident.has(model)) this.#setResident(model);
   }
 
   /** Whether `model` would fit now without evicting anything (readiness loads only those). */
@@ -158,10 +157,7 @@ export class SessionPool {
   }
 
   usedBytes(): number {
-    let used = this.#reserved;
-    for (const model of this.#resident.keys()) used += model.bytes;
-    for (const model of this.#releasing) used += model.bytes;
-    return used;
+    return this.#reserved + this.#residentBytes + this.#releasingBytes;
   }
 
   /**
@@ -191,25 +187,18 @@ export class SessionPool {
     const victims = [...this.#resident.keys()].filter((m) => room.evict.includes(m.name));
     const why = `room for ${model.name} (${(model.bytes / 2 ** 20).toFixed(2)} MB) within EDGE_SESSION_MEMORY_MB`;
     for (const victim of victims) {
-      this.#resident.delete(victim);
-      this.#releasing.add(victim);
+      this.#startRelease(victim);
       this.#evictions++;
       console.log(
         JSON.stringify({ msg: "edge session evicted", model: victim.name, reason: `least recently used; ${why}` }),
       );
     }
-    await Promise.all(
-      victims.map((victim) =>
-        victim.evict().finally(() => {
-          this.#releasing.delete(victim);
-        }),
-      ),
-    );
+    await Promise.all(victims.map((victim) => victim.evict().finally(() => this.#released(victim))));
     this.#reserved += model.bytes;
     try {
       const value = await make();
       this.#created++;
-      this.#resident.set(model, ++this.#tick);
+      this.#setResident(model);
       return value;
     } finally {
       this.#reserved -= model.bytes;
@@ -222,13 +211,35 @@ export class SessionPool {
    * replaced becomes resident and is never used again: it is soon the least recently used, evicted first.)
    */
   async retire(model: PooledModel): Promise<void> {
-    if (!this.#resident.delete(model)) return;
-    this.#releasing.add(model);
+    if (!this.#startRelease(model)) return;
     try {
       await model.evict();
     } finally {
-      this.#releasing.delete(model);
+      this.#released(model);
     }
+  }
+
+  /**
+   * `model` is the most recently used resident: deleted and set again, it moves to the end of the map's order, so
+   * the first key is always the least recently used, found without a scan on a request's path.
+   */
+  #setResident(model: PooledModel): void {
+    if (this.#resident.delete(model)) this.#residentBytes -= model.bytes;
+    this.#resident.set(model, ++this.#tick);
+    this.#residentBytes += model.bytes;
+  }
+
+  /** Resident to releasing (still counted until `#released`); false when `model` was not resident. */
+  #startRelease(model: PooledModel): boolean {
+    if (!this.#resident.delete(model)) return false;
+    this.#residentBytes -= model.bytes;
+    this.#releasing.add(model);
+    this.#releasingBytes += model.bytes;
+    return true;
+  }
+
+  #released(model: PooledModel): void {
+    if (this.#releasing.delete(model)) this.#releasingBytes -= model.bytes;
   }
 
   snapshot(): SessionsView {
