@@ -1,6 +1,7 @@
 import type { GcPauses } from "../validate/gc-pauses.ts";
 import { type RunInfo, runLine } from "../validate/run-info.ts";
 import type { BundleSize } from "./bundle-figures.ts";
+import type { CorePlan } from "./core-pinning.ts";
 import type { RunFigures } from "./many-models-traffic.ts";
 import type { MemorySample } from "./stack-memory.ts";
 import type { MajorGc } from "./workerd-gc.ts";
@@ -28,11 +29,14 @@ export interface ManyModelsResults extends RunInfo {
     rate: number;
     duration: number;
     rounds: number;
+    "lead-in"?: number;
     hot: number;
     "zipf-s": number;
     "pool-memory-mb": number;
     cold: number;
   };
+  /** Where the processes ran: workerd on one core, the pools and the generator on another (core-pinning.ts). */
+  pinning?: CorePlan;
   bundles: { samples: BundleSize; many: BundleSize };
   startup: { samplesMs: number[]; manyMs: number[]; limitMs: number };
   ready: { samples: { pool: number; edge: number }; many: { pool: number; edge: number } };
@@ -125,11 +129,17 @@ export function manyModelsMarkdown(r: ManyModelsResults): string {
     `${models} models (copies of the samples under distinct names, each with its edge variant: ${2 * models} models in the`,
     "pool's repository) through the local stack (one regional pool, `--workers 1` as `npm start` runs them, and the",
     "Worker in workerd), against the same stack serving the 2 samples, in interleaved rounds of open-loop traffic at",
-    `${rate} req/s for ${duration} s each (${rounds} rounds): each request asks for a model by Zipf popularity (s = ${r.options["zipf-s"]})`,
+    `${rate} req/s for ${duration} s each (${rounds} rounds${r.options["lead-in"] ? `, each run after ${r.options["lead-in"]} s of the same traffic not measured` : ""}): each request asks for a model by Zipf popularity (s = ${r.options["zipf-s"]})`,
     "and sends a held-out row of its sample; the response cache is off (`CACHE_ENTRIES=0`), so every request takes",
     `the model path. The hot models are the ${hot} most popular. \`--load-policy auto\` (on-demand here),`,
     `\`--model-memory-mb ${r.options["pool-memory-mb"]}\` (room at the pool for the models the edge forwards), and the`,
-    "defaults `EDGE_SESSION_MEMORY_MB=32`, `SLO_BUDGET_MS=10`.",
+    "defaults `EDGE_SESSION_MEMORY_MB=32`, `SLO_BUDGET_MS=10`. " +
+      (r.pinning === undefined
+        ? "Unpinned."
+        : r.pinning.pinned
+          ? `Both Workers' workerd on core ${r.pinning.server}, the pools and the load generator on core ${r.pinning.generator} ` +
+            "(a region's pool runs on other machines than the edge in production; here its on-demand loads would take turns with the Worker's thread)."
+          : `Unpinned: ${r.pinning.why}.`),
     "",
     "## Hot models against the 2-model run",
     "",

@@ -19,6 +19,7 @@ import { rssFromStatus } from "../validate/rss.ts";
 import { runInfo } from "../validate/run-info.ts";
 import { zipfSampler } from "../validate/traffic.ts";
 import { bundleSize, checkStartup } from "./bundle-figures.ts";
+import { affinity, type CorePlan, corePlan, haveTaskset, parseCpuList, pinProcess } from "./core-pinning.ts";
 import { holdBenchLock } from "./lock.ts";
 import { type IsolateRegions, majorGcLine, manyModelsMarkdown, type RunGc } from "./many-models-report.ts";
 import { type Answered, median, popularityOrder, type RunFigures, runFigures } from "./many-models-traffic.ts";
@@ -44,6 +45,13 @@ const { values: args } = processFlags({
     rate: { type: "number", placeholder: "RPS", default: 150, min: 1, help: "requests per second of each run" },
     duration: { type: "number", placeholder: "S", default: 30, min: 1, help: "seconds of each run" },
     warmup: { type: "number", placeholder: "S", default: 15, min: 0, help: "seconds of traffic before the rounds" },
+    "lead-in": {
+      type: "number",
+      placeholder: "S",
+      default: 5,
+      min: 0,
+      help: "seconds of unmeasured traffic before each run (a stack idle while the other was measured collects its garbage once traffic resumes)",
+    },
     rounds: { type: "number", placeholder: "N", default: 5, min: 1, integer: true, help: "runs of each stack" },
     hot: { type: "number", placeholder: "N", default: 10, min: 1, integer: true, help: "the most popular models" },
     "pool-memory-mb": {
@@ -62,6 +70,12 @@ const { values: args } = processFlags({
       min: 0,
       integer: true,
       help: "models of the --workers 2 placement comparison (0 skips it)",
+    },
+    pin: {
+      type: "string",
+      choices: ["on", "off"],
+      default: "on",
+      help: "both Workers' workerd on one core, the pools and the load generator on another (taskset; unpinned where absent)",
     },
     out: OUT_FLAG,
   },
@@ -282,6 +296,30 @@ function sampleRss(pid: number): number | undefined {
   }
 }
 
+/**
+ * Both Workers' workerd on one core, the pools and this process (the load generator) on the other, as bench:edge
+ * does. In production a region's pool runs on other machines; here a 1,000-model pool's on-demand loads (20-60 ms
+ * of CPU each, several a second) would otherwise take turns with the Worker's one thread on the same two cores,
+ * and the hot models' edge answers would wait for work the edge never does. Half a plan is worse than none: if
+ * taskset refuses any process, everything goes back on every allowed core and the report says why.
+ */
+function pinStacks(stacks: Stack[]): CorePlan {
+  const tasksetHere = haveTaskset();
+  const allowed = (tasksetHere && affinity(process.pid)) || "";
+  const plan = corePlan(args.pin === "on", parseCpuList(allowed), tasksetHere);
+  if (!plan.pinned) return plan;
+  const workerds = stacks.map((s) => listeningPid(s.edge.url));
+  const generators = [...stacks.flatMap((s) => [s.pool.pid, ...childPids(s.pool.pid)]), process.pid];
+  const pin = (server: string, generator: string) =>
+    [
+      ...workerds.map((pid) => pid !== undefined && pinProcess(pid, server)),
+      ...generators.map((pid) => pinProcess(pid, generator)),
+    ].every(Boolean);
+  if (pin(plan.server, plan.generator)) return plan;
+  pin(allowed, allowed);
+  return { pinned: false, why: "taskset could not pin every process (a workerd's pid unknown, or refused)" };
+}
+
 async function main(): Promise<void> {
   const info = runInfo(`npm run bench:many-models -- --models ${args.models}`);
   const copies = repositoryOfCopies(args.models, { link: true });
@@ -313,6 +351,12 @@ async function main(): Promise<void> {
       workerdPid: listeningPid(many.edge.url)!,
       inspectorPort: INSPECTOR_PORT,
     };
+    const pinning = pinStacks(stacks);
+    console.log(
+      pinning.pinned
+        ? `pinned: workerd on core ${pinning.server}, the pools and the load generator on core ${pinning.generator}`
+        : `not pinned: ${pinning.why}`,
+    );
     const atReady = await sampleMemory(targets, 0);
     const samplesPoolRss = sampleRss(samples.pool.pid) ?? 0;
 
@@ -340,9 +384,21 @@ async function main(): Promise<void> {
     const sampler = sampleMemoryEvery(targets, 1000);
     const rounds: { samples: RunFigures; many: RunFigures }[] = [];
     const every = { samples: [] as Answered[], many: [] as Answered[] };
+    /**
+     * Unmeasured traffic before a run, seeded apart so the run's own is the same with or without it. A Worker idle
+     * for the other stack's run kept its garbage: workerd then made a major collection (75-143 ms) within the first
+     * 3 s of traffic in about half of the 1,000-model runs, which steady traffic does not do.
+     */
+    const leadIn = async (stack: Stack, seed: number) => {
+      if (args["lead-in"] === 0) return;
+      const failed = (await run(stack, args["lead-in"], 1000 + seed)).filter((a) => a.status !== 200).length;
+      if (failed > 0) console.warn(`  lead-in of ${stack.label}: ${failed} requests failed`);
+    };
     for (let r = 0; r < args.rounds; r++) {
+      await leadIn(samples, 100 + r);
       const samplesRun = await run(samples, args.duration, 100 + r);
       const s = { ...runFigures(samplesRun, args.hot), generatorGc: samplesRun.gc, workerdGc: samplesRun.workerdGc };
+      await leadIn(many, 200 + r);
       const manyRun = await run(many, args.duration, 200 + r);
       const m = { ...runFigures(manyRun, args.hot), generatorGc: manyRun.gc, workerdGc: manyRun.workerdGc };
       rounds.push({ samples: s, many: m });
@@ -386,6 +442,7 @@ async function main(): Promise<void> {
     const results = {
       ...info,
       options: { ...args, cold: COLD },
+      pinning,
       bundles,
       startup: { samplesMs: startup.samples, manyMs: startup.many, limitMs: 1000 },
       ready: { samples: samples.readyS, many: many.readyS },
