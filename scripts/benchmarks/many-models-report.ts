@@ -17,10 +17,16 @@ export interface RunGc extends GcPauses {
 }
 
 /**
- * One run's figures with the generator's GC pauses and its workerd's major collections (`atMs` since the run
- * started; workerd-gc.ts).
+ * A run's workerd collections (workerd-gc.ts): its major collections (`atMs` since the run started), and the bytes
+ * each request left its isolates' global heaps for one, on average.
  */
-export type RoundFigures = RunFigures & { generatorGc?: RunGc; workerdGc?: MajorGc[] };
+export interface RunWorkerdGc {
+  majors: MajorGc[];
+  heldBytesPerRequest: number;
+}
+
+/** One run's figures with the generator's GC pauses and its workerd's collections. */
+export type RoundFigures = RunFigures & { generatorGc?: RunGc; workerdGc?: RunWorkerdGc };
 
 /** What bench:many-models measured (many-models.ts), as it writes bench/many-models.json. */
 export interface ManyModelsResults extends RunInfo {
@@ -33,6 +39,7 @@ export interface ManyModelsResults extends RunInfo {
     hot: number;
     "zipf-s": number;
     "pool-memory-mb": number;
+    "edge-replacements"?: number;
     cold: number;
   };
   /** Where the processes ran: workerd on one core, the pools and the generator on another (core-pinning.ts). */
@@ -104,13 +111,41 @@ const gcLine = (gc: RunGc | undefined) =>
       (gc.long.length ? `; ${gc.long.map((p) => `${Math.round(p.ms)} @${p.atS.toFixed(2)}`).join(", ")}` : "")
     : "not measured";
 
-/** A run's workerd major collections: `2: 57 @3.21, 124 @18.90` (ms of pause @ s into the run), or `0`. */
-export const majorGcLine = (gc: MajorGc[] | undefined) =>
+/**
+ * A run's workerd major collections: `2: 57 @3.21 (64→31), 124 @18.90 (125→97)` (ms of pause @ s into the run,
+ * the global heap before and after in MiB), or `0`.
+ */
+export const majorGcLine = (gc: RunWorkerdGc | undefined) =>
   gc === undefined
     ? "not measured"
-    : gc.length === 0
+    : gc.majors.length === 0
       ? "0"
-      : `${gc.length}: ${gc.map((c) => `${Math.round(c.pauseMs)} @${(c.atMs / 1000).toFixed(2)}`).join(", ")}`;
+      : `${gc.majors.length}: ${gc.majors
+          .map(
+            (c) =>
+              `${Math.round(c.pauseMs)} @${(c.atMs / 1000).toFixed(2)} (${Math.round(c.heldBeforeBytes / 2 ** 20)}→${Math.round(c.heldAfterBytes / 2 ** 20)})`,
+          )
+          .join(", ")}`;
+
+/**
+ * The runs' major collections together: how many in how many requests, their pauses, what each took back on
+ * average, and the bytes a request left for one (the median of the runs').
+ */
+export function majorGcSummary(runs: { requests: number; workerdGc?: RunWorkerdGc }[], label: string): string {
+  const measured = runs.filter((r) => r.workerdGc !== undefined);
+  if (measured.length === 0) return `${label}: not measured.`;
+  const requests = measured.reduce((sum, r) => sum + r.requests, 0).toLocaleString("en-US");
+  const majors = measured.flatMap((r) => r.workerdGc!.majors);
+  const perRequest = measured.map((r) => r.workerdGc!.heldBytesPerRequest).sort((a, b) => a - b);
+  const left = `each request left ${perRequest[Math.floor((perRequest.length - 1) / 2)]} B for one (median of the runs)`;
+  if (majors.length === 0) return `${label}: no major collection in ${requests} requests; ${left}.`;
+  const pauses = majors.map((c) => c.pauseMs).sort((a, b) => a - b);
+  const takenBack = majors.reduce((sum, c) => sum + c.heldBeforeBytes - c.heldAfterBytes, 0) / majors.length;
+  return (
+    `${label}: ${majors.length} major collections in ${requests} requests, pauses ${Math.round(pauses[0]!)}–` +
+    `${Math.round(pauses.at(-1)!)} ms, each taking back ${mb(takenBack)} MiB on average; ${left}.`
+  );
+}
 
 /** The hot requests that set a p99: `81 edge @3.24`, in the order they were answered. */
 const tailLine = (tail: RunFigures["hot"]["tail"] | undefined) =>
@@ -128,12 +163,15 @@ export function manyModelsMarkdown(r: ManyModelsResults): string {
     "",
     `${models} models (copies of the samples under distinct names, each with its edge variant: ${2 * models} models in the`,
     "pool's repository) through the local stack (one regional pool, `--workers 1` as `npm start` runs them, and the",
-    "Worker in workerd), against the same stack serving the 2 samples, in interleaved rounds of open-loop traffic at",
+    "Worker in workerd, on a socket of its own: requests do not pass Miniflare's entry Worker, which production has not),",
+    "against the same stack serving the 2 samples, in interleaved rounds of open-loop traffic at",
     `${rate} req/s for ${duration} s each (${rounds} rounds${r.options["lead-in"] ? `, each run after ${r.options["lead-in"]} s of the same traffic not measured` : ""}): each request asks for a model by Zipf popularity (s = ${r.options["zipf-s"]})`,
     "and sends a held-out row of its sample; the response cache is off (`CACHE_ENTRIES=0`), so every request takes",
     `the model path. The hot models are the ${hot} most popular. \`--load-policy auto\` (on-demand here),`,
     `\`--model-memory-mb ${r.options["pool-memory-mb"]}\` (room at the pool for the models the edge forwards), and the`,
-    "defaults `EDGE_SESSION_MEMORY_MB=32`, `SLO_BUDGET_MS=10`. " +
+    (r.options["edge-replacements"] === undefined
+      ? "defaults `EDGE_SESSION_MEMORY_MB=32`, `SLO_BUDGET_MS=10`. "
+      : `\`EDGE_SESSION_REPLACEMENTS_PER_SECOND=${r.options["edge-replacements"]}\`, and the defaults \`EDGE_SESSION_MEMORY_MB=32\`, \`SLO_BUDGET_MS=10\`. `) +
       (r.pinning === undefined
         ? "Unpinned."
         : r.pinning.pinned
@@ -182,12 +220,27 @@ export function manyModelsMarkdown(r: ManyModelsResults): string {
     "|---:|---|---|",
     ...r.rounds.map((x, i) => `| ${i + 1} | ${tailLine(x.many.hot.tail)} | ${tailLine(x.samples.hot.tail)} |`),
     "",
-    "workerd's major garbage collections during each run (V8's `--trace-gc`, workerd-gc.ts): each holds the one thread",
-    "every isolate of that workerd runs on, so every request in flight waits for it (ms of pause @ s into the run):",
+    "workerd's major garbage collections during each run (V8's `--trace-gc-nvp`, workerd-gc.ts): each holds the one",
+    "thread every isolate of that workerd runs on, so every request in flight waits for it (ms of pause @ s into the run, and V8's global",
+    "heap before and after, MiB: the old generation, the embedder's C++ objects (a Request's, a Headers', a stream's) and",
+    "external memory, on which V8 sets the limit that starts one). Beside them, the bytes each request of the run left",
+    "there for a major collection to take back (what the isolates' global heaps grew by between collections):",
     "",
-    "| round | the 1000-model run | the 2-model run |",
-    "|---:|---|---|",
-    ...r.rounds.map((x, i) => `| ${i + 1} | ${majorGcLine(x.many.workerdGc)} | ${majorGcLine(x.samples.workerdGc)} |`),
+    "| round | the 1000-model run | B a request | the 2-model run | B a request |",
+    "|---:|---|---:|---|---:|",
+    ...r.rounds.map(
+      (x, i) =>
+        `| ${i + 1} | ${majorGcLine(x.many.workerdGc)} | ${x.many.workerdGc?.heldBytesPerRequest ?? "—"} | ` +
+        `${majorGcLine(x.samples.workerdGc)} | ${x.samples.workerdGc?.heldBytesPerRequest ?? "—"} |`,
+    ),
+    "",
+    `${majorGcSummary(
+      r.rounds.map((x) => x.many),
+      "The 1000-model runs",
+    )} ${majorGcSummary(
+      r.rounds.map((x) => x.samples),
+      "The 2-model runs",
+    )}`,
     "",
     "The generator's own GC pauses in each run (a pause holds its sends and its reading of answers): count, full",
     "collections, longest, and those of 10 ms or more (ms @ s into the run):",

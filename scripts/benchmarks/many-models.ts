@@ -21,11 +21,17 @@ import { zipfSampler } from "../validate/traffic.ts";
 import { bundleSize, checkStartup } from "./bundle-figures.ts";
 import { affinity, type CorePlan, corePlan, haveTaskset, parseCpuList, pinProcess } from "./core-pinning.ts";
 import { holdBenchLock } from "./lock.ts";
-import { type IsolateRegions, majorGcLine, manyModelsMarkdown, type RunGc } from "./many-models-report.ts";
+import {
+  type IsolateRegions,
+  majorGcLine,
+  manyModelsMarkdown,
+  type RunGc,
+  type RunWorkerdGc,
+} from "./many-models-report.ts";
 import { type Answered, median, popularityOrder, type RunFigures, runFigures } from "./many-models-traffic.ts";
 import { listeningPid } from "./process-cpu.ts";
 import { type MemorySample, sampleMemory, sampleMemoryEvery } from "./stack-memory.ts";
-import { type MajorGc, WorkerdGcLog, withTraceGc } from "./workerd-gc.ts";
+import { WorkerdGcLog, withTraceGc } from "./workerd-gc.ts";
 
 /**
  * `npm run bench:many-models -- --models 1000`: a thousand models (copies of the samples under distinct names,
@@ -63,6 +69,12 @@ const { values: args } = processFlags({
       help: "the pools' --model-memory-mb: room for the models the edge forwards (the 2-sample stack's pool is the same)",
     },
     "zipf-s": { type: "number", placeholder: "S", default: 1, min: 0, help: "Zipf exponent of model popularity" },
+    "edge-replacements": {
+      type: "number",
+      placeholder: "PER_S",
+      min: 0,
+      help: "EDGE_SESSION_REPLACEMENTS_PER_SECOND of both Workers (default: the Worker's own)",
+    },
     "placement-models": {
       type: "number",
       placeholder: "N",
@@ -98,7 +110,7 @@ interface Stack {
   order: string[];
   rows: Map<string, number[][]>;
   readyS: { pool: number; edge: number };
-  /** Its workerd's major collections (`--trace-gc`), which stall every isolate on its thread. */
+  /** Its workerd's collections (`--trace-gc-nvp`): the major ones stall every isolate on its thread. */
   gc: WorkerdGcLog;
 }
 
@@ -119,6 +131,9 @@ async function startStack(label: string, modelsDir: string, names: string[], ins
   const edge = await startEdgeWorker({
     modelsDir,
     memoryPlatform: true,
+    // Requests go straight to the Worker's socket, as on Cloudflare: through Miniflare's entry Worker they would
+    // leave its isolate ~2 KB each as well, whose major collections stall the one thread too (workerd-gc.ts).
+    directSocket: true,
     // One generator stands for many clients: the per-client limit (wrangler.toml's 6,000 a minute, 100 req/s) would
     // refuse part of the 150 req/s whenever a warm-up and a round fall in one minute's window (593 429s once).
     rateLimit: false,
@@ -134,6 +149,9 @@ async function startStack(label: string, modelsDir: string, names: string[], ins
       // Every request takes the model path: no answer comes from the response cache.
       CACHE_ENTRIES: "0",
       LOCAL_CACHE_ONLY: "true",
+      ...(args["edge-replacements"] === undefined
+        ? {}
+        : { EDGE_SESSION_REPLACEMENTS_PER_SECOND: String(args["edge-replacements"]) }),
     },
   });
   await edge.dispatchFetch(`${edge.url}/v2/health/ready`);
@@ -168,7 +186,7 @@ async function run(
   stack: Stack,
   durationS: number,
   seed: number,
-): Promise<Answered[] & { gc?: RunGc; workerdGc?: MajorGc[] }> {
+): Promise<Answered[] & { gc?: RunGc; workerdGc?: RunWorkerdGc }> {
   const rankOf = zipfSampler(stack.order.length, args["zipf-s"], seededRandom(seed));
   const ranks: number[] = [];
   const answers: Answered[] = [];
@@ -204,10 +222,8 @@ async function run(
     await client.close();
   }
   const { pauses, spans } = gc.stop();
-  const workerdGc = stack.gc.between(startedAt, performance.now()).map((c) => ({
-    atMs: Math.round(c.atMs - startedAt),
-    pauseMs: c.pauseMs,
-  }));
+  const held = stack.gc.between(startedAt, performance.now());
+  const workerdGc = { majors: held.majors, heldBytesPerRequest: Math.round(held.heldGrowthBytes / answers.length) };
   const shown = spans.filter((p) => p.endMs - p.startMs >= GC_PAUSE_SHOWN_MS && p.startMs >= startedAt);
   return Object.assign(answers, {
     workerdGc,
@@ -406,7 +422,8 @@ async function main(): Promise<void> {
       every.many.push(...manyRun);
       console.log(
         `round ${r + 1}: hot p99 ${m.hot.p99Ms} ms vs ${s.hot.p99Ms} ms (2 models); edge share ${m.edgeShare} vs ${s.edgeShare}; ` +
-          `failed ${m.failed + s.failed}; workerd major GCs ${majorGcLine(m.workerdGc)} vs ${majorGcLine(s.workerdGc)}`,
+          `failed ${m.failed + s.failed}; workerd major GCs ${majorGcLine(m.workerdGc)} vs ${majorGcLine(s.workerdGc)}; ` +
+          `held per request ${m.workerdGc?.heldBytesPerRequest} vs ${s.workerdGc?.heldBytesPerRequest} B`,
       );
     }
     const memory: MemorySample[] = await sampler.stop();
