@@ -5,7 +5,8 @@
  * 50-250 ms that set its p99s. A major collection comes when V8's "global" heap (the old generation, the
  * embedder's C++ objects and external memory: a Request's, a Headers', a stream's) reaches its allocation limit,
  * so how often it comes is set by how much each request leaves there; a scavenge frees only young JavaScript
- * objects. The trace only prints; it changes no collection.
+ * objects. The trace only prints; it changes no collection. Its lines reach Node through workerd's log pipe, up to
+ * a few seconds after the pause they describe: a collection's time here is when its line arrived.
  */
 
 /** One collection as its line says. */
