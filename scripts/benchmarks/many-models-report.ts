@@ -222,7 +222,7 @@ export function manyModelsMarkdown(r: ManyModelsResults): string {
     "",
     "workerd's major garbage collections during each run (V8's `--trace-gc-nvp`, workerd-gc.ts): each holds the one",
     "thread every isolate of that workerd runs on, so every request in flight waits for it (ms of pause @ s into the run",
-    "when its line reached the bench: workerd's log pipe delivers it up to a few s after the pause; and V8's global",
+    "at its end, by the line's own clock: workerd's log pipe delivers a line up to a few s late; and V8's global",
     "heap before and after, MiB: the old generation, the embedder's C++ objects (a Request's, a Headers', a stream's) and",
     "external memory, on which V8 sets the limit that starts one). Beside them, the bytes each request of the run left",
     "there for a major collection to take back (what the isolates' global heaps grew by between collections):",

@@ -6,13 +6,16 @@
  * embedder's C++ objects and external memory: a Request's, a Headers', a stream's) reaches its allocation limit,
  * so how often it comes is set by how much each request leaves there; a scavenge frees only young JavaScript
  * objects. The trace only prints; it changes no collection. Its lines reach Node through workerd's log pipe, up to
- * a few seconds after the pause they describe: a collection's time here is when its line arrived.
+ * a few seconds after the pause they describe, so a collection's time is taken from the line itself (ms since its
+ * isolate started), put on Node's clock by the isolate's least delayed line.
  */
 
 /** One collection as its line says. */
 export interface WorkerdGc {
   /** V8's address of the isolate that collected (one workerd holds the Worker's and Miniflare's own). */
   isolate: string;
+  /** When the line was printed, at the end of the pause: ms since the isolate started. */
+  isolateMs: number;
   /** A mark-compact (`mc`, `mmc`), not a scavenge or a minor mark-sweep. */
   major: boolean;
   pauseMs: number;
@@ -23,7 +26,7 @@ export interface WorkerdGc {
   limitBytes: number;
 }
 
-/** A major collection as a run's report shows it: when (ms into the run), its pause, the global heap it left. */
+/** A major collection in a run's report: when its pause ended (ms into the run), the pause, the heap around it. */
 export interface MajorGc {
   atMs: number;
   pauseMs: number;
@@ -47,6 +50,7 @@ export function parseGcLine(line: string): WorkerdGc | undefined {
   const number = (name: string) => (typeof fields[name] === "number" ? (fields[name] as number) : Number.NaN);
   const gc: WorkerdGc = {
     isolate: /^\[\d+:(0x[0-9a-f]+)/.exec(line.trimStart())?.[1] ?? "",
+    isolateMs: Number(/^\[[^\]]*\]\s+([\d.]+) ms: GC/.exec(line.trimStart())?.[1] ?? Number.NaN),
     major: fields.gc === "mc" || fields.gc === "mmc",
     pauseMs: number("pause"),
     heldBeforeBytes: number("start_global_consumed_size"),
@@ -82,28 +86,41 @@ export function heldGrowthBytes(collections: readonly WorkerdGc[], before: Reado
 
 /** The collections of one workerd, as its lines arrive. */
 export class WorkerdGcLog {
-  readonly #collections: (WorkerdGc & { atMs: number })[] = [];
+  readonly #collections: WorkerdGc[] = [];
+  /** Per isolate, the least of (arrival on Node's clock − the line's own time): how far its clock is from Node's. */
+  readonly #offsets = new Map<string, number>();
 
-  /** A line workerd printed: recorded if it is a collection's; true if it was a trace line at all. */
+  /** A line workerd printed, arrived at `atMs` (`performance.now()`): true if it was a trace line at all. */
   read(line: string, atMs = performance.now()): boolean {
     const gc = parseGcLine(line);
-    if (gc) this.#collections.push({ ...gc, atMs });
+    if (gc) {
+      this.#collections.push(gc);
+      this.#offsets.set(
+        gc.isolate,
+        Math.min(this.#offsets.get(gc.isolate) ?? Number.POSITIVE_INFINITY, atMs - gc.isolateMs),
+      );
+    }
     return gc !== undefined || line.includes("Memory pool:");
   }
 
+  /** When `gc`'s pause ended, on Node's clock. */
+  #endedAt(gc: WorkerdGc): number {
+    return gc.isolateMs + this.#offsets.get(gc.isolate)!;
+  }
+
   /**
-   * Between `fromMs` and `toMs` (a line is printed once its pause ends): the major collections, ms from `fromMs`,
-   * and the bytes the isolates left for a major collection (heldGrowthBytes).
+   * The collections whose pause ended between `fromMs` and `toMs`: the major ones (ms from `fromMs` to the end of
+   * each pause), and the bytes the isolates left for a major collection (heldGrowthBytes).
    */
   between(fromMs: number, toMs: number): { majors: MajorGc[]; heldGrowthBytes: number } {
-    const inside = this.#collections.filter((c) => c.atMs >= fromMs && c.atMs <= toMs);
+    const inside = this.#collections.filter((c) => this.#endedAt(c) >= fromMs && this.#endedAt(c) <= toMs);
     const before = new Map<string, WorkerdGc>();
-    for (const c of this.#collections) if (c.atMs < fromMs) before.set(c.isolate, c);
+    for (const c of this.#collections) if (this.#endedAt(c) < fromMs) before.set(c.isolate, c);
     return {
       majors: inside
         .filter((c) => c.major)
         .map((c) => ({
-          atMs: Math.round(c.atMs - fromMs),
+          atMs: Math.round(this.#endedAt(c) - fromMs),
           pauseMs: c.pauseMs,
           heldBeforeBytes: c.heldBeforeBytes,
           heldAfterBytes: c.heldAfterBytes,
