@@ -31,7 +31,6 @@ describe("workerd's --trace-gc-nvp lines", () => {
       pauseMs: 192.48,
       heldBeforeBytes: 67_483_723,
       heldAfterBytes: 30_885_367,
-      limitBytes: 67_108_864,
     });
     expect(parseGcLine(line(ENTRY, "s", 1.1, 26_483_057, 27_105_845))).toMatchObject({ isolate: ENTRY, major: false });
     expect(parseGcLine(line(WORKER, "mmc", 40, 2, 1))?.major).toBe(true);

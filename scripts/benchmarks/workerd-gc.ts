@@ -22,8 +22,6 @@ export interface WorkerdGc {
   /** The global heap (old generation, embedder and external memory) before and after, bytes. */
   heldBeforeBytes: number;
   heldAfterBytes: number;
-  /** The global heap's allocation limit the collection ran against, bytes. */
-  limitBytes: number;
 }
 
 /** A major collection in a run's report: when its pause ended (ms into the run), the pause, the heap around it. */
@@ -55,7 +53,6 @@ export function parseGcLine(line: string): WorkerdGc | undefined {
     pauseMs: number("pause"),
     heldBeforeBytes: number("start_global_consumed_size"),
     heldAfterBytes: number("end_global_consumed_size"),
-    limitBytes: number("global_allocation_limit"),
   };
   return Object.values(gc).some((v) => typeof v === "number" && Number.isNaN(v)) ? undefined : gc;
 }
